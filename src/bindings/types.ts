@@ -1,0 +1,31 @@
+import type { Platform } from '../core/conversation.js';
+import type { QuotaLimits } from '../config/load.js';
+
+/** `mention`: answer when addressed. `all`: answer every message in the channel. */
+export type ReplyMode = 'mention' | 'all';
+/** What the user sees when the bridge gives up on a message. */
+export type ErrorPolicy = 'reply' | 'reaction' | 'silent';
+/** `thread`: prefix the message with a bounded transcript of the thread. */
+export type ContextMode = 'off' | 'thread';
+
+export interface Binding {
+  instanceId: string;
+  mode: ReplyMode;
+  errorPolicy: ErrorPolicy;
+  context: ContextMode;
+  /** Per-binding quota overrides; unset fields use the QUOTA_* defaults. */
+  quota?: Partial<QuotaLimits>;
+  /** `default` from BINDINGS, `admin` from a bind command. */
+  source: 'default' | 'admin';
+  updatedBy?: string;
+  updatedAt?: number;
+}
+
+/** Channel → instance map. A thread uses its channel's binding; `dm` covers direct messages. */
+export interface BindingStore {
+  get(platform: Platform, channelId: string): Promise<Binding | undefined>;
+  set(platform: Platform, channelId: string, binding: Binding): Promise<void>;
+  /** Removes the binding (a BINDINGS default is masked). Returns whether one was in force. */
+  remove(platform: Platform, channelId: string): Promise<boolean>;
+  list(platform?: Platform): Promise<Array<{ platform: Platform; channelId: string; binding: Binding }>>;
+}

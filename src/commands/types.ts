@@ -1,0 +1,62 @@
+import type { Platform } from '../core/conversation.js';
+import type { Instance } from '../agent-api/types.js';
+
+/** Who ran a command, and where. Adapters check admin rights before calling a handler. */
+export interface CommandCaller {
+  platform: Platform;
+  workspaceId: string;
+  channelId: string;
+  userId: string;
+  userName?: string;
+}
+
+/** A platform-neutral answer; adapters render it (Block Kit, Discord message, HTML). */
+export interface CommandReply {
+  ok: boolean;
+  title: string;
+  /** Lines of text; `code` spans are written in backticks. */
+  lines: string[];
+  table?: { columns: string[]; rows: string[][] };
+}
+
+export type CommandName =
+  | 'help'
+  | 'instances'
+  | 'bind'
+  | 'unbind'
+  | 'status'
+  | 'credential'
+  | 'set'
+  | 'why'
+  | 'audit';
+
+/** A parsed text command (Slack's `/agent bind inst_a all`). */
+export type ParsedCommand =
+  | { name: 'help' }
+  | { name: 'instances' }
+  | { name: 'bind'; instanceId: string; mode?: 'mention' | 'all' }
+  | { name: 'unbind' }
+  | { name: 'status' }
+  | { name: 'credential'; instanceId: string }
+  | { name: 'set'; setting: string; value: string }
+  | { name: 'why' }
+  | { name: 'audit' }
+  | { name: 'invalid'; error: string };
+
+export interface Commands {
+  help(): CommandReply;
+  instances(caller: CommandCaller): Promise<CommandReply>;
+  bind(caller: CommandCaller, instanceId: string, mode?: 'mention' | 'all'): Promise<CommandReply>;
+  unbind(caller: CommandCaller): Promise<CommandReply>;
+  status(caller: CommandCaller): Promise<CommandReply>;
+  /** Calls the service at once (never through the queue). The reply names the key, never the value. */
+  credential(caller: CommandCaller, instanceId: string, key: string, value: string): Promise<CommandReply>;
+  /** `errors reply|reaction|silent`, `context off|thread`, `quota <user-per-minute|...> <n>`. */
+  set(caller: CommandCaller, setting: string, value: string): Promise<CommandReply>;
+  why(caller: CommandCaller): Promise<CommandReply>;
+  audit(caller: CommandCaller): Promise<CommandReply>;
+  /** Records a refused attempt in the audit log and returns the "only admins can …" answer. */
+  refuse(caller: CommandCaller, command: CommandName): Promise<CommandReply>;
+  /** Instances for autocomplete and pickers, cached for a short time. */
+  cachedInstances(): Promise<Instance[]>;
+}

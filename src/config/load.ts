@@ -1,0 +1,268 @@
+import { readFileSync } from 'node:fs';
+import { parse as parseDotenv } from 'dotenv';
+import { envSchema, type Env } from './schema.js';
+import { parseBindingDefaults, type BindingDefault } from './bindings-env.js';
+
+/** A setting is missing or wrong. The message names the variable and how to fix it. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.length === 1 ? `Configuration error: ${problems[0]}` : `Configuration errors:\n- ${problems.join('\n- ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export interface AgentConfig {
+  /** `{base_url}`, including `/api/v1`, without a trailing slash. */
+  baseUrl: string;
+  apiKey?: string;
+  sessionCookie?: string;
+  sessionToken?: string;
+  /** Limit of the chat call. */
+  timeoutMs: number;
+  /** Limit of every other call. */
+  otherTimeoutMs: number;
+}
+
+export interface SlackConfig {
+  botToken: string;
+  signingSecret?: string;
+  appToken?: string;
+  apiUrl?: string;
+  command: string;
+  adminUserIds: string[];
+  workspaceAdmins: boolean;
+  workingReaction: string;
+}
+
+export interface DiscordConfig {
+  token: string;
+  apiUrl?: string;
+  guildId?: string;
+  adminRoleIds: string[];
+  allowBots: boolean;
+  replyPing: boolean;
+}
+
+export interface QuotaLimits {
+  userPerMinute: number;
+  userPerDay: number;
+  channelPerMinute: number;
+  channelPerDay: number;
+}
+
+export interface Config {
+  /** `demo` when nothing real is configured: `npm start` then runs the local playground. */
+  mode: 'demo' | 'real';
+  role: 'all' | 'ingress' | 'worker';
+  /** Absent only in demo mode, where the composition root starts the emulator. */
+  agent?: AgentConfig;
+  redis: { url: string; sentinels: string[]; sentinelName?: string; clusterNodes: string[]; tlsCaFile?: string };
+  queue: {
+    prefix: string;
+    concurrency: number;
+    attempts: number;
+    retryBaseDelayMs: number;
+    lockDurationMs: number;
+    stalledIntervalMs: number;
+    keepCompleted: { age: number; count: number };
+    keepFailed: { age: number; count: number };
+  };
+  http: { host: string; port: number };
+  bindings: BindingDefault[];
+  maxMessageChars: number;
+  logLevel: Env['LOG_LEVEL'];
+  quotas: QuotaLimits;
+  threadContext: { maxMessages: number; maxChars: number };
+  auditMaxEntries: number;
+  shutdownTimeoutMs: number;
+  dashboard?: { user: string; password: string };
+  playground: { enabled: boolean; token?: string };
+  slack?: SlackConfig;
+  discord?: DiscordConfig;
+  /** Every secret value in this config, for the logger's redaction. */
+  secrets: string[];
+}
+
+const FIX: Record<string, string> = {
+  AGENT_API_BASE_URL: 'set it to the service base URL including /api/v1, for example https://openhelixai.com/api/v1',
+  AGENT_API_KEY: 'set it to an API key generated in the agent service dashboard (sent as X-API-Key)',
+  SLACK_BOT_TOKEN: 'set it to the Bot User OAuth Token (xoxb-...) from your Slack app',
+  SLACK_SIGNING_SECRET:
+    'set it to the Signing Secret from your Slack app (Basic Information), or set SLACK_APP_TOKEN to use Socket Mode',
+  PLAYGROUND_TOKEN: 'set PLAYGROUND_TOKEN to a long random string, or keep HTTP_HOST on 127.0.0.1',
+};
+
+function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || host.startsWith('127.');
+}
+
+/** Reads `.env` (if present) under the process environment; the environment wins. */
+export function readEnvironment(envFile = '.env', env: NodeJS.ProcessEnv = process.env): Record<string, string | undefined> {
+  let fromFile: Record<string, string> = {};
+  try {
+    fromFile = parseDotenv(readFileSync(envFile));
+  } catch {
+    // No .env: the environment alone configures the process.
+  }
+  return { ...fromFile, ...env };
+}
+
+/** Validates the environment once and returns a frozen, typed config, or throws ConfigError. */
+export function loadConfig(raw: Record<string, string | undefined> = readEnvironment()): Readonly<Config> {
+  const parsed = envSchema.safeParse(raw);
+  if (!parsed.success) {
+    throw new ConfigError(
+      parsed.error.issues.map((i) => {
+        const name = String(i.path[0] ?? 'environment');
+        return i.message.startsWith(name) ? i.message : `${name}: ${i.message}`;
+      }),
+    );
+  }
+  const e = parsed.data;
+  const problems: string[] = [];
+  const missing = (name: string, why: string) => problems.push(`${name} is missing (${why}): ${FIX[name] ?? 'set it'}`);
+
+  const platformConfigured = Boolean(e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET || e.DISCORD_TOKEN);
+  const mode = platformConfigured || e.AGENT_API_BASE_URL || e.AGENT_API_KEY ? 'real' : 'demo';
+
+  let agent: AgentConfig | undefined;
+  if (mode === 'real') {
+    if (!e.AGENT_API_BASE_URL) missing('AGENT_API_BASE_URL', 'a platform or agent setting is present, so the demo is off');
+    if (!e.AGENT_API_KEY && e.ROLE !== 'ingress') missing('AGENT_API_KEY', 'workers need it for every chat call');
+    if (e.AGENT_API_BASE_URL) {
+      agent = {
+        baseUrl: e.AGENT_API_BASE_URL.replace(/\/+$/, ''),
+        apiKey: e.AGENT_API_KEY,
+        sessionCookie: e.AGENT_SESSION_COOKIE,
+        sessionToken: e.AGENT_SESSION_TOKEN,
+        timeoutMs: e.AGENT_TIMEOUT_MS,
+        otherTimeoutMs: 15_000,
+      };
+    }
+  }
+
+  let slack: SlackConfig | undefined;
+  if (e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET) {
+    if (!e.SLACK_BOT_TOKEN) missing('SLACK_BOT_TOKEN', 'another SLACK_ setting is present');
+    else if (!e.SLACK_APP_TOKEN && !e.SLACK_SIGNING_SECRET && e.ROLE !== 'worker')
+      missing('SLACK_SIGNING_SECRET', 'HTTP mode verifies every request from Slack');
+    if (e.SLACK_BOT_TOKEN) {
+      slack = {
+        botToken: e.SLACK_BOT_TOKEN,
+        signingSecret: e.SLACK_SIGNING_SECRET,
+        appToken: e.SLACK_APP_TOKEN,
+        apiUrl: e.SLACK_API_URL,
+        command: e.SLACK_COMMAND,
+        adminUserIds: e.SLACK_ADMIN_USER_IDS,
+        workspaceAdmins: e.SLACK_WORKSPACE_ADMINS,
+        workingReaction: e.SLACK_WORKING_REACTION,
+      };
+    }
+  }
+
+  const discord: DiscordConfig | undefined = e.DISCORD_TOKEN
+    ? {
+        token: e.DISCORD_TOKEN,
+        apiUrl: e.DISCORD_API_URL,
+        guildId: e.DISCORD_GUILD_ID,
+        adminRoleIds: e.DISCORD_ADMIN_ROLE_IDS,
+        allowBots: e.DISCORD_ALLOW_BOTS,
+        replyPing: e.DISCORD_REPLY_PING,
+      }
+    : undefined;
+
+  const playgroundExplicit = raw.PLAYGROUND !== undefined && raw.PLAYGROUND.trim() !== '';
+  const playgroundEnabled = playgroundExplicit ? e.PLAYGROUND : !slack && !discord;
+  if (playgroundEnabled && !isLoopback(e.HTTP_HOST) && !e.PLAYGROUND_TOKEN && e.ROLE !== 'worker') {
+    problems.push(`PLAYGROUND_TOKEN is missing (HTTP_HOST=${e.HTTP_HOST} exposes the playground): ${FIX.PLAYGROUND_TOKEN}`);
+  }
+
+  if ((e.ADMIN_USER && !e.ADMIN_PASSWORD) || (!e.ADMIN_USER && e.ADMIN_PASSWORD)) {
+    problems.push('ADMIN_USER and ADMIN_PASSWORD go together: set both to turn on the queue dashboard, or neither');
+  }
+
+  let bindings: BindingDefault[] = [];
+  try {
+    bindings = parseBindingDefaults(e.BINDINGS);
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+
+  if (e.REDIS_SENTINELS.length > 0 && !e.REDIS_SENTINEL_NAME) {
+    problems.push('REDIS_SENTINEL_NAME is missing (REDIS_SENTINELS is set): set it to the master group name, for example mymaster');
+  }
+
+  if (problems.length > 0) throw new ConfigError(problems);
+
+  const secrets = [
+    e.AGENT_API_KEY,
+    e.AGENT_SESSION_COOKIE,
+    e.AGENT_SESSION_TOKEN,
+    e.SLACK_BOT_TOKEN,
+    e.SLACK_SIGNING_SECRET,
+    e.SLACK_APP_TOKEN,
+    e.DISCORD_TOKEN,
+    e.ADMIN_PASSWORD,
+    e.PLAYGROUND_TOKEN,
+    redisPassword(e.REDIS_URL),
+  ].filter((s): s is string => typeof s === 'string' && s.length >= 4);
+
+  const config: Config = {
+    mode,
+    role: e.ROLE,
+    agent,
+    redis: {
+      url: e.REDIS_URL,
+      sentinels: e.REDIS_SENTINELS,
+      sentinelName: e.REDIS_SENTINEL_NAME,
+      clusterNodes: e.REDIS_CLUSTER_NODES,
+      tlsCaFile: e.REDIS_TLS_CA_FILE,
+    },
+    queue: {
+      prefix: e.QUEUE_PREFIX,
+      concurrency: e.WORKER_CONCURRENCY,
+      attempts: e.JOB_ATTEMPTS,
+      retryBaseDelayMs: e.RETRY_BASE_DELAY_MS,
+      lockDurationMs: e.WORKER_LOCK_DURATION_MS,
+      stalledIntervalMs: e.WORKER_STALLED_INTERVAL_MS,
+      keepCompleted: { age: e.KEEP_COMPLETED_SECONDS, count: e.KEEP_COMPLETED_COUNT },
+      keepFailed: { age: e.KEEP_FAILED_SECONDS, count: e.KEEP_FAILED_COUNT },
+    },
+    http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
+    bindings,
+    maxMessageChars: e.MAX_MESSAGE_CHARS,
+    logLevel: e.LOG_LEVEL,
+    quotas: {
+      userPerMinute: e.QUOTA_USER_PER_MINUTE,
+      userPerDay: e.QUOTA_USER_PER_DAY,
+      channelPerMinute: e.QUOTA_CHANNEL_PER_MINUTE,
+      channelPerDay: e.QUOTA_CHANNEL_PER_DAY,
+    },
+    threadContext: { maxMessages: e.THREAD_CONTEXT_MAX_MESSAGES, maxChars: e.THREAD_CONTEXT_MAX_CHARS },
+    auditMaxEntries: e.AUDIT_MAX_ENTRIES,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    dashboard: e.ADMIN_USER && e.ADMIN_PASSWORD ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : undefined,
+    playground: { enabled: playgroundEnabled, token: e.PLAYGROUND_TOKEN },
+    slack,
+    discord,
+    secrets,
+  };
+  return deepFreeze(config);
+}
+
+function redisPassword(url: string): string | undefined {
+  try {
+    const p = new URL(url).password;
+    return p ? decodeURIComponent(p) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object') {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}

@@ -1,0 +1,140 @@
+import { z } from 'zod';
+
+/**
+ * Every environment variable agent-bridge reads. The names are part of the product's
+ * interface: operators and tooling rely on them. `.env.example` documents each one.
+ */
+
+const bool = (name: string, fallback: boolean) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return fallback;
+      const s = v.trim().toLowerCase();
+      if (['true', '1', 'yes', 'on'].includes(s)) return true;
+      if (['false', '0', 'no', 'off'].includes(s)) return false;
+      ctx.addIssue({ code: 'custom', message: `${name} must be true or false` });
+      return z.NEVER;
+    });
+
+const int = (name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .optional()
+    .transform((v, ctx) => {
+      if (v === undefined || v.trim() === '') return fallback;
+      const n = Number(v.trim());
+      if (!Number.isInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number from ${min} to ${max}` });
+        return z.NEVER;
+      }
+      return n;
+    });
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
+
+const list = z
+  .string()
+  .optional()
+  .transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
+
+const httpUrl = (name: string) =>
+  optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/i.test(v), {
+    message: `${name} must be an http(s) URL, for example https://openhelixai.com/api/v1`,
+  });
+
+export const envSchema = z.object({
+  AGENT_API_BASE_URL: httpUrl('AGENT_API_BASE_URL'),
+  AGENT_API_KEY: optionalString,
+  AGENT_SESSION_COOKIE: optionalString,
+  AGENT_SESSION_TOKEN: optionalString,
+  AGENT_TIMEOUT_MS: int('AGENT_TIMEOUT_MS', 120_000, 100, 3_600_000),
+
+  REDIS_URL: optionalString
+    .transform((v) => v ?? 'redis://127.0.0.1:6379')
+    .refine((v) => /^rediss?:\/\//.test(v), { message: 'REDIS_URL must start with redis:// or rediss://' }),
+  REDIS_SENTINELS: list,
+  REDIS_SENTINEL_NAME: optionalString,
+  REDIS_CLUSTER_NODES: list,
+  REDIS_TLS_CA_FILE: optionalString,
+  QUEUE_PREFIX: optionalString
+    .transform((v) => v ?? 'agent-bridge')
+    .refine((v) => /^[A-Za-z0-9_.-]{1,64}$/.test(v), {
+      message: 'QUEUE_PREFIX may use letters, digits, _ . - (at most 64)',
+    }),
+
+  ROLE: optionalString
+    .transform((v) => v ?? 'all')
+    .pipe(z.enum(['all', 'ingress', 'worker'], { message: 'ROLE must be all, ingress or worker' })),
+  WORKER_CONCURRENCY: int('WORKER_CONCURRENCY', 50, 1, 100_000),
+  JOB_ATTEMPTS: int('JOB_ATTEMPTS', 5, 1, 100),
+  RETRY_BASE_DELAY_MS: int('RETRY_BASE_DELAY_MS', 1_000, 1, 3_600_000),
+  WORKER_LOCK_DURATION_MS: int('WORKER_LOCK_DURATION_MS', 30_000, 500, 3_600_000),
+  WORKER_STALLED_INTERVAL_MS: int('WORKER_STALLED_INTERVAL_MS', 30_000, 500, 3_600_000),
+  SHUTDOWN_TIMEOUT_MS: int('SHUTDOWN_TIMEOUT_MS', 25_000, 0, 3_600_000),
+  KEEP_COMPLETED_SECONDS: int('KEEP_COMPLETED_SECONDS', 86_400, 60),
+  KEEP_COMPLETED_COUNT: int('KEEP_COMPLETED_COUNT', 100_000, 100),
+  KEEP_FAILED_SECONDS: int('KEEP_FAILED_SECONDS', 7 * 86_400, 60),
+  KEEP_FAILED_COUNT: int('KEEP_FAILED_COUNT', 10_000, 100),
+
+  HTTP_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
+  HTTP_PORT: int('HTTP_PORT', 3000, 0, 65_535),
+
+  BINDINGS: optionalString,
+  MAX_MESSAGE_CHARS: int('MAX_MESSAGE_CHARS', 8000, 1, 1_000_000),
+  LOG_LEVEL: optionalString
+    .transform((v) => v ?? 'info')
+    .pipe(
+      z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], {
+        message: 'LOG_LEVEL must be one of trace, debug, info, warn, error, fatal, silent',
+      }),
+    ),
+
+  // Quotas (0 = unlimited); bindings may override them.
+  QUOTA_USER_PER_MINUTE: int('QUOTA_USER_PER_MINUTE', 0),
+  QUOTA_USER_PER_DAY: int('QUOTA_USER_PER_DAY', 0),
+  QUOTA_CHANNEL_PER_MINUTE: int('QUOTA_CHANNEL_PER_MINUTE', 0),
+  QUOTA_CHANNEL_PER_DAY: int('QUOTA_CHANNEL_PER_DAY', 0),
+  THREAD_CONTEXT_MAX_MESSAGES: int('THREAD_CONTEXT_MAX_MESSAGES', 20, 1, 1000),
+  THREAD_CONTEXT_MAX_CHARS: int('THREAD_CONTEXT_MAX_CHARS', 4000, 100, 1_000_000),
+  AUDIT_MAX_ENTRIES: int('AUDIT_MAX_ENTRIES', 10_000, 10),
+
+  // Queue dashboard (Bull Board) at /admin/queues: on only when both are set.
+  ADMIN_USER: optionalString,
+  ADMIN_PASSWORD: optionalString,
+
+  // Playground (the `web` adapter).
+  PLAYGROUND: bool('PLAYGROUND', false),
+  PLAYGROUND_TOKEN: optionalString,
+
+  // Slack
+  SLACK_BOT_TOKEN: optionalString,
+  SLACK_SIGNING_SECRET: optionalString,
+  SLACK_APP_TOKEN: optionalString,
+  SLACK_API_URL: httpUrl('SLACK_API_URL'),
+  SLACK_COMMAND: optionalString
+    .transform((v) => v ?? '/agent')
+    .refine((v) => /^\/[a-z0-9_-]{1,31}$/.test(v), { message: 'SLACK_COMMAND must look like /agent' }),
+  SLACK_ADMIN_USER_IDS: list,
+  SLACK_WORKSPACE_ADMINS: bool('SLACK_WORKSPACE_ADMINS', true),
+  SLACK_WORKING_REACTION: optionalString.transform((v) => (v ?? 'eyes').replace(/:/g, '')),
+
+  // Discord
+  DISCORD_TOKEN: optionalString,
+  DISCORD_API_URL: httpUrl('DISCORD_API_URL'),
+  DISCORD_GUILD_ID: optionalString,
+  DISCORD_ADMIN_ROLE_IDS: list,
+  DISCORD_ALLOW_BOTS: bool('DISCORD_ALLOW_BOTS', false),
+  DISCORD_REPLY_PING: bool('DISCORD_REPLY_PING', false),
+});
+
+export type Env = z.infer<typeof envSchema>;

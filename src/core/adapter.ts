@@ -1,0 +1,9 @@
+import type { Platform } from './conversation.js';
+
+/** The ingress side of a platform: connects, listens, hands messages to the ingress pipeline. */
+export interface Adapter {
+  readonly platform: Platform;
+  start(): Promise<void>;
+  /** Stops taking events. Idempotent. */
+  stop(): Promise<void>;
+}

@@ -1,0 +1,43 @@
+import type { ConversationRef, Platform } from './conversation.js';
+
+/** Where and how a reply is posted. Opaque to the core: only the platform's reply port reads it. */
+export interface ReplyTarget {
+  channelId: string;
+  /** Slack thread_ts, or a Discord thread's channel ID is already `channelId`. */
+  threadId?: string;
+  /** The user's message: Slack ts (for reactions), Discord message ID (replied to). */
+  messageId: string;
+  /** Slack DM replies go inline rather than in a thread. */
+  inline?: boolean;
+}
+
+/**
+ * A platform message after the adapter has normalised it. Adapters fill every field from
+ * the event; the ingress pipeline decides what happens to it.
+ */
+export interface IncomingMessage {
+  platform: Platform;
+  /**
+   * Unique ID of this message on its platform. A redelivered event, or the same message
+   * arriving as two events (Slack `app_mention` + `message`), carries the same ID.
+   */
+  messageId: string;
+  /** The conversation: channel, or thread when the message is in one. */
+  conversation: ConversationRef;
+  /** Channel whose binding applies (a thread's parent channel). */
+  bindingChannelId: string;
+  userId: string;
+  userName?: string;
+  /** Text with the bot's own mention stripped. */
+  text: string;
+  isDirect: boolean;
+  mentionsBot: boolean;
+  repliesToBot: boolean;
+  fromSelf: boolean;
+  fromBot: boolean;
+  hasAttachments: boolean;
+  /** Guild messages arrive without content when the MessageContent intent is missing. */
+  contentMissing?: boolean;
+  reply: ReplyTarget;
+  receivedAt: number;
+}

@@ -1,0 +1,27 @@
+import type { IncomingMessage } from '../core/message.js';
+
+/** Why a message got no job. `/agent why` shows these; every drop is logged at debug. */
+export type DropReason =
+  | 'not_bound'
+  | 'not_addressed'
+  | 'self'
+  | 'bot'
+  | 'content_missing'
+  | 'empty'
+  | 'too_long'
+  | 'over_quota'
+  | 'redis_unavailable';
+
+export type IngressResult =
+  | { status: 'queued'; jobId: string }
+  | { status: 'duplicate'; jobId: string }
+  | { status: 'dropped'; reason: DropReason };
+
+/**
+ * The one entry point of every adapter: normalise, then hand the message here. It decides
+ * whether the bot is addressed, finds the binding, checks quotas, enqueues, and posts any
+ * notice (hint, over quota, too long) through the platform's reply port itself.
+ */
+export interface Ingress {
+  handle(message: IncomingMessage): Promise<IngressResult>;
+}

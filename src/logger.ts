@@ -1,0 +1,95 @@
+import { pino, type Logger, type DestinationStream } from 'pino';
+
+export type { Logger };
+
+const REDACTED = '[REDACTED]';
+
+/**
+ * Secret values known to the process: config secrets at start-up, credential values while
+ * a request carries them. The logger replaces every occurrence in every line it writes,
+ * whatever field or error message the value found its way into.
+ */
+export class SecretRegistry {
+  private readonly values = new Map<string, number>();
+  private pattern: RegExp | null = null;
+
+  add(value: string | undefined): () => void {
+    if (!value || value.length < 4) return () => {};
+    for (const form of forms(value)) this.values.set(form, (this.values.get(form) ?? 0) + 1);
+    this.pattern = null;
+    return () => {
+      for (const form of forms(value)) {
+        const n = (this.values.get(form) ?? 1) - 1;
+        if (n <= 0) this.values.delete(form);
+        else this.values.set(form, n);
+      }
+      this.pattern = null;
+    };
+  }
+
+  redact(text: string): string {
+    if (this.values.size === 0) return text;
+    this.pattern ??= new RegExp(
+      [...this.values.keys()]
+        .sort((a, b) => b.length - a.length)
+        .map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('|'),
+      'g',
+    );
+    return text.replace(this.pattern, REDACTED);
+  }
+}
+
+/** The raw value and the forms it takes inside a JSON string or a URL. */
+function forms(value: string): string[] {
+  const json = JSON.stringify(value).slice(1, -1);
+  return [...new Set([value, json, encodeURIComponent(value)])];
+}
+
+/** Shared registry of the process; tests may make their own. */
+export const secrets = new SecretRegistry();
+
+/** Field names whose values are never logged, whatever they hold. */
+const REDACT_PATHS = [
+  'apiKey',
+  'token',
+  'password',
+  'value',
+  'cookie',
+  'authorization',
+  'headers.authorization',
+  'headers.cookie',
+  'headers["x-api-key"]',
+  '*.apiKey',
+  '*.token',
+  '*.password',
+  '*.cookie',
+  '*.authorization',
+  '*.headers.authorization',
+  '*.headers.cookie',
+  '*.headers["x-api-key"]',
+];
+
+export interface LoggerOptions {
+  level?: string;
+  registry?: SecretRegistry;
+  /** Where lines go; defaults to stdout (pretty on a terminal). */
+  destination?: DestinationStream;
+  pretty?: boolean;
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const registry = options.registry ?? secrets;
+  const pretty = options.pretty ?? (options.destination === undefined && process.stdout.isTTY === true);
+  const base = {
+    level: options.level ?? 'info',
+    base: { service: 'agent-bridge' },
+    redact: { paths: REDACT_PATHS, censor: REDACTED },
+    hooks: { streamWrite: (line: string) => registry.redact(line) },
+  };
+  if (options.destination) return pino(base, options.destination);
+  if (pretty) {
+    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss' } } });
+  }
+  return pino(base);
+}
