@@ -5,6 +5,25 @@ import type { Logger, SecretRegistry } from '../logger.js';
 import type { Ingress } from '../ingress/types.js';
 import type { Commands } from '../commands/types.js';
 import type { ReplyPort } from './reply-port.js';
+import type { Adapter } from './adapter.js';
+import type { Platform } from './conversation.js';
+import type { BindingStore } from '../bindings/types.js';
+
+/** A message the bridge gave up on, as the playground's admin view lists it. */
+export interface FailureEntry {
+  ref: string;
+  platform: Platform;
+  conversationId: string;
+  instanceId: string;
+  reason: string;
+  at: number;
+}
+
+/** Read-only figures of the queue. */
+export interface QueueInfo {
+  counts(): Promise<{ waiting: number; active: number; completed: number; failed: number; delayed: number }>;
+  recentFailures(limit: number): Promise<FailureEntry[]>;
+}
 
 /**
  * What the composition root hands an adapter factory. Adapters get everything through
@@ -22,4 +41,23 @@ export interface AdapterContext {
   redis: Redis;
   /** This platform's reply port, for ingress-time notices and replies to commands. */
   replyPort: ReplyPort;
+  bindings: BindingStore;
+  queueInfo: QueueInfo;
+}
+
+/** What the reply port factory gets: workers build ports without any ingress parts. */
+export interface ReplyPortDeps {
+  config: Readonly<Config>;
+  logger: Logger;
+  redis: Redis;
+}
+
+/**
+ * One platform, as the composition root sees it. `adapters/<platform>/index.ts` exports one.
+ * Workers call only `createReplyPort`; ingress processes call both.
+ */
+export interface PlatformModule {
+  readonly platform: Platform;
+  createReplyPort(deps: ReplyPortDeps): ReplyPort;
+  createAdapter(ctx: AdapterContext): Adapter;
 }

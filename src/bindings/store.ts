@@ -1,0 +1,123 @@
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { Platform } from '../core/conversation.js';
+import type { BindingDefault } from '../config/bindings-env.js';
+import type { Logger } from '../logger.js';
+import type { Binding, BindingStore } from './types.js';
+
+/** Options of {@link createBindingStore}. */
+export interface BindingStoreOptions {
+  redis: Redis;
+  /** Key prefix; the store uses the one hash `${prefix}:bindings`. */
+  prefix: string;
+  /** `BINDINGS` entries: in force while Redis holds nothing (and no tombstone) for the channel. */
+  defaults?: readonly BindingDefault[];
+  /** Where corrupt entries are reported (warn). */
+  logger?: Pick<Logger, 'warn'>;
+}
+
+const PLATFORMS = ['slack', 'discord', 'web'] as const;
+const limit = z.number().int().min(0);
+
+const bindingSchema = z.object({
+  instanceId: z.string().min(1),
+  mode: z.enum(['mention', 'all']),
+  errorPolicy: z.enum(['reply', 'reaction', 'silent']),
+  context: z.enum(['off', 'thread']),
+  quota: z
+    .object({
+      userPerMinute: limit.optional(),
+      userPerDay: limit.optional(),
+      channelPerMinute: limit.optional(),
+      channelPerDay: limit.optional(),
+    })
+    .optional(),
+  source: z.enum(['default', 'admin']),
+  updatedBy: z.string().optional(),
+  updatedAt: z.number().optional(),
+});
+
+/** Stored when a default is removed, so the `BINDINGS` entry stays masked. */
+const tombstoneSchema = z.object({ removed: z.literal(true), at: z.number() });
+
+type Stored = { kind: 'binding'; binding: Binding } | { kind: 'tombstone' } | { kind: 'none' };
+
+/** The binding a `BINDINGS` entry stands for. */
+export function defaultBinding(d: BindingDefault): Binding {
+  return { instanceId: d.instanceId, mode: 'mention', errorPolicy: 'reply', context: 'off', source: 'default' };
+}
+
+function field(platform: Platform, channelId: string): string {
+  return `${platform}:${channelId}`;
+}
+
+/**
+ * Channel → instance bindings in the Redis hash `${prefix}:bindings` (field `platform:channelId`,
+ * value JSON). `BINDINGS` defaults apply where Redis has no entry; a corrupt entry is logged and
+ * treated as absent, never thrown.
+ */
+export function createBindingStore(options: BindingStoreOptions): BindingStore {
+  const { redis, logger } = options;
+  const key = `${options.prefix}:bindings`;
+  const defaults = new Map<string, BindingDefault>();
+  for (const d of options.defaults ?? []) defaults.set(field(d.platform, d.channelId), d);
+
+  function decode(name: string, raw: string | null | undefined): Stored {
+    if (raw === null || raw === undefined) return { kind: 'none' };
+    let json: unknown;
+    try {
+      json = JSON.parse(raw);
+    } catch {
+      json = undefined;
+    }
+    const binding = bindingSchema.safeParse(json);
+    if (binding.success) return { kind: 'binding', binding: binding.data };
+    if (tombstoneSchema.safeParse(json).success) return { kind: 'tombstone' };
+    logger?.warn({ field: name, key }, 'ignoring a corrupt binding entry in Redis');
+    return { kind: 'none' };
+  }
+
+  function resolve(name: string, stored: Stored): Binding | undefined {
+    if (stored.kind === 'binding') return stored.binding;
+    if (stored.kind === 'tombstone') return undefined;
+    const d = defaults.get(name);
+    return d ? defaultBinding(d) : undefined;
+  }
+
+  return {
+    async get(platform, channelId) {
+      const name = field(platform, channelId);
+      return resolve(name, decode(name, await redis.hget(key, name)));
+    },
+
+    async set(platform, channelId, binding) {
+      const valid = bindingSchema.parse(binding);
+      await redis.hset(key, field(platform, channelId), JSON.stringify(valid));
+    },
+
+    async remove(platform, channelId) {
+      const name = field(platform, channelId);
+      const wasInForce = resolve(name, decode(name, await redis.hget(key, name))) !== undefined;
+      if (defaults.has(name)) {
+        await redis.hset(key, name, JSON.stringify({ removed: true, at: Date.now() }));
+      } else {
+        await redis.hdel(key, name);
+      }
+      return wasInForce;
+    },
+
+    async list(platform) {
+      const all = await redis.hgetall(key);
+      const names = new Set([...Object.keys(all), ...defaults.keys()]);
+      const out: Array<{ platform: Platform; channelId: string; binding: Binding }> = [];
+      for (const name of names) {
+        const sep = name.indexOf(':');
+        const p = name.slice(0, sep) as Platform;
+        if (sep < 0 || !PLATFORMS.includes(p) || (platform && p !== platform)) continue;
+        const binding = resolve(name, decode(name, all[name]));
+        if (binding) out.push({ platform: p, channelId: name.slice(sep + 1), binding });
+      }
+      return out.sort((a, b) => field(a.platform, a.channelId).localeCompare(field(b.platform, b.channelId)));
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import type { Redis } from 'ioredis';
+import { z } from 'zod';
+import type { Platform } from '../core/conversation.js';
+import type { DropReason } from '../ingress/types.js';
+import type { Logger } from '../logger.js';
+
+/** Why a message got no answer: an ingress drop, a refusal by the agent service, or a wait in line. */
+export type NoAnswerReason = DropReason | 'agent_refused' | 'queued';
+
+export interface DropEntry {
+  messageId: string;
+  userId: string;
+  reason: NoAnswerReason;
+  /** When it happened, ms since epoch. */
+  at: number;
+  /** Short reference ID that also appears in the log line (agent refusals). */
+  ref?: string;
+}
+
+export interface DropLog {
+  /** Best effort: a failed write is logged, never thrown, so diagnostics never break the message path. */
+  record(platform: Platform, channelId: string, entry: DropEntry): Promise<void>;
+  /** Newest first; corrupt entries are skipped. */
+  recent(platform: Platform, channelId: string, n: number): Promise<DropEntry[]>;
+}
+
+/** Options of {@link createDropLog}. */
+export interface DropLogOptions {
+  redis: Redis;
+  prefix: string;
+  logger?: Pick<Logger, 'debug' | 'warn'>;
+  /** @defaultValue 50 entries per channel */
+  maxEntries?: number;
+  /** @defaultValue 7 days */
+  ttlSeconds?: number;
+}
+
+const REASONS = [
+  'not_bound',
+  'not_addressed',
+  'self',
+  'bot',
+  'content_missing',
+  'empty',
+  'too_long',
+  'over_quota',
+  'redis_unavailable',
+  'agent_refused',
+  'queued',
+] as const satisfies readonly NoAnswerReason[];
+
+const entrySchema = z.object({
+  messageId: z.string(),
+  userId: z.string(),
+  reason: z.enum(REASONS),
+  at: z.number(),
+  ref: z.string().optional(),
+});
+
+const WORDS: Record<NoAnswerReason, string> = {
+  not_bound: 'this channel is not bound to an agent instance',
+  not_addressed: "the bot wasn't addressed (mention it, reply to it, or bind the channel with mode `all`)",
+  self: "it was the bot's own message",
+  bot: 'it came from another bot, and bots are not answered',
+  content_missing:
+    'the bot could not read the message text: the Discord application needs the Message Content intent turned on',
+  empty: 'the message was empty once the mention was removed',
+  too_long: 'the message was longer than the bridge accepts',
+  over_quota: 'the sender was over their message quota',
+  redis_unavailable: "the bridge's storage (Redis) was unavailable, so the message could not be queued",
+  agent_refused: 'the agent service refused the message',
+  queued: 'it was waiting in line behind earlier messages of the conversation',
+};
+
+/** The reason in plain words, with the reference ID when there is one. */
+export function describeReason(entry: Pick<DropEntry, 'reason' | 'ref'>): string {
+  const words = WORDS[entry.reason] ?? 'unknown reason';
+  return entry.ref ? `${words} (reference \`${entry.ref}\`)` : words;
+}
+
+/**
+ * Per-channel record of messages that got no answer, for `/agent why`: a capped Redis list
+ * `${prefix}:why:${platform}:${channelId}` that expires a week after its last write.
+ */
+export function createDropLog(options: DropLogOptions): DropLog {
+  const { redis, logger } = options;
+  const max = options.maxEntries ?? 50;
+  const ttl = options.ttlSeconds ?? 7 * 86_400;
+  const keyOf = (platform: Platform, channelId: string) =>
+    `${options.prefix}:why:${platform}:${encodeURIComponent(channelId)}`;
+
+  return {
+    async record(platform, channelId, entry) {
+      const key = keyOf(platform, channelId);
+      const clean: DropEntry = {
+        messageId: entry.messageId,
+        userId: entry.userId,
+        reason: entry.reason,
+        at: entry.at,
+        ...(entry.ref ? { ref: entry.ref } : {}),
+      };
+      try {
+        const results = await redis.multi().lpush(key, JSON.stringify(clean)).ltrim(key, 0, max - 1).expire(key, ttl).exec();
+        const failed = results?.find(([err]) => err)?.[0];
+        if (failed) throw failed;
+      } catch (err) {
+        logger?.debug({ err, platform, channelId, reason: entry.reason }, 'could not record a dropped message');
+      }
+    },
+
+    async recent(platform, channelId, n) {
+      const count = Math.min(Math.max(0, Math.floor(n)), max);
+      if (count === 0) return [];
+      const raw = await redis.lrange(keyOf(platform, channelId), 0, count - 1);
+      const out: DropEntry[] = [];
+      for (const line of raw) {
+        let json: unknown;
+        try {
+          json = JSON.parse(line);
+        } catch {
+          json = undefined;
+        }
+        const parsed = entrySchema.safeParse(json);
+        if (parsed.success) out.push(parsed.data);
+        else logger?.warn({ platform, channelId }, 'skipping a corrupt drop-log entry');
+      }
+      return out;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+
+/**
+ * Prometheus metrics of one process. Names follow Prometheus conventions (unit suffixes,
+ * `_total` for counters). A registry per instance keeps tests independent.
+ */
+export class Metrics {
+  readonly registry = new Registry();
+
+  /** Messages finished by the worker, by outcome (replied, gave_up, dropped). */
+  readonly messages = new Counter({
+    name: 'agent_bridge_messages_total',
+    help: 'Messages processed by workers, by platform and outcome',
+    labelNames: ['platform', 'outcome'] as const,
+    registers: [this.registry],
+  });
+
+  /** Messages that reached ingress, by platform and result (queued, duplicate, dropped reason). */
+  readonly ingress = new Counter({
+    name: 'agent_bridge_ingress_messages_total',
+    help: 'Messages seen by ingress, by platform and result',
+    labelNames: ['platform', 'result'] as const,
+    registers: [this.registry],
+  });
+
+  readonly agentLatency = new Histogram({
+    name: 'agent_bridge_agent_request_duration_seconds',
+    help: 'Latency of agent service calls, by endpoint, instance and HTTP status',
+    labelNames: ['endpoint', 'instance', 'status'] as const,
+    buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
+    registers: [this.registry],
+  });
+
+  readonly agentRequests = new Counter({
+    name: 'agent_bridge_agent_requests_total',
+    help: 'Agent service calls, by endpoint, instance and HTTP status (or error kind)',
+    labelNames: ['endpoint', 'instance', 'status'] as const,
+    registers: [this.registry],
+  });
+
+  readonly queueDepth = new Gauge({
+    name: 'agent_bridge_queue_jobs',
+    help: 'Jobs in the queue, by state',
+    labelNames: ['state'] as const,
+    registers: [this.registry],
+  });
+
+  constructor(options: { defaultMetrics?: boolean } = {}) {
+    if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'agent_bridge_' });
+  }
+}
