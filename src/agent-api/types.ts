@@ -1,3 +1,5 @@
+import type { ErrorKind } from '../core/errors.js';
+
 /** An instance of the account, as `GET {base_url}/instances` lists it. */
 export interface Instance {
   id: string;
@@ -20,6 +22,9 @@ export interface CredentialResult {
 /**
  * The agent service's three endpoints (../shared/agent-chat-api.md). Every method throws
  * `AgentApiError` (src/core/errors.ts) on failure; messages never contain a secret.
+ * When the caller's `signal` aborts, the call rejects with the signal's reason instead
+ * (a cancellation is not a failure of the service), except that a `TimeoutError` reason
+ * (e.g. `AbortSignal.timeout`) becomes an `AgentApiError` of kind `timeout`.
  */
 export interface AgentApi {
   chat(instanceId: string, message: string, signal?: AbortSignal): Promise<ChatReply>;
@@ -27,4 +32,19 @@ export interface AgentApi {
   addCredential(instanceId: string, key: string, value: string, signal?: AbortSignal): Promise<CredentialResult>;
   /** When the service last answered any call (ms since epoch), for /readyz. */
   lastAnsweredAt(): number | undefined;
+}
+
+/** The client's operations, one per endpoint. */
+export type AgentOperation = 'chat' | 'listInstances' | 'addCredential';
+
+/** Reported after every call that reached the network (for metrics); never carries a secret or message text. */
+export interface AgentCallEvent {
+  operation: AgentOperation;
+  /** The instance addressed (chat, addCredential). */
+  instanceId?: string;
+  /** HTTP status, when the service answered. */
+  status?: number;
+  /** Error kind, when the call failed with an AgentApiError. */
+  kind?: ErrorKind;
+  durationMs: number;
 }

@@ -1,0 +1,163 @@
+import { Events, type Client, type Message } from 'discord.js';
+import type { Adapter } from '../../src/core/adapter.js';
+import type { AdapterContext } from '../../src/core/platform-context.js';
+import { createInteractionHandler } from './commands/interactions.js';
+import { registerCommands } from './commands/register.js';
+import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait } from './gateway.js';
+import { normaliseMessage } from './normalise-message.js';
+import { KeyedSerial } from './serial.js';
+
+/** A replied-to message not in the cache is fetched; past this it counts as not the bot's. */
+const REFERENCE_LOOKUP_MS = 3_000;
+
+export const MESSAGE_CONTENT_WARNING =
+  'Discord refused the Message Content intent (gateway close 4014), so the bot runs in mention-only mode: ' +
+  'it answers messages that mention it, DMs, and replies that ping it, and cannot read other channel messages. ' +
+  'To enable it: Discord Developer Portal → your application → Bot → Privileged Gateway Intents → ' +
+  'turn on "Message Content Intent", save, and restart agent-bridge.';
+
+export interface DiscordAdapter extends Adapter {
+  /** True when the Message Content intent was refused and only mentions carry text. */
+  readonly mentionOnly: boolean;
+  /** The connected client (for tests and diagnostics). */
+  readonly client: Client | undefined;
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+    timer.unref();
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Discord ingress: one gateway connection that normalises messages into `ingress.handle` and
+ * answers `/agent` interactions. Replies are posted by workers through the reply port.
+ */
+export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
+  const discord = ctx.config.discord;
+  if (!discord) throw new Error('DISCORD_TOKEN is missing: the Discord adapter needs the bot token');
+  const logger = ctx.logger;
+  const onInteraction = createInteractionHandler({
+    commands: ctx.commands,
+    secrets: ctx.secrets,
+    logger,
+    adminRoleIds: discord.adminRoleIds,
+  });
+  const serial = new KeyedSerial();
+  let client: Client | undefined;
+  let contentIntent = true;
+  let warned = false;
+  let starting: Promise<void> | undefined;
+  let stopped = false;
+
+  async function onMessage(message: Message, withContent: boolean): Promise<void> {
+    const botUserId = message.client.user?.id;
+    if (!botUserId) return;
+    const incoming = await normaliseMessage(message, {
+      botUserId,
+      allowBots: discord!.allowBots,
+      contentIntent: withContent,
+      repliedAuthor: async (m) => (await withTimeout(m.fetchReference(), REFERENCE_LOOKUP_MS))?.author.id,
+    });
+    if (!incoming) {
+      logger.debug({ messageId: message.id, type: message.type }, 'discord system message ignored');
+      return;
+    }
+    const result = await ctx.ingress.handle(incoming);
+    logger.debug({ messageId: message.id, status: result.status }, 'discord message handled');
+  }
+
+  function warnMentionOnly(): void {
+    contentIntent = false;
+    if (warned) return;
+    warned = true;
+    logger.warn(MESSAGE_CONTENT_WARNING);
+  }
+
+  async function connect(withContent: boolean): Promise<Client> {
+    const c = createGatewayClient(discord!, withContent);
+    let wasReady = false;
+    c.on(Events.MessageCreate, (message) => {
+      void serial
+        .run(message.channelId, () => onMessage(message, withContent))
+        .catch((err: unknown) => logger.error({ err, messageId: message.id }, 'discord message handling failed'));
+    });
+    c.on(Events.InteractionCreate, (interaction) => void onInteraction(interaction));
+    c.on(Events.Error, (err) => logger.error({ err }, 'discord client error'));
+    c.on(Events.Warn, (message) => logger.warn({ detail: message }, 'discord client warning'));
+    c.on(Events.ShardError, (err, shardId) => logger.warn({ err, shardId }, 'discord gateway connection error'));
+    c.on(Events.ShardResume, (shardId, replayed) => logger.info({ shardId, replayed }, 'discord gateway resumed'));
+    c.on(Events.ShardReconnecting, (shardId) => logger.info({ shardId }, 'discord gateway reconnecting'));
+    c.on(Events.ShardDisconnect, (event, shardId) => {
+      logger.warn({ code: event.code, shardId }, 'discord gateway closed for good');
+      // A 4014 after start-up (on a re-identify): carry on without the intent.
+      if (wasReady && event.code === DISALLOWED_INTENTS_CLOSE && withContent && !stopped) {
+        warnMentionOnly();
+        void reconnect().catch((err: unknown) => logger.error({ err }, 'discord reconnect without Message Content failed'));
+      }
+    });
+    await loginAndWait(c, discord!.token);
+    wasReady = true;
+    return c;
+  }
+
+  async function reconnect(): Promise<void> {
+    const old = client;
+    client = undefined;
+    await old?.destroy();
+    if (stopped) return;
+    client = await connect(false);
+  }
+
+  async function start(): Promise<void> {
+    try {
+      client = await connect(true);
+    } catch (err) {
+      if (!(err instanceof DisallowedIntentsError)) throw err;
+      warnMentionOnly();
+      client = await connect(false);
+    }
+    if (stopped) {
+      await client.destroy();
+      return;
+    }
+    logger.info({ user: client.user?.tag, guilds: client.guilds.cache.size, mentionOnly: !contentIntent }, 'discord connected');
+    try {
+      const applicationId = client.application?.id ?? client.user?.id;
+      const result = await registerCommands(client.rest, { applicationId, guildId: discord!.guildId });
+      logger.info(result, 'discord /agent command registered');
+    } catch (err) {
+      logger.error({ err }, 'discord /agent command registration failed: run `npm run register-commands` to retry');
+    }
+  }
+
+  return {
+    platform: 'discord',
+    get mentionOnly() {
+      return !contentIntent;
+    },
+    get client() {
+      return client;
+    },
+    start() {
+      starting ??= start();
+      return starting;
+    },
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await starting?.catch(() => {});
+      const c = client;
+      client = undefined;
+      await c?.destroy();
+      await serial.idle();
+    },
+  };
+}

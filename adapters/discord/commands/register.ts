@@ -1,0 +1,32 @@
+import { Routes, type APIApplication } from 'discord-api-types/v10';
+import type { REST } from '@discordjs/rest';
+import { agentCommand } from './definition.js';
+
+export interface RegisterResult {
+  scope: 'guild' | 'global';
+  applicationId: string;
+  guildId?: string;
+  names: string[];
+}
+
+/**
+ * Puts `/agent` in place with one bulk overwrite: guild-scoped when a guild ID is given
+ * (updates at once, for development and single-server installs), global otherwise.
+ */
+export async function registerCommands(
+  rest: Pick<REST, 'get' | 'put'>,
+  options: { applicationId?: string; guildId?: string },
+): Promise<RegisterResult> {
+  const applicationId = options.applicationId ?? ((await rest.get(Routes.oauth2CurrentApplication())) as APIApplication).id;
+  const body = [agentCommand()];
+  const route = options.guildId
+    ? Routes.applicationGuildCommands(applicationId, options.guildId)
+    : Routes.applicationCommands(applicationId);
+  const saved = (await rest.put(route, { body })) as Array<{ name: string }>;
+  return {
+    scope: options.guildId ? 'guild' : 'global',
+    applicationId,
+    ...(options.guildId ? { guildId: options.guildId } : {}),
+    names: saved.map((c) => c.name),
+  };
+}

@@ -1,0 +1,57 @@
+import { Client, Events, GatewayIntentBits, Partials } from 'discord.js';
+import type { DiscordConfig } from '../../src/config/load.js';
+import { restOptions } from './rest.js';
+
+/** Gateway close code for a privileged intent the application has not been granted. */
+export const DISALLOWED_INTENTS_CLOSE = 4014;
+
+/** The gateway refused the MessageContent intent (close 4014). */
+export class DisallowedIntentsError extends Error {
+  constructor() {
+    super('Discord refused a privileged intent (gateway close 4014)');
+    this.name = 'DisallowedIntentsError';
+  }
+}
+
+export function gatewayIntents(contentIntent: boolean): GatewayIntentBits[] {
+  const intents = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages];
+  if (contentIntent) intents.push(GatewayIntentBits.MessageContent);
+  return intents;
+}
+
+/**
+ * A discord.js client for ingress. DMs need `Partials.Channel` (the DM channel is not cached
+ * before its first message). discord.js asks REST for the gateway URL, so `DISCORD_API_URL`
+ * points both at a proxy or emulator.
+ */
+export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, contentIntent: boolean): Client {
+  return new Client({
+    intents: gatewayIntents(contentIntent),
+    partials: [Partials.Channel],
+    rest: restOptions(config),
+    // Nothing the gateway process sends may ping anyone.
+    allowedMentions: { parse: [], repliedUser: false },
+  });
+}
+
+/**
+ * Logs in and waits until the client is ready (READY plus a GUILD_CREATE for every guild).
+ * Throws `DisallowedIntentsError` when the gateway closes with 4014; the client is destroyed then.
+ */
+export async function loginAndWait(client: Client, token: string): Promise<void> {
+  let disallowed = false;
+  const onDisconnect = (event: { code: number }) => {
+    if (event.code === DISALLOWED_INTENTS_CLOSE) disallowed = true;
+  };
+  client.on(Events.ShardDisconnect, onDisconnect);
+  const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
+  try {
+    await client.login(token);
+  } catch (err) {
+    if (disallowed || /disallowed intents/i.test(err instanceof Error ? err.message : '')) throw new DisallowedIntentsError();
+    throw err;
+  } finally {
+    client.off(Events.ShardDisconnect, onDisconnect);
+  }
+  if (!client.isReady()) await ready;
+}

@@ -1,0 +1,42 @@
+/**
+ * `npm run register-commands`: puts `/agent` in place without starting the bridge.
+ * Guild-scoped when DISCORD_GUILD_ID is set (instant), global otherwise (may take up to an hour
+ * to reach every client). Reads the same configuration as the service.
+ */
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { registerCommands } from './commands/register.js';
+import { createRest } from './rest.js';
+
+async function main(): Promise<number> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(err.message);
+      return 2;
+    }
+    throw err;
+  }
+  if (!config.discord) {
+    console.error('DISCORD_TOKEN is missing: set it to the bot token from the Discord Developer Portal (Bot → Reset Token)');
+    return 2;
+  }
+  const rest = createRest(config.discord);
+  const result = await registerCommands(rest, { guildId: config.discord.guildId });
+  const where = result.scope === 'guild' ? `in guild ${result.guildId} (available at once)` : 'globally (may take up to an hour to appear)';
+  console.log(`Registered /${result.names.join(', /')} for application ${result.applicationId} ${where}.`);
+  return 0;
+}
+
+main().then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (err: unknown) => {
+    const status = (err as { status?: number }).status;
+    const hint = status === 401 ? ' (DISCORD_TOKEN was refused: check it)' : '';
+    console.error(`Command registration failed${hint}: ${err instanceof Error ? err.message : String(err)}`);
+    process.exitCode = 1;
+  },
+);

@@ -1,0 +1,124 @@
+import { createHash } from 'node:crypto';
+import { Routes, type APIMessage, type RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
+import type { REST } from '@discordjs/rest';
+import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
+import type { ReplyTarget } from '../../src/core/message.js';
+import type { ReplyPortDeps } from '../../src/core/platform-context.js';
+import { splitMarkdown } from '../../src/render/split-markdown.js';
+import { toPlatformError } from './errors.js';
+import { createRest } from './rest.js';
+import { TypingKeeper } from './typing.js';
+
+/** Discord refuses longer messages (400, code 50035). */
+export const DISCORD_MAX_CHARS = 2000;
+const WARNING_EMOJI = '⚠️';
+
+/** The part of `@discordjs/rest` the port uses, so tests can pass a fake. */
+export type RestLike = Pick<REST, 'get' | 'post' | 'put'>;
+
+export interface DiscordReplyPortOptions {
+  /** Defaults to a REST client built from the Discord config. */
+  rest?: RestLike;
+  /** @defaultValue 8000 (a typing trigger lasts about 10 s) */
+  typingRefreshMs?: number;
+}
+
+/**
+ * Discord's `enforce_nonce` makes Discord itself drop a second create with the same nonce
+ * for a few minutes, so a retried post after a crash cannot show up twice. At most 25 chars.
+ */
+function nonceFor(target: ReplyTarget, part: string): string {
+  return createHash('sha256').update(`${target.channelId}:${target.messageId}:${part}`).digest('base64url').slice(0, 25);
+}
+
+/**
+ * Posts replies with the REST client alone (no gateway). Every message carries
+ * `allowed_mentions: { parse: [] }`, so agent output never pings anyone; the first chunk
+ * replies to the user's message (and pings them only when DISCORD_REPLY_PING is on).
+ */
+export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordReplyPortOptions = {}): ReplyPort {
+  const discord = deps.config.discord;
+  if (!discord) throw new Error('DISCORD_TOKEN is missing: the Discord reply port needs the bot token');
+  const rest: RestLike = options.rest ?? createRest(discord);
+  const logger = deps.logger.child({ platform: 'discord' });
+  const typing = new TypingKeeper(
+    async (channelId) => {
+      await rest.post(Routes.channelTyping(channelId));
+    },
+    { refreshMs: options.typingRefreshMs },
+  );
+
+  async function create(target: ReplyTarget, content: string, replyTo: boolean, nonce: string): Promise<void> {
+    const body: RESTPostAPIChannelMessageJSONBody = {
+      content,
+      allowed_mentions: { parse: [], replied_user: discord!.replyPing },
+      nonce,
+      enforce_nonce: true,
+    };
+    if (replyTo) {
+      body.message_reference = { message_id: target.messageId, channel_id: target.channelId, fail_if_not_exists: false };
+    }
+    try {
+      await rest.post(Routes.channelMessages(target.channelId), { body });
+    } catch (err) {
+      throw toPlatformError(err, 'message create');
+    }
+  }
+
+  const key = (target: ReplyTarget) => `${target.channelId}:${target.messageId}`;
+
+  return {
+    platform: 'discord',
+
+    render(markdown: string): string[] {
+      return splitMarkdown(markdown, DISCORD_MAX_CHARS).filter((chunk) => chunk.trim().length > 0);
+    },
+
+    async postChunk(target, chunk, index) {
+      await create(target, chunk.slice(0, DISCORD_MAX_CHARS), index === 0, nonceFor(target, `c${index}`));
+    },
+
+    async postNotice(target, text) {
+      const content = text.length > DISCORD_MAX_CHARS ? `${text.slice(0, DISCORD_MAX_CHARS - 1)}…` : text;
+      await create(target, content, true, nonceFor(target, `n:${content}`));
+    },
+
+    async startWorking(target) {
+      try {
+        await typing.start(key(target), target.channelId);
+      } catch (err) {
+        logger.debug({ err: toPlatformError(err, 'typing'), channelId: target.channelId }, 'typing indicator failed');
+      }
+    },
+
+    async stopWorking(target, outcome) {
+      typing.stop(key(target));
+      if (outcome !== 'failed') return;
+      try {
+        await rest.put(Routes.channelMessageOwnReaction(target.channelId, target.messageId, encodeURIComponent(WARNING_EMOJI)));
+      } catch (err) {
+        logger.debug({ err: toPlatformError(err, 'reaction') }, 'warning reaction failed');
+      }
+    },
+
+    async fetchThread(target, limit): Promise<ThreadMessage[]> {
+      if (!target.threadId || limit <= 0) return [];
+      const query = new URLSearchParams({ before: target.messageId, limit: String(Math.min(100, Math.floor(limit))) });
+      let messages: APIMessage[];
+      try {
+        messages = (await rest.get(Routes.channelMessages(target.threadId), { query })) as APIMessage[];
+      } catch (err) {
+        throw toPlatformError(err, 'thread fetch');
+      }
+      return messages
+        .filter((m) => m.id !== target.messageId)
+        .reverse()
+        .map((m) => ({
+          author: m.author.global_name ?? m.author.username,
+          text: m.content || (m.attachments?.length ? '[attachment]' : ''),
+          isBot: m.author.bot === true,
+        }))
+        .filter((m) => m.text.length > 0);
+    },
+  };
+}

@@ -1,0 +1,156 @@
+import { App, ExpressReceiver, SocketModeReceiver, type Receiver } from '@slack/bolt';
+import type { NextFunction, Request, Response } from 'express';
+import type { Adapter } from '../../src/core/adapter.js';
+import type { AdapterContext } from '../../src/core/platform-context.js';
+import { createAdminCheck } from './admin.js';
+import { createBoltLogger } from './bolt-logger.js';
+import { registerCredentialModal } from './credential-modal.js';
+import { toPlatformError } from './errors.js';
+import { registerMessageListeners } from './message-listener.js';
+import type { BotIdentity } from './normalise.js';
+import { createSeenOnce } from './seen-once.js';
+import { bullPrefix } from '../../src/redis.js';
+import { registerSlashCommand } from './slash-command.js';
+import { createUserDirectory } from './user-directory.js';
+import { createWebClient, slackApiUrl, webClientOptions } from './web-client.js';
+
+/** Where Slack sends events, slash commands and interactivity in HTTP mode. */
+export const SLACK_EVENTS_PATH = '/slack/events';
+
+export interface SlackAdapterOptions {
+  /**
+   * Socket Mode: how long to wait for a pong, and the step of the reconnect back-off.
+   * @defaultValue 5000 (the Socket Mode client's own default)
+   */
+  clientPingTimeoutMs?: number;
+  /** Time the credential modal gives the service before showing "saving". @defaultValue 2300 */
+  credentialAckBudgetMs?: number;
+}
+
+export interface SlackAdapter extends Adapter {
+  readonly mode: 'socket' | 'http';
+  /** The bot's user and bot IDs, from auth.test (called once). */
+  identity(): Promise<BotIdentity>;
+}
+
+/**
+ * The Slack ingress: Bolt over Socket Mode when SLACK_APP_TOKEN is set, otherwise mounted on
+ * the shared HTTP server at POST /slack/events (signatures checked with SLACK_SIGNING_SECRET).
+ * The HTTP route is mounted here, synchronously, so the composition root must create the
+ * adapter before it adds any body parser or catch-all handler to `ctx.http`.
+ */
+export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOptions = {}): SlackAdapter {
+  const slack = ctx.config.slack;
+  if (!slack) throw new Error('SLACK_BOT_TOKEN is missing: set it to run the Slack adapter');
+  const logger = ctx.logger.child({ platform: 'slack' });
+  const boltLogger = createBoltLogger(logger);
+  const api = { apiUrl: slack.apiUrl, logger: boltLogger };
+  const client = createWebClient(slack.botToken, api);
+
+  let identityPromise: Promise<BotIdentity> | undefined;
+  const identity = (): Promise<BotIdentity> =>
+    (identityPromise ??= client.auth.test().then(
+      (r) => {
+        if (!r.user_id) throw new Error('auth.test returned no user_id');
+        return { userId: r.user_id, ...(r.bot_id ? { botId: r.bot_id } : {}), ...(r.team_id ? { teamId: r.team_id } : {}) };
+      },
+      (err: unknown) => {
+        identityPromise = undefined;
+        throw toPlatformError('auth.test', err);
+      },
+    ));
+
+  let stopped = false;
+  const mode = slack.appToken ? 'socket' : 'http';
+  let receiver: Receiver;
+  if (slack.appToken) {
+    receiver = new SocketModeReceiver({
+      appToken: slack.appToken,
+      logger: boltLogger,
+      ...(options.clientPingTimeoutMs ? { clientPingTimeout: options.clientPingTimeoutMs } : {}),
+      // Bolt hands these to the Socket Mode client: apps.connections.open goes to SLACK_API_URL too.
+      installerOptions: { clientOptions: { slackApiUrl: slackApiUrl(slack.apiUrl) } },
+    });
+  } else {
+    if (!slack.signingSecret) throw new Error('SLACK_SIGNING_SECRET is missing: HTTP mode verifies every request from Slack (or set SLACK_APP_TOKEN for Socket Mode)');
+    ctx.http.post(SLACK_EVENTS_PATH, (req: Request, res: Response, next: NextFunction) => {
+      if (stopped) return void res.status(503).set('Retry-After', '5').end();
+      if (req.readableEnded) logger.error('a body parser read the Slack request before Bolt: mount the Slack adapter before express.json()');
+      next();
+    });
+    receiver = new ExpressReceiver({
+      signingSecret: slack.signingSecret,
+      app: ctx.http,
+      endpoints: SLACK_EVENTS_PATH,
+      // Ack first, then run the listener: the ingress never holds Slack's 3 seconds.
+      processBeforeResponse: false,
+      logger: boltLogger,
+    });
+  }
+
+  const app = new App({
+    receiver,
+    logger: boltLogger,
+    // Own messages go to the ingress too (marked fromSelf), which drops them on the record.
+    ignoreSelf: false,
+    convoStore: false,
+    clientOptions: webClientOptions(api),
+    authorize: async () => {
+      const id = await identity();
+      return { botToken: slack.botToken, botUserId: id.userId, ...(id.botId ? { botId: id.botId } : {}), ...(id.teamId ? { teamId: id.teamId } : {}) };
+    },
+  });
+  app.error(async (err) => {
+    logger.error({ code: err.code, err: { message: err.message } }, 'Slack listener failed');
+  });
+
+  const isAdmin = createAdminCheck(slack, createUserDirectory(client), logger);
+  registerMessageListeners(app, {
+    ingress: ctx.ingress,
+    logger,
+    identity,
+    seen: createSeenOnce(ctx.redis, bullPrefix(ctx.config), logger),
+  });
+  registerSlashCommand(app, { commands: ctx.commands, logger, isAdmin, commandName: slack.command });
+  registerCredentialModal(app, {
+    commands: ctx.commands,
+    secrets: ctx.secrets,
+    logger,
+    isAdmin,
+    commandName: slack.command,
+    ...(options.credentialAckBudgetMs !== undefined ? { ackBudgetMs: options.credentialAckBudgetMs } : {}),
+  });
+  // Buttons or shortcuts the bot did not make still get their ack, so Slack shows no error.
+  app.action(/.*/, async ({ ack }) => ack());
+  app.shortcut(/.*/, async ({ ack }) => ack());
+
+  let started: Promise<void> | undefined;
+  let stopping: Promise<void> | undefined;
+  return {
+    platform: 'slack',
+    mode,
+    identity,
+    start() {
+      started ??= (async () => {
+        try {
+          await identity();
+        } catch (err) {
+          throw new Error(`Slack did not accept SLACK_BOT_TOKEN (${(err as Error).message})`, { cause: err });
+        }
+        if (mode === 'socket') await app.start();
+        logger.info({ mode }, mode === 'socket' ? 'Slack connected over Socket Mode' : `Slack listening at POST ${SLACK_EVENTS_PATH}`);
+      })();
+      return started;
+    },
+    stop() {
+      stopping ??= (async () => {
+        stopped = true;
+        if (mode === 'socket' && started) {
+          await started.catch(() => undefined);
+          await app.stop().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'Slack Socket Mode did not close cleanly'));
+        }
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,39 @@
+import { LogLevel, type Logger as SlackLogger } from '@slack/bolt';
+import type { Logger } from '../../src/logger.js';
+
+/**
+ * A `@slack/logger` Logger for Bolt, the Socket Mode client and every WebClient, routed to
+ * the bridge's logger. Slack's debug output carries raw payloads (a credential modal's
+ * submission included), so debug lines are dropped here whatever level is asked for; info
+ * goes to our debug, warn and error stay as they are.
+ */
+export function createBoltLogger(logger: Logger): SlackLogger {
+  const log = logger.child({ component: 'slack-sdk' });
+  let name = 'slack';
+  return {
+    debug: () => {},
+    info: (...msg: unknown[]) => log.debug({ sdk: name }, format(msg)),
+    warn: (...msg: unknown[]) => log.warn({ sdk: name }, format(msg)),
+    error: (...msg: unknown[]) => log.error({ sdk: name }, format(msg)),
+    // Never below INFO: the Socket Mode client serialises ack payloads when it sees DEBUG.
+    setLevel: () => {},
+    getLevel: () => LogLevel.INFO,
+    setName: (n: string) => {
+      name = n;
+    },
+  };
+}
+
+/** Strings and error messages only: objects the SDK passes along may hold whole payloads. */
+function format(parts: unknown[]): string {
+  return parts
+    .map((p) => {
+      if (typeof p === 'string') return p;
+      if (p instanceof Error) return `${p.name}: ${p.message}`;
+      if (typeof p === 'number' || typeof p === 'boolean') return String(p);
+      return '';
+    })
+    .filter(Boolean)
+    .join(' ')
+    .slice(0, 2000);
+}

@@ -1,0 +1,165 @@
+import type { App } from '@slack/bolt';
+import type { View, WebClient } from '@slack/web-api';
+import type { CommandReply, Commands } from '../../src/commands/types.js';
+import type { Logger, SecretRegistry } from '../../src/logger.js';
+import { commandReplyMessage } from './blocks.js';
+import { slackCaller } from './caller.js';
+import { escapeSlackText } from './escape.js';
+
+export const CREDENTIAL_CALLBACK_ID = 'agent_bridge_credential';
+export const KEY_BLOCK = 'credential_key';
+export const VALUE_BLOCK = 'credential_value';
+export const INPUT_ACTION = 'input';
+
+/** Slack's limit on private_metadata. */
+const MAX_METADATA = 3_000;
+/** Time left for the service inside Slack's 3 s: past it the modal says "saving" and is updated later. */
+const ACK_BUDGET_MS = 2_300;
+/** How long a submitted value stays registered for log redaction after its request. */
+const REDACT_FOR_MS = 10 * 60_000;
+
+/** Kept in the modal between opening and submitting: never the value. */
+interface Metadata {
+  /** Instance ID. */
+  i: string;
+  /** Channel the command ran in (for the ephemeral confirmation). */
+  c: string;
+}
+
+export function credentialMetadata(instanceId: string, channelId: string): string | undefined {
+  const meta = JSON.stringify({ i: instanceId, c: channelId } satisfies Metadata);
+  return meta.length <= MAX_METADATA ? meta : undefined;
+}
+
+function parseMetadata(raw: unknown): Metadata | undefined {
+  try {
+    const m = JSON.parse(String(raw)) as Partial<Metadata>;
+    return typeof m.i === 'string' && typeof m.c === 'string' && m.i && m.c ? { i: m.i, c: m.c } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const plain = (text: string, max: number) => ({ type: 'plain_text' as const, text: text.slice(0, max) });
+
+/** The form: a key and a secret value, for one instance. */
+export function credentialModal(instanceId: string, metadata: string): View {
+  return {
+    type: 'modal',
+    callback_id: CREDENTIAL_CALLBACK_ID,
+    private_metadata: metadata,
+    title: plain('Add a credential', 24),
+    submit: plain('Save', 24),
+    close: plain('Cancel', 24),
+    blocks: [
+      {
+        type: 'section',
+        text: {
+          type: 'mrkdwn',
+          text: `Adds a credential to instance \`${escapeSlackText(instanceId.replace(/`/g, "'"))}\`. The value goes straight to the agent service: the bridge does not store it and will not show it again.`,
+        },
+      },
+      {
+        type: 'input',
+        block_id: KEY_BLOCK,
+        label: plain('Key', 2000),
+        hint: plain('The name the agent knows the secret by, for example OPENAI_API_KEY.', 2000),
+        element: { type: 'plain_text_input', action_id: INPUT_ACTION, max_length: 128, placeholder: plain('OPENAI_API_KEY', 150) },
+      },
+      {
+        type: 'input',
+        block_id: VALUE_BLOCK,
+        label: plain('Secret value', 2000),
+        element: { type: 'plain_text_input', action_id: INPUT_ACTION, max_length: 3000 },
+      },
+    ],
+  };
+}
+
+function infoView(title: string, reply: CommandReply | string): View {
+  const text = typeof reply === 'string' ? reply : [reply.title, ...reply.lines].join('\n');
+  return {
+    type: 'modal',
+    callback_id: `${CREDENTIAL_CALLBACK_ID}_done`,
+    title: plain(title, 24),
+    close: plain('Close', 24),
+    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: escapeSlackText(text).slice(0, 3000) || ' ' } }],
+  };
+}
+
+export interface CredentialModalDeps {
+  commands: Commands;
+  secrets: SecretRegistry;
+  logger: Logger;
+  isAdmin(userId: string): Promise<boolean>;
+  commandName: string;
+  /** @defaultValue 2300 */
+  ackBudgetMs?: number;
+}
+
+/**
+ * The submission: the service is called at once (never through the queue, so the value
+ * never touches Redis). Problems are shown in the modal; success closes it and confirms
+ * ephemerally with the key's name. The value is registered with the logger's secret
+ * registry before anything else happens.
+ */
+export function registerCredentialModal(app: App, deps: CredentialModalDeps): void {
+  app.view({ callback_id: `${CREDENTIAL_CALLBACK_ID}_done`, type: 'view_submission' }, async ({ ack }) => {
+    await ack();
+  });
+  app.view({ callback_id: CREDENTIAL_CALLBACK_ID, type: 'view_submission' }, async ({ ack, body, view, client }) => {
+    const startedAt = Date.now();
+    const values = (view.state?.values ?? {}) as Record<string, Record<string, { value?: string | null }>>;
+    const value = String(values[VALUE_BLOCK]?.[INPUT_ACTION]?.value ?? '');
+    const release = deps.secrets.add(value);
+    setTimeout(release, REDACT_FOR_MS).unref();
+    const scrub = (text: string) => (value.trim().length >= 4 ? text.split(value).join('[hidden]') : text);
+    const fieldError = (block: string, text: string) =>
+      ack({ response_action: 'errors', errors: { [block]: scrub(text).replace(/`/g, '').slice(0, 300) } });
+
+    const key = String(values[KEY_BLOCK]?.[INPUT_ACTION]?.value ?? '').trim();
+    const meta = parseMetadata(view.private_metadata);
+    if (!meta) return fieldError(KEY_BLOCK, `This form is out of date: run ${deps.commandName} credential again.`);
+    if (!key) return fieldError(KEY_BLOCK, 'Enter the key name.');
+    if (!value.trim()) return fieldError(VALUE_BLOCK, 'Enter the secret value.');
+
+    const user = body.user;
+    const caller = slackCaller({ teamId: body.team?.id ?? user.team_id, channelId: meta.c, userId: user.id, userName: user.name });
+    if (!(await deps.isAdmin(user.id))) {
+      const refusal = await deps.commands.refuse(caller, 'credential');
+      return fieldError(KEY_BLOCK, [refusal.title, ...refusal.lines].join(' '));
+    }
+
+    const pending = deps.commands.credential(caller, meta.i, key, value).catch((err: unknown): CommandReply => {
+      deps.logger.error({ err: { message: scrub(String((err as Error)?.message ?? err)) } }, 'credential command failed');
+      return { ok: false, title: 'Credential not added', lines: ['That did not work. Try again in a moment.'] };
+    });
+    const budget = Math.max(0, (deps.ackBudgetMs ?? ACK_BUDGET_MS) - (Date.now() - startedAt));
+    const early = await Promise.race([pending, new Promise<undefined>((r) => setTimeout(() => r(undefined), budget).unref())]);
+
+    if (early) {
+      if (!early.ok) return fieldError(KEY_BLOCK, [early.title, ...early.lines].join(': '));
+      await ack({ response_action: 'clear' });
+      return confirm(client, deps.logger, meta.c, user.id, early, scrub);
+    }
+    // The service is slow: keep the modal open as "saving" and update it when it answers.
+    await ack({ response_action: 'update', view: infoView('Saving…', 'Sending the credential to the agent service…') });
+    const reply = await pending;
+    const safeReply = { ...reply, title: scrub(reply.title), lines: reply.lines.map(scrub) };
+    await client.views
+      .update({ view_id: body.view.id, view: infoView(reply.ok ? 'Credential added' : 'Not added', safeReply) })
+      .catch((err: Error) => deps.logger.warn({ code: (err as { data?: { error?: string } }).data?.error }, 'could not update the credential modal'));
+    if (reply.ok) await confirm(client, deps.logger, meta.c, user.id, safeReply, scrub);
+  });
+}
+
+/** Ephemeral confirmation in the channel the command came from; a DM from the bot if that fails. */
+async function confirm(client: WebClient, logger: Logger, channel: string, user: string, reply: CommandReply, scrub: (t: string) => string) {
+  const message = commandReplyMessage({ ...reply, title: scrub(reply.title), lines: reply.lines.map(scrub) });
+  try {
+    await client.chat.postEphemeral({ channel, user, ...message });
+  } catch (err) {
+    logger.info({ code: (err as { data?: { error?: string } }).data?.error }, 'ephemeral confirmation failed; sending it as a DM');
+    await client.chat.postMessage({ channel: user, ...message }).catch(() => undefined);
+  }
+}

@@ -1,0 +1,163 @@
+import { Lexer, type Token, type Tokens } from 'marked';
+import { breakBroadcastWords, decodeEntities, escapeSlackText, safeLinkTarget } from './escape.js';
+
+/**
+ * Converts the agent's Markdown (CommonMark + GFM) into Slack mrkdwn. `marked` parses; this
+ * file only prints its tokens the way Slack writes them: `*bold*`, `_italic_`, `~strike~`,
+ * `<url|label>`, fenced code without a language, bullets as text, tables as code blocks.
+ * Every piece of text is escaped, so nothing in the output can ping anyone.
+ */
+export function markdownToMrkdwn(markdown: string): string {
+  const tokens = Lexer.lex(String(markdown ?? ''), { gfm: true, breaks: false });
+  return renderBlocks(tokens, 0).replace(/\n{3,}/g, '\n\n').trim();
+}
+
+interface Inline {
+  bold?: boolean;
+  italic?: boolean;
+  strike?: boolean;
+}
+
+const BULLETS = ['•', '◦', '▪'];
+
+function text(raw: string): string {
+  return breakBroadcastWords(escapeSlackText(decodeEntities(raw)));
+}
+
+/** Code keeps its characters, but three backticks inside would end Slack's fence early. */
+function codeText(raw: string): string {
+  return escapeSlackText(raw).replace(/```/g, '``\u200B`');
+}
+
+function renderBlocks(tokens: Token[], depth: number): string {
+  return tokens
+    .map((t) => renderBlock(t, depth))
+    .filter((s) => s.trim() !== '')
+    .join('\n\n');
+}
+
+function renderBlock(token: Token, depth: number): string {
+  const t = token as Tokens.Generic;
+  switch (t.type) {
+    case 'space':
+    case 'def':
+      return '';
+    case 'paragraph':
+      return renderInline((t as Tokens.Paragraph).tokens, {});
+    case 'text': {
+      const tt = t as Tokens.Text;
+      return tt.tokens ? renderInline(tt.tokens, {}) : text(tt.text);
+    }
+    case 'heading':
+      return `*${renderInline((t as Tokens.Heading).tokens, { bold: true })}*`;
+    case 'code': {
+      const body = codeText((t as Tokens.Code).text.replace(/\n+$/, ''));
+      return `\`\`\`\n${body}\n\`\`\``;
+    }
+    case 'blockquote':
+      return renderBlocks((t as Tokens.Blockquote).tokens, depth)
+        .split('\n')
+        .map((line) => `> ${line}`)
+        .join('\n');
+    case 'list':
+      return renderList(t as Tokens.List, depth);
+    case 'hr':
+      return '──────────';
+    case 'table':
+      return renderTable(t as Tokens.Table);
+    case 'html':
+      return text((t as Tokens.HTML).text.trim());
+    default:
+      return text(String(t.raw ?? ''));
+  }
+}
+
+function renderList(list: Tokens.List, depth: number): string {
+  const start = typeof list.start === 'number' ? list.start : 1;
+  return list.items
+    .map((item, i) => {
+      const marker = list.ordered ? `${start + i}.` : (BULLETS[depth % BULLETS.length] ?? '•');
+      const box = item.task ? (item.checked ? '☑ ' : '☐ ') : '';
+      const body = item.tokens
+        .filter((t) => t.type !== 'checkbox')
+        .map((t) => (t.type === 'list' ? renderList(t as Tokens.List, depth + 1) : renderBlock(t, depth + 1)))
+        .filter((s) => s.trim() !== '')
+        .join('\n');
+      const pad = ' '.repeat(marker.length + 1);
+      const [first = '', ...rest] = body.split('\n');
+      return [`${marker} ${box}${first}`, ...rest.map((l) => (l ? pad + l : l))].join('\n');
+    })
+    .join('\n');
+}
+
+/** Slack has no tables: columns padded to width inside a code block. */
+function renderTable(table: Tokens.Table): string {
+  const cell = (c: Tokens.TableCell) => plain(c.tokens).replace(/\s+/g, ' ').trim();
+  const rows = [table.header.map(cell), ...table.rows.map((r) => r.map(cell))];
+  const widths = rows[0]!.map((_, col) => Math.min(40, Math.max(...rows.map((r) => Array.from(r[col] ?? '').length))));
+  const line = (r: string[]) =>
+    r
+      .map((c, col) => c + ' '.repeat(Math.max(0, (widths[col] ?? 0) - Array.from(c).length)))
+      .join(' | ')
+      .trimEnd();
+  const lines = [line(rows[0]!), widths.map((w) => '-'.repeat(Math.max(1, w))).join('-+-'), ...rows.slice(1).map(line)];
+  return `\`\`\`\n${codeText(lines.join('\n'))}\n\`\`\``;
+}
+
+/** The visible text of inline tokens, without formatting. */
+function plain(tokens: Token[] | undefined): string {
+  return (tokens ?? [])
+    .map((token) => {
+      const t = token as Tokens.Generic;
+      if (t.type === 'br') return ' ';
+      if (Array.isArray(t.tokens)) return plain(t.tokens as Token[]);
+      if (t.type === 'text' || t.type === 'escape' || t.type === 'codespan') return decodeEntities(String(t.text ?? ''));
+      return String(t.text ?? t.raw ?? '');
+    })
+    .join('');
+}
+
+function renderInline(tokens: Token[] | undefined, ctx: Inline): string {
+  return (tokens ?? []).map((t) => renderInlineToken(t, ctx)).join('');
+}
+
+function renderInlineToken(token: Token, ctx: Inline): string {
+  const t = token as Tokens.Generic;
+  switch (t.type) {
+    case 'text': {
+      const tt = t as Tokens.Text;
+      return tt.tokens ? renderInline(tt.tokens, ctx) : text(tt.text);
+    }
+    case 'escape':
+      return escapeSlackText((t as Tokens.Escape).text);
+    case 'strong': {
+      const inner = renderInline((t as Tokens.Strong).tokens, { ...ctx, bold: true });
+      return ctx.bold ? inner : `*${inner}*`;
+    }
+    case 'em': {
+      const inner = renderInline((t as Tokens.Em).tokens, { ...ctx, italic: true });
+      return ctx.italic ? inner : `_${inner}_`;
+    }
+    case 'del': {
+      const inner = renderInline((t as Tokens.Del).tokens, { ...ctx, strike: true });
+      return ctx.strike ? inner : `~${inner}~`;
+    }
+    case 'codespan':
+      return `\`${escapeSlackText(decodeEntities((t as Tokens.Codespan).text)).replace(/`/g, "'")}\``;
+    case 'br':
+      return '\n';
+    case 'link':
+    case 'image': {
+      const link = t as Tokens.Link | Tokens.Image;
+      const label = plain(link.tokens).trim() || link.href;
+      const target = safeLinkTarget(link.href);
+      if (!target) return text(label);
+      if (label === link.href) return `<${target}>`;
+      return `<${target}|${text(label).replace(/\|/g, '¦')}>`;
+    }
+    case 'html':
+      return text((t as Tokens.HTML).text);
+    default:
+      return text(String(t.raw ?? ''));
+  }
+}

@@ -1,0 +1,132 @@
+import type { WebClient } from '@slack/web-api';
+import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
+import type { ReplyTarget } from '../../src/core/message.js';
+import type { ReplyPortDeps } from '../../src/core/platform-context.js';
+import type { Logger } from '../../src/logger.js';
+import { createBoltLogger } from './bolt-logger.js';
+import { slackErrorCode, toPlatformError } from './errors.js';
+import { neutraliseMentions } from './escape.js';
+import { renderNotice, renderSlackReply } from './render.js';
+import { slackTextToPlain } from './slack-text.js';
+import { createUserDirectory, type UserDirectory } from './user-directory.js';
+import { createWebClient } from './web-client.js';
+
+export interface SlackReplyPortOptions {
+  /** A WebClient to use instead of one built from the config (tests). */
+  client?: WebClient;
+  /** Reaction shown while the agent works. @defaultValue config.slack.workingReaction */
+  workingReaction?: string;
+}
+
+/** Most pages of conversations.replies read for thread context (200 messages each). */
+const MAX_THREAD_PAGES = 5;
+
+/**
+ * The worker's side of Slack: Web API calls only. Every failure is a PlatformError so the
+ * worker's error policy decides (429 → wait Retry-After; not_in_channel → give up).
+ */
+export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPortOptions = {}): ReplyPort {
+  const slack = deps.config.slack;
+  if (!slack) throw new Error('SLACK_BOT_TOKEN is missing: the Slack reply port needs it to post replies');
+  const logger = deps.logger.child({ platform: 'slack' });
+  const client = options.client ?? createWebClient(slack.botToken, { apiUrl: slack.apiUrl, logger: createBoltLogger(logger) });
+  const reaction = options.workingReaction ?? slack.workingReaction;
+  const users = createUserDirectory(client, 10 * 60_000);
+
+  const post = async (target: ReplyTarget, text: string, what: string) => {
+    try {
+      await client.chat.postMessage({
+        channel: target.channelId,
+        text: neutraliseMentions(text),
+        ...(!target.inline && target.threadId ? { thread_ts: target.threadId } : {}),
+        unfurl_links: false,
+        unfurl_media: false,
+        link_names: false,
+      });
+    } catch (err) {
+      const e = toPlatformError('chat.postMessage', err);
+      if (e.kind === 'refused') logger.warn({ channel: target.channelId, code: e.code, what }, `Slack refused the ${what}: ${e.message}`);
+      throw e;
+    }
+  };
+
+  return {
+    platform: 'slack',
+    render: (markdown) => renderSlackReply(markdown),
+    postChunk: (target, chunk) => post(target, chunk, 'reply'),
+    postNotice: (target, text) => post(target, renderNotice(text), 'notice'),
+
+    async startWorking(target) {
+      await react(client, logger, 'add', target, reaction, 'already_reacted');
+    },
+
+    async stopWorking(target, outcome) {
+      await react(client, logger, 'remove', target, reaction, 'no_reaction');
+      if (outcome === 'failed') await react(client, logger, 'add', target, 'warning', 'already_reacted');
+    },
+
+    fetchThread: (target, limit) => fetchThread(client, users, target, limit),
+  };
+}
+
+/** Reactions are best effort: a missing one never holds up or fails a reply. */
+async function react(client: WebClient, logger: Logger, op: 'add' | 'remove', target: ReplyTarget, name: string, harmless: string) {
+  try {
+    const args = { channel: target.channelId, timestamp: target.messageId, name };
+    await (op === 'add' ? client.reactions.add(args) : client.reactions.remove(args));
+  } catch (err) {
+    const code = slackErrorCode(err);
+    if (code === harmless) return;
+    logger.warn({ channel: target.channelId, reaction: name, code }, `could not ${op} the :${name}: reaction: ${toPlatformError(`reactions.${op}`, err).message}`);
+  }
+}
+
+interface SlackMessage {
+  ts?: string;
+  user?: string;
+  bot_id?: string;
+  subtype?: string;
+  username?: string;
+  text?: string;
+  bot_profile?: { name?: string };
+}
+
+async function fetchThread(client: WebClient, users: UserDirectory, target: ReplyTarget, limit: number): Promise<ThreadMessage[]> {
+  if (!target.threadId || target.inline || limit <= 0) return [];
+  if (compareTs(target.threadId, target.messageId) >= 0) return [];
+  const earlier: SlackMessage[] = [];
+  let cursor: string | undefined;
+  for (let page = 0; page < MAX_THREAD_PAGES; page++) {
+    let res;
+    try {
+      res = await client.conversations.replies({ channel: target.channelId, ts: target.threadId, limit: 200, ...(cursor ? { cursor } : {}) });
+    } catch (err) {
+      throw toPlatformError('conversations.replies', err);
+    }
+    for (const m of (res.messages ?? []) as SlackMessage[]) {
+      if (m.ts && compareTs(m.ts, target.messageId) < 0) earlier.push(m);
+    }
+    cursor = res.response_metadata?.next_cursor || undefined;
+    if (!res.has_more || !cursor) break;
+  }
+  const picked = earlier.sort((a, b) => compareTs(a.ts!, b.ts!)).slice(-limit);
+  return Promise.all(
+    picked.map(async (m) => {
+      const isBot = Boolean(m.bot_id) || m.subtype === 'bot_message';
+      let author = m.bot_profile?.name ?? m.username ?? (isBot ? 'bot' : (m.user ?? 'someone'));
+      if (!isBot && m.user) author = await users.get(m.user).then((u) => u.name, () => m.user!);
+      return { author, text: slackTextToPlain(m.text ?? ''), isBot };
+    }),
+  );
+}
+
+/** Orders Slack timestamps (`1700000000.000100`) exactly; a double loses the last digits. */
+export function compareTs(a: string, b: string): number {
+  const [as = '0', af = ''] = a.split('.');
+  const [bs = '0', bf = ''] = b.split('.');
+  const secs = Number(as) - Number(bs);
+  if (secs !== 0) return Math.sign(secs);
+  const fa = af.padEnd(6, '0');
+  const fb = bf.padEnd(6, '0');
+  return fa < fb ? -1 : fa > fb ? 1 : 0;
+}

@@ -1,0 +1,33 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from '../../src/logger.js';
+
+/**
+ * First-delivery check for Slack messages across every ingress process. Slack sends one
+ * message as `app_mention` and `message`, and redelivers when an ack is late; the queue
+ * already makes one job of them, but the ingress would still post a notice ("not bound",
+ * "over quota") per delivery. A Redis `SET NX` lets only the first through.
+ */
+export interface SeenOnce {
+  /** True for the first delivery of this message ID (and whenever Redis cannot tell). */
+  first(messageId: string): Promise<boolean>;
+  /** Forgets a message so a redelivery is handled again (the first attempt could not be accepted). */
+  forget(messageId: string): Promise<void>;
+}
+
+export function createSeenOnce(redis: Redis, prefix: string, logger: Logger, ttlSeconds = 3_600): SeenOnce {
+  const key = (messageId: string) => `${prefix}:slack:seen:${messageId}`;
+  return {
+    async first(messageId) {
+      try {
+        return (await redis.set(key(messageId), '1', 'EX', ttlSeconds, 'NX')) === 'OK';
+      } catch (err) {
+        // Without Redis the ingress cannot queue either; let it decide and tell the user.
+        logger.warn({ err: { message: (err as Error).message } }, 'Slack delivery check failed; handing the message on');
+        return true;
+      }
+    },
+    async forget(messageId) {
+      await redis.del(key(messageId)).catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * Slack's message markup turned back into what the user sees, for the agent: `<@U1>` →
+ * `@U1`, `<#C1|general>` → `#general`, `<https://x|label>` → `label (https://x)`,
+ * `<!here>` → `@here`, then `&lt;` `&gt;` `&amp;` decoded. Mentions of the bot itself are
+ * removed (they address the bot; they are not part of the question).
+ */
+export function slackTextToPlain(text: string, botUserId?: string): string {
+  let out = String(text ?? '');
+  if (botUserId) out = stripMention(out, botUserId);
+  out = out.replace(/<([^<>\n]{1,3000})>/g, (_whole, inner: string) => {
+    const [target = '', label] = splitOnce(inner, '|');
+    if (target.startsWith('@')) return `@${label || target.slice(1)}`;
+    if (target.startsWith('#')) return `#${label || target.slice(1)}`;
+    if (target.startsWith('!subteam^')) return `@${label || target.slice('!subteam^'.length)}`;
+    if (target.startsWith('!date^')) return label ?? '';
+    if (target.startsWith('!')) return `@${label || target.slice(1)}`;
+    return label && label !== target ? `${label} (${target})` : target;
+  });
+  return out.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').trim();
+}
+
+/** Whether `<@BOT>` or `<@BOT|name>` appears in Slack text. */
+export function mentionsUser(text: string, userId: string): boolean {
+  return mentionPattern(userId).test(String(text ?? ''));
+}
+
+function stripMention(text: string, userId: string): string {
+  return text.replace(new RegExp(mentionPattern(userId).source, 'g'), ' ').replace(/[ \t]{2,}/g, ' ');
+}
+
+function mentionPattern(userId: string): RegExp {
+  const id = userId.replace(/[^A-Za-z0-9]/g, '');
+  return new RegExp(`<@${id}(?:\\|[^>]*)?>`);
+}
+
+function splitOnce(s: string, sep: string): [string, string | undefined] {
+  const i = s.indexOf(sep);
+  return i < 0 ? [s, undefined] : [s.slice(0, i), s.slice(i + 1)];
+}

@@ -1,0 +1,108 @@
+import type { App, RespondFn, SlashCommand } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
+import { parseCommandText } from '../../src/commands/parse.js';
+import type { CommandCaller, CommandReply, Commands, ParsedCommand } from '../../src/commands/types.js';
+import { newRef } from '../../src/commands/format.js';
+import type { Logger } from '../../src/logger.js';
+import { ephemeral } from './blocks.js';
+import { slackCaller } from './caller.js';
+import { credentialMetadata, credentialModal } from './credential-modal.js';
+import { slackErrorCode } from './errors.js';
+
+export interface SlashCommandDeps {
+  commands: Commands;
+  logger: Logger;
+  isAdmin(userId: string): Promise<boolean>;
+  /** SLACK_COMMAND, e.g. `/agent`. */
+  commandName: string;
+}
+
+/** The slash command's payload as the handler needs it; a missing field reads as empty. */
+function callerOf(command: Partial<SlashCommand>): CommandCaller {
+  return slackCaller({
+    teamId: String(command.team_id ?? ''),
+    channelId: String(command.channel_id ?? ''),
+    channelName: typeof command.channel_name === 'string' ? command.channel_name : undefined,
+    userId: String(command.user_id ?? ''),
+    userName: typeof command.user_name === 'string' ? command.user_name : undefined,
+  });
+}
+
+function problem(title: string, line: string): CommandReply {
+  return { ok: false, title, lines: [line] };
+}
+
+/**
+ * `/agent …`: acknowledged at once (Slack allows 3 s), then answered ephemerally through the
+ * response URL. Everything but `help` is for admins; a bare or unknown command gets help.
+ */
+export function registerSlashCommand(app: App, deps: SlashCommandDeps): void {
+  app.command(deps.commandName, async ({ command, ack, respond, client }) => {
+    await ack();
+    const caller = callerOf(command);
+    const parsed = parseCommandText(typeof command.text === 'string' ? command.text : '');
+    try {
+      const answer = await run(parsed, caller, command, client, deps);
+      if (answer) await respond(ephemeral(answer));
+    } catch (err) {
+      const ref = newRef();
+      deps.logger.error({ ref, command: parsed.name, err: { message: (err as Error)?.message } }, 'Slack command failed');
+      await safeRespond(respond, problem('Something went wrong', `That did not work. If it keeps failing, give your operator the reference \`${ref}\`.`));
+    }
+  });
+}
+
+async function safeRespond(respond: RespondFn, reply: CommandReply) {
+  await respond(ephemeral(reply)).catch(() => undefined);
+}
+
+async function run(
+  parsed: ParsedCommand,
+  caller: CommandCaller,
+  command: Partial<SlashCommand>,
+  client: WebClient,
+  deps: SlashCommandDeps,
+): Promise<CommandReply | undefined> {
+  const c = deps.commands;
+  if (parsed.name === 'help') return c.help();
+  if (parsed.name === 'invalid') {
+    const help = c.help();
+    return { ...help, ok: false, lines: [parsed.error, '', ...help.lines] };
+  }
+  if (!caller.userId || !(await deps.isAdmin(caller.userId))) return c.refuse(caller, parsed.name);
+
+  switch (parsed.name) {
+    case 'instances':
+      return c.instances(caller);
+    case 'bind':
+      return c.bind(caller, parsed.instanceId, parsed.mode);
+    case 'unbind':
+      return c.unbind(caller);
+    case 'status':
+      return c.status(caller);
+    case 'set':
+      return c.set(caller, parsed.setting, parsed.value);
+    case 'why':
+      return c.why(caller);
+    case 'audit':
+      return c.audit(caller);
+    case 'credential':
+      return openCredentialModal(parsed.instanceId, command, client, deps);
+  }
+}
+
+async function openCredentialModal(instanceId: string, command: Partial<SlashCommand>, client: WebClient, deps: SlashCommandDeps) {
+  const metadata = credentialMetadata(instanceId, String(command.channel_id ?? ''));
+  if (!metadata) return problem('Add a credential', 'That instance ID is too long.');
+  try {
+    await client.views.open({ trigger_id: String(command.trigger_id ?? ''), view: credentialModal(instanceId, metadata) });
+    return undefined;
+  } catch (err) {
+    const code = slackErrorCode(err);
+    deps.logger.warn({ code }, 'could not open the credential form');
+    if (code === 'expired_trigger_id' || code === 'exchanged_trigger_id' || code === 'invalid_trigger_id') {
+      return problem('Add a credential', `Slack closed the window for opening the form (3 seconds). Run \`${deps.commandName} credential\` again.`);
+    }
+    return problem('Add a credential', 'The form could not be opened. Try again in a moment.');
+  }
+}

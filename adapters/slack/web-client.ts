@@ -1,0 +1,37 @@
+import { WebClient, type WebClientOptions } from '@slack/web-api';
+import type { Logger as SlackLogger } from '@slack/bolt';
+
+/** Slack's own Web API, used when SLACK_API_URL is not set. */
+export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
+
+/** `SLACK_API_URL` with the trailing slash the WebClient joins method names to. */
+export function slackApiUrl(configured: string | undefined): string {
+  const url = configured ?? DEFAULT_SLACK_API_URL;
+  return url.endsWith('/') ? url : `${url}/`;
+}
+
+export interface SlackClientOptions {
+  apiUrl?: string;
+  logger: SlackLogger;
+  /** Per-call limit. @defaultValue 10000 */
+  timeoutMs?: number;
+}
+
+/**
+ * WebClient options for calls whose retries belong to someone else: the queue for reply
+ * posts, the user for interactive calls (a trigger_id lasts 3 s). A 429 is rejected at once
+ * with its Retry-After instead of pausing the client, and nothing is retried here.
+ */
+export function webClientOptions(options: SlackClientOptions): WebClientOptions {
+  return {
+    slackApiUrl: slackApiUrl(options.apiUrl),
+    logger: options.logger,
+    rejectRateLimitedCalls: true,
+    retryConfig: { retries: 0 },
+    timeout: options.timeoutMs ?? 10_000,
+  };
+}
+
+export function createWebClient(token: string, options: SlackClientOptions): WebClient {
+  return new WebClient(token, webClientOptions(options));
+}

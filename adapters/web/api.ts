@@ -1,0 +1,190 @@
+import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import { z } from 'zod';
+import { newRef } from '../../src/commands/format.js';
+import type { CommandReply } from '../../src/commands/types.js';
+import type { AdapterContext } from '../../src/core/platform-context.js';
+import { isWebChannel, WEB_CHANNELS, WEB_WORKSPACE_ID } from './channels.js';
+import { runCommandText } from './command-text.js';
+import type { WebEventStore } from './event-store.js';
+import { stripMention, toIncomingMessage, webCaller } from './normalise.js';
+
+/** Largest JSON body the API reads. */
+export const API_BODY_LIMIT = '64kb';
+
+const channel = z.string().refine(isWebChannel, { message: `must be one of ${WEB_CHANNELS.map((c) => c.id).join(', ')}` });
+const userName = z.string().trim().min(1, { message: 'enter your name' }).max(40);
+const who = { channel, userName };
+
+const schemas = {
+  message: z.object({
+    ...who,
+    messageId: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: 'must be a UUID' }),
+    text: z.string().max(100_000),
+    mention: z.boolean().default(false),
+  }),
+  bind: z.object({ ...who, instanceId: z.string().trim().min(1).max(200), mode: z.enum(['mention', 'all']).default('mention') }),
+  channelOnly: z.object(who),
+  command: z.object({ ...who, name: z.enum(['help', 'instances', 'status', 'why', 'audit']) }),
+  commandText: z.object({ ...who, text: z.string().max(2000) }),
+  set: z.object({ ...who, setting: z.enum(['errors', 'context', 'quota']), value: z.string().trim().min(1).max(100) }),
+  credential: z.object({
+    ...who,
+    instanceId: z.string().trim().min(1).max(200),
+    key: z.string().trim().min(1).max(200),
+    value: z.string().min(1).max(10_000),
+  }),
+};
+
+/** Parses the body or answers 400 naming each bad field (never echoing a value). */
+function body<T>(schema: z.ZodType<T>, req: Request, res: Response): T | undefined {
+  const parsed = schema.safeParse(req.body);
+  if (parsed.success) return parsed.data;
+  const issues = parsed.error.issues.map((i) => ({ field: i.path.join('.') || 'body', message: i.message }));
+  res.status(400).json({ error: `Invalid request: ${issues.map((i) => `${i.field}: ${i.message}`).join('; ')}`, issues });
+  return undefined;
+}
+
+/** Cross-site pages must not drive the API with the user's cookie. */
+const sameOrigin: RequestHandler = (req, res, next) => {
+  const origin = req.headers.origin;
+  if (req.method === 'GET' || origin === undefined) return next();
+  let host: string | undefined;
+  try {
+    host = new URL(origin).host;
+  } catch {
+    host = undefined;
+  }
+  if (host && host === req.headers.host) return next();
+  res.status(403).json({ error: 'Cross-origin requests are not accepted.' });
+};
+
+/** Removes a secret from a reply, should any command ever echo it. */
+function scrub(reply: CommandReply, secret: string): CommandReply {
+  const clean = (s: string) => s.split(secret).join('[hidden]');
+  return {
+    ...reply,
+    title: clean(reply.title),
+    lines: reply.lines.map(clean),
+    ...(reply.table ? { table: { columns: reply.table.columns.map(clean), rows: reply.table.rows.map((r) => r.map(clean)) } } : {}),
+  };
+}
+
+/** The JSON API under `/playground/api`: chat, admin commands and figures. */
+export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Router {
+  const { commands, ingress, logger } = ctx;
+  const api = express.Router();
+  api.use(express.json({ limit: API_BODY_LIMIT }));
+  api.use(sameOrigin);
+  api.use((_req, res, next) => {
+    res.setHeader('Cache-Control', 'no-store');
+    next();
+  });
+
+  api.get('/info', (_req, res) => {
+    res.json({ mode: ctx.config.mode, workspaceId: WEB_WORKSPACE_ID, channels: WEB_CHANNELS, maxMessageChars: ctx.config.maxMessageChars });
+  });
+
+  api.get('/instances', async (_req, res) => {
+    try {
+      res.json({ instances: await commands.cachedInstances() });
+    } catch (err) {
+      logger.warn({ err }, 'playground: could not list the instances');
+      res.status(502).json({ error: 'The agent service did not list the instances. Try again in a moment.' });
+    }
+  });
+
+  api.get('/bindings', async (_req, res) => {
+    const list = await ctx.bindings.list('web');
+    res.json({ bindings: list.map(({ channelId, binding }) => ({ channelId, ...binding })) });
+  });
+
+  api.get('/queue', async (_req, res) => {
+    const [counts, failures] = await Promise.all([ctx.queueInfo.counts(), ctx.queueInfo.recentFailures(10)]);
+    res.json({ counts, failures });
+  });
+
+  api.post('/messages', async (req, res) => {
+    const b = body(schemas.message, req, res);
+    if (!b) return;
+    const message = toIncomingMessage({ channelId: b.channel, userName: b.userName, messageId: b.messageId, text: b.text, mention: b.mention });
+    // Like a platform: the message is in the channel first, then its event reaches the bridge.
+    if (await store.claimMessageId(message.messageId)) {
+      await store.append({
+        type: 'message',
+        channelId: b.channel,
+        messageId: message.messageId,
+        userId: message.userId,
+        userName: b.userName,
+        text: stripMention(b.text).text,
+        mention: message.mentionsBot,
+        at: message.receivedAt,
+      });
+    }
+    res.json({ messageId: message.messageId, result: await ingress.handle(message) });
+  });
+
+  api.post('/bind', async (req, res) => {
+    const b = body(schemas.bind, req, res);
+    if (b) res.json({ reply: await commands.bind(webCaller(b.channel, b.userName), b.instanceId, b.mode) });
+  });
+
+  api.post('/unbind', async (req, res) => {
+    const b = body(schemas.channelOnly, req, res);
+    if (b) res.json({ reply: await commands.unbind(webCaller(b.channel, b.userName)) });
+  });
+
+  api.post('/set', async (req, res) => {
+    const b = body(schemas.set, req, res);
+    if (b) res.json({ reply: await commands.set(webCaller(b.channel, b.userName), b.setting, b.value) });
+  });
+
+  api.post('/command', async (req, res) => {
+    const b = body(schemas.command, req, res);
+    if (!b) return;
+    const caller = webCaller(b.channel, b.userName);
+    const reply = b.name === 'help' ? commands.help() : await commands[b.name](caller);
+    res.json({ reply });
+  });
+
+  api.post('/command-text', async (req, res) => {
+    const b = body(schemas.commandText, req, res);
+    if (b) res.json(await runCommandText(commands, webCaller(b.channel, b.userName), b.text));
+  });
+
+  api.post('/credential', async (req, res) => {
+    const b = body(schemas.credential, req, res);
+    if (!b) return;
+    const release = ctx.secrets.add(b.value);
+    try {
+      const reply = await commands.credential(webCaller(b.channel, b.userName), b.instanceId, b.key, b.value);
+      res.json({ reply: scrub(reply, b.value) });
+    } finally {
+      release();
+    }
+  });
+
+  api.use((_req, res) => {
+    res.status(404).json({ error: 'No such playground API route.' });
+  });
+  api.use(apiErrors(ctx));
+  return api;
+}
+
+function apiErrors(ctx: AdapterContext): ErrorRequestHandler {
+  return (err, _req, res, _next) => {
+    const e = err as { type?: string; status?: number; statusCode?: number };
+    const status = e.status ?? e.statusCode;
+    if (e.type === 'entity.too.large') {
+      res.status(413).json({ error: `The request body is too large (at most ${API_BODY_LIMIT}).` });
+    } else if (e.type === 'entity.parse.failed') {
+      // The parser's message quotes the body, which may hold a secret: never echo it.
+      res.status(400).json({ error: 'The request body is not valid JSON.' });
+    } else if (typeof status === 'number' && status >= 400 && status < 500) {
+      res.status(status).json({ error: 'The request could not be read.' });
+    } else {
+      const ref = newRef();
+      ctx.logger.error({ err, ref }, 'playground API request failed');
+      res.status(500).json({ error: `Something went wrong on the server (reference ${ref}).`, ref });
+    }
+  };
+}

@@ -1,0 +1,125 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { Request, RequestHandler, Response } from 'express';
+import type { SecretRegistry } from '../../src/logger.js';
+
+/** The cookie `/playground/login` sets; it holds a value derived from the token, never the token. */
+export const SESSION_COOKIE = 'agent_bridge_playground';
+
+/** Options of {@link createPlaygroundAuth}. */
+export interface PlaygroundAuthOptions {
+  /** `PLAYGROUND_TOKEN`; without it only loopback Host names are let in. */
+  token?: string;
+  secrets: SecretRegistry;
+}
+
+export interface PlaygroundAuth {
+  /** Lets a request through, or answers 401 (token) / 403 (foreign Host name). */
+  check: RequestHandler;
+  /** `GET /playground/login?token=…`: sets the session cookie and goes to the page. */
+  login: RequestHandler;
+}
+
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+/** Constant-time comparison of two strings of any length. */
+export function sameSecret(presented: string, expected: string): boolean {
+  return timingSafeEqual(digest(presented), digest(expected));
+}
+
+/** The session cookie's value for a token: an HMAC, so the cookie never carries the token itself. */
+export function sessionValue(token: string): string {
+  return createHmac('sha256', token).update('agent-bridge playground session v1').digest('base64url');
+}
+
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}
+
+/** Host names a browser on this machine uses for a loopback address. */
+export function isLoopbackHostHeader(host: string | undefined): boolean {
+  if (!host) return false;
+  const name = host.startsWith('[') ? host.slice(1, host.indexOf(']')) : host.replace(/:\d+$/, '');
+  const lower = name.toLowerCase();
+  return lower === 'localhost' || lower.endsWith('.localhost') || lower === '::1' || /^127\.\d+\.\d+\.\d+$/.test(lower);
+}
+
+function deny(req: Request, res: Response, status: 401 | 403, message: string): void {
+  res.setHeader('Cache-Control', 'no-store');
+  if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="agent-bridge playground"');
+  if (req.method === 'GET' && req.accepts(['json', 'html']) === 'html') {
+    res.status(status).type('html').send(denyPage(message, status === 401));
+    return;
+  }
+  res.status(status).json({ error: message });
+}
+
+function denyPage(message: string, askToken: boolean): string {
+  const form = askToken
+    ? `<form action="/playground/login" method="get"><label for="token">Playground token</label>
+<input id="token" name="token" type="password" autocomplete="off" required><button>Open the playground</button></form>`
+    : '';
+  // `message` is one of this module's constant strings, never request data.
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>agent-bridge playground</title></head>
+<body><main><h1>agent-bridge playground</h1><p>${message}</p>${form}</main></body></html>`;
+}
+
+export function createPlaygroundAuth(options: PlaygroundAuthOptions): PlaygroundAuth {
+  const { token, secrets } = options;
+  const session = token ? sessionValue(token) : undefined;
+
+  const check: RequestHandler = (req, res, next) => {
+    if (!token || !session) {
+      // Without a token the playground is for this machine only: a foreign Host name means
+      // a page elsewhere reached it through DNS rebinding.
+      if (isLoopbackHostHeader(req.headers.host)) return next();
+      return deny(req, res, 403, 'The playground answers on localhost only. Set PLAYGROUND_TOKEN to open it to other hosts.');
+    }
+    const auth = req.headers.authorization;
+    if (auth?.startsWith('Bearer ')) {
+      const presented = auth.slice(7).trim();
+      const release = secrets.add(presented);
+      try {
+        if (sameSecret(presented, token)) return next();
+      } finally {
+        release();
+      }
+    }
+    const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
+    if (cookie !== undefined && sameSecret(cookie, session)) return next();
+    deny(req, res, 401, 'The playground needs its token: open /playground/login?token=… or send Authorization: Bearer.');
+  };
+
+  const login: RequestHandler = (req, res) => {
+    const presented = typeof req.query.token === 'string' ? req.query.token : '';
+    const release = secrets.add(presented);
+    try {
+      res.setHeader('Cache-Control', 'no-store');
+      res.setHeader('Referrer-Policy', 'no-referrer');
+      if (!token || !session) {
+        res.redirect(303, '/playground/');
+        return;
+      }
+      if (!presented || !sameSecret(presented, token)) {
+        deny(req, res, 401, 'That token is not the playground token.');
+        return;
+      }
+      const secure = req.secure ? '; Secure' : '';
+      res.setHeader('Set-Cookie', `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Strict${secure}`);
+      res.redirect(303, '/playground/');
+    } finally {
+      release();
+    }
+  };
+
+  return { check, login };
+}

@@ -1,0 +1,43 @@
+import { parseCommandText } from '../../src/commands/parse.js';
+import type { CommandCaller, CommandReply, Commands } from '../../src/commands/types.js';
+
+/** What a typed `/agent …` command gives back to the page. */
+export interface CommandTextResult {
+  reply: CommandReply;
+  /** `credential <id>`: the page opens its credential form for that instance instead. */
+  credentialFormFor?: string;
+}
+
+/** Runs a command typed in the message box (`/agent why`), through the same Commands as Slack. */
+export async function runCommandText(commands: Commands, caller: CommandCaller, text: string): Promise<CommandTextResult> {
+  const parsed = parseCommandText(text);
+  switch (parsed.name) {
+    case 'help':
+      return { reply: commands.help() };
+    case 'instances':
+      return { reply: await commands.instances(caller) };
+    case 'bind':
+      return { reply: await commands.bind(caller, parsed.instanceId, parsed.mode) };
+    case 'unbind':
+      return { reply: await commands.unbind(caller) };
+    case 'status':
+      return { reply: await commands.status(caller) };
+    case 'why':
+      return { reply: await commands.why(caller) };
+    case 'audit':
+      return { reply: await commands.audit(caller) };
+    case 'set':
+      return { reply: await commands.set(caller, parsed.setting, parsed.value) };
+    case 'credential':
+      return {
+        reply: {
+          ok: true,
+          title: 'Add a credential',
+          lines: ['Use the credential form in the admin panel: the value goes to the agent service and is never shown again.'],
+        },
+        credentialFormFor: parsed.instanceId,
+      };
+    case 'invalid':
+      return { reply: { ok: false, title: 'Not a command', lines: [parsed.error] } };
+  }
+}

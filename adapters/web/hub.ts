@@ -1,0 +1,91 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from '../../src/logger.js';
+import { parseStoredEvent, type StoredWebEvent } from './events.js';
+
+export type WebEventListener = (event: StoredWebEvent) => void;
+
+/** Options of {@link createWebEventHub}. */
+export interface WebEventHubOptions {
+  /** The connection to duplicate; a subscribed connection can run no other command. */
+  redis: Redis;
+  /** Pub/sub channel the event store announces on. */
+  channel: string;
+  logger: Pick<Logger, 'warn' | 'debug'>;
+}
+
+/**
+ * Fans announced web events out to the page's SSE clients in this process. Events come from
+ * Redis whichever process wrote them (a worker's reply port, or this ingress).
+ */
+export interface WebEventHub {
+  start(): Promise<void>;
+  /** Idempotent. */
+  stop(): Promise<void>;
+  /** Listens to one web channel; returns the function that stops listening. */
+  listen(channelId: string, listener: WebEventListener): () => void;
+}
+
+export function createWebEventHub(options: WebEventHubOptions): WebEventHub {
+  const { logger } = options;
+  const listeners = new Map<string, Set<WebEventListener>>();
+  let subscriber: Redis | undefined;
+  let stopped: Promise<void> | undefined;
+
+  const dispatch = (payload: string) => {
+    let id: unknown;
+    let event: unknown;
+    try {
+      ({ id, e: event } = JSON.parse(payload) as { id?: unknown; e?: unknown });
+    } catch {
+      // Handled below as not an event.
+    }
+    const stored = typeof id === 'string' && event !== undefined ? parseStoredEvent(id, JSON.stringify(event)) : undefined;
+    if (!stored) {
+      logger.warn('ignored a malformed web event announcement');
+      return;
+    }
+    for (const listener of listeners.get(stored.channelId) ?? []) {
+      try {
+        listener(stored);
+      } catch (err) {
+        logger.warn({ err }, 'a web event listener failed');
+      }
+    }
+  };
+
+  return {
+    async start() {
+      if (subscriber || stopped) return;
+      subscriber = options.redis.duplicate({ connectionName: 'agent-bridge:web-events' });
+      subscriber.on('error', (err: Error) => logger.warn({ err }, 'web event subscription: Redis connection error'));
+      subscriber.on('message', (channel: string, payload: string) => {
+        if (channel === options.channel) dispatch(payload);
+      });
+      await subscriber.subscribe(options.channel);
+      logger.debug({ channel: options.channel }, 'web events subscribed');
+    },
+    stop() {
+      stopped ??= (async () => {
+        listeners.clear();
+        const s = subscriber;
+        subscriber = undefined;
+        if (!s) return;
+        try {
+          await s.quit();
+        } catch {
+          s.disconnect();
+        }
+      })();
+      return stopped;
+    },
+    listen(channelId, listener) {
+      let set = listeners.get(channelId);
+      if (!set) listeners.set(channelId, (set = new Set()));
+      set.add(listener);
+      return () => {
+        set.delete(listener);
+        if (set.size === 0 && listeners.get(channelId) === set) listeners.delete(channelId);
+      };
+    },
+  };
+}

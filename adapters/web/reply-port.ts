@@ -1,0 +1,69 @@
+import { PlatformError } from '../../src/core/errors.js';
+import type { ReplyTarget } from '../../src/core/message.js';
+import type { ReplyPortDeps } from '../../src/core/platform-context.js';
+import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
+import { splitMarkdown } from '../../src/render/split-markdown.js';
+import { createWebEventStore, type WebEventStore } from './event-store.js';
+import type { WebEvent } from './events.js';
+
+/** Longest reply message the page shows; longer replies are split like on the other platforms. */
+export const WEB_MAX_CHUNK = 4000;
+
+/** Events read back when building thread context. */
+const CONTEXT_SCAN = 300;
+
+/**
+ * The web platform's reply port. It never talks to browsers: it appends to the channel's
+ * Redis stream and announces the event, so it works the same in a worker-only process.
+ */
+export function createWebReplyPort(deps: ReplyPortDeps, store?: WebEventStore): ReplyPort {
+  const events = store ?? createWebEventStore({ redis: deps.redis, prefix: deps.config.queue.prefix, logger: deps.logger });
+
+  const append = async (event: WebEvent): Promise<void> => {
+    try {
+      await events.append(event);
+    } catch (err) {
+      throw new PlatformError('web', 'network', 'could not write to the web channel stream in Redis', { cause: err });
+    }
+  };
+
+  return {
+    platform: 'web',
+    render: (markdown) => splitMarkdown(markdown, WEB_MAX_CHUNK),
+    postChunk: (target, chunk, index) =>
+      append({ type: 'reply', channelId: target.channelId, replyTo: target.messageId, index, text: chunk, at: Date.now() }),
+    postNotice: (target, text) =>
+      append({ type: 'notice', channelId: target.channelId, replyTo: target.messageId, text, at: Date.now() }),
+    startWorking: (target) => append({ type: 'working', channelId: target.channelId, replyTo: target.messageId, at: Date.now() }),
+    stopWorking: (target, outcome) =>
+      append({ type: 'done', channelId: target.channelId, replyTo: target.messageId, outcome, at: Date.now() }),
+    fetchThread: (target, limit) => fetchThread(events, target, limit),
+  };
+}
+
+/** A web channel has no threads: its context is the channel's recent conversation. */
+async function fetchThread(events: WebEventStore, target: ReplyTarget, limit: number): Promise<ThreadMessage[]> {
+  let history;
+  try {
+    history = await events.history(target.channelId, { count: CONTEXT_SCAN });
+  } catch (err) {
+    throw new PlatformError('web', 'network', 'could not read the web channel stream from Redis', { cause: err });
+  }
+  const trigger = history.findIndex((e) => e.type === 'message' && e.messageId === target.messageId);
+  const earlier = trigger >= 0 ? history.slice(0, trigger) : history;
+  const messages: ThreadMessage[] = [];
+  let lastReplyTo: string | undefined;
+  for (const e of earlier) {
+    if (e.type === 'message') {
+      messages.push({ author: e.userName || e.userId, text: e.text, isBot: false });
+      lastReplyTo = undefined;
+    } else if (e.type === 'reply') {
+      // Chunks of one answer read as one message, as they were written.
+      const last = messages.at(-1);
+      if (last?.isBot && lastReplyTo === e.replyTo) last.text += `\n\n${e.text}`;
+      else messages.push({ author: 'agent', text: e.text, isBot: true });
+      lastReplyTo = e.replyTo;
+    }
+  }
+  return limit > 0 ? messages.slice(-limit) : [];
+}

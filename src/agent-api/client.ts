@@ -1,0 +1,126 @@
+import { AgentApiError } from '../core/errors.js';
+import type { AgentConfig } from '../config/load.js';
+import type { Logger } from '../logger.js';
+import { callAgent, type HttpDeps } from './http.js';
+import { chatReplySchema, credentialResultSchema, instanceListSchema } from './schemas.js';
+import type { AgentApi, AgentCallEvent } from './types.js';
+
+/** Exact message when addCredential is called without a dashboard session. */
+export const NO_SESSION_MESSAGE = 'adding credentials needs a dashboard session: set AGENT_SESSION_COOKIE';
+
+export interface AgentApiOptions {
+  /**
+   * The fetch to use.
+   * @defaultValue the global fetch (Node's undici: keep-alive connection pool per origin)
+   */
+  fetch?: typeof fetch;
+  /** Debug line per call (operation, status, duration; never headers or bodies). */
+  logger?: Logger;
+  /** Called after every call that went to the network, e.g. for latency and status metrics. */
+  onCall?: (event: AgentCallEvent) => void;
+  /** @defaultValue Date.now */
+  now?: () => number;
+}
+
+/**
+ * The client of the agent service (../shared/agent-chat-api.md §4):
+ * - chat: `POST {base_url}/chat` with `X-API-Key`, limit `timeoutMs`;
+ * - listInstances: `GET {base_url}/instances` with the key, or the session when no key is set;
+ * - addCredential: `POST {origin of base_url}/api/instances/{id}/credentials` with the session only.
+ * The session is `AGENT_SESSION_COOKIE` sent verbatim as `Cookie` and/or `AGENT_SESSION_TOKEN`
+ * as `Authorization: Bearer`. Calls other than chat are limited by `otherTimeoutMs`.
+ */
+export function createAgentApi(config: AgentConfig, options: AgentApiOptions = {}): AgentApi {
+  const base = config.baseUrl.replace(/\/+$/, '');
+  // The credentials path is relative to the host root: any path prefix of base_url is dropped.
+  const origin = new URL(base).origin;
+  const secrets = [config.apiKey, config.sessionCookie, config.sessionToken].filter((s): s is string => Boolean(s));
+  const session = sessionHeaders(config);
+  let answeredAt: number | undefined;
+
+  const deps: HttpDeps = {
+    fetch: options.fetch ?? globalThis.fetch,
+    now: options.now ?? Date.now,
+    answered: (at) => (answeredAt = at),
+    logger: options.logger,
+    onCall: options.onCall,
+  };
+
+  return {
+    async chat(instanceId, message, signal) {
+      if (!config.apiKey) throw new AgentApiError('unauthorized', 'chatting needs an API key: set AGENT_API_KEY');
+      return callAgent(deps, {
+        operation: 'chat',
+        method: 'POST',
+        url: `${base}/chat`,
+        headers: { 'x-api-key': config.apiKey },
+        body: { instanceId, message },
+        timeoutMs: config.timeoutMs,
+        signal,
+        schema: chatReplySchema,
+        secrets,
+        authHint: 'check AGENT_API_KEY',
+        instanceId,
+      });
+    },
+
+    async listInstances(signal) {
+      const headers = config.apiKey ? { 'x-api-key': config.apiKey } : session;
+      if (!headers) {
+        throw new AgentApiError(
+          'unauthorized',
+          'listing instances needs an API key or a dashboard session: set AGENT_API_KEY or AGENT_SESSION_COOKIE',
+        );
+      }
+      return callAgent(deps, {
+        operation: 'listInstances',
+        method: 'GET',
+        url: `${base}/instances`,
+        headers,
+        timeoutMs: config.otherTimeoutMs,
+        signal,
+        schema: instanceListSchema,
+        secrets,
+        authHint: config.apiKey ? 'check AGENT_API_KEY' : 'check AGENT_SESSION_COOKIE or AGENT_SESSION_TOKEN',
+      });
+    },
+
+    async addCredential(instanceId, key, value, signal) {
+      if (!session) throw new AgentApiError('unauthorized', NO_SESSION_MESSAGE);
+      return callAgent(deps, {
+        operation: 'addCredential',
+        method: 'POST',
+        url: `${origin}/api/instances/${instanceSegment(instanceId)}/credentials`,
+        headers: session,
+        body: { key, value },
+        timeoutMs: config.otherTimeoutMs,
+        signal,
+        schema: credentialResultSchema,
+        secrets: [...secrets, value],
+        authHint: 'check AGENT_SESSION_COOKIE or AGENT_SESSION_TOKEN',
+        instanceId,
+      });
+    },
+
+    lastAnsweredAt: () => answeredAt,
+  };
+}
+
+/** The session headers, or undefined when no session is configured. Never carries X-API-Key. */
+function sessionHeaders(config: AgentConfig): Record<string, string> | undefined {
+  const headers: Record<string, string> = {};
+  if (config.sessionCookie) headers.cookie = config.sessionCookie;
+  if (config.sessionToken) headers.authorization = `Bearer ${config.sessionToken}`;
+  return Object.keys(headers).length > 0 ? headers : undefined;
+}
+
+/**
+ * The id as one path segment. encodeURIComponent keeps `.` and URL parsers resolve `.`/`..`
+ * segments (even as %2E), so those ids would address another path: they are refused.
+ */
+function instanceSegment(instanceId: string): string {
+  if (instanceId === '' || instanceId === '.' || instanceId === '..') {
+    throw new AgentApiError('bad_request', `instance id ${JSON.stringify(instanceId)} cannot be used in a URL path`);
+  }
+  return encodeURIComponent(instanceId);
+}

@@ -1,0 +1,153 @@
+import { STATUS_CODES } from 'node:http';
+import type { z } from 'zod';
+import { AgentApiError, kindForStatus } from '../core/errors.js';
+import type { Logger } from '../logger.js';
+import type { AgentCallEvent, AgentOperation } from './types.js';
+import { readableDetail, scrub } from './error-message.js';
+import { DEFAULT_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
+import { deadline, type Deadline } from './deadline.js';
+import { describeIssues } from './schemas.js';
+
+/** One call of the agent service, as the client describes it. */
+export interface AgentRequest<T> {
+  operation: AgentOperation;
+  method: 'GET' | 'POST';
+  url: string;
+  /** Authentication headers; content headers are added here. */
+  headers: Record<string, string>;
+  body?: unknown;
+  timeoutMs: number;
+  signal?: AbortSignal;
+  schema: z.ZodType<T>;
+  /** Values that must never appear in an error message. */
+  secrets: readonly string[];
+  /** Appended to 401/403 messages: which setting to check. */
+  authHint: string;
+  instanceId?: string;
+}
+
+export interface HttpDeps {
+  fetch: typeof fetch;
+  now: () => number;
+  /** Called whenever the service answered with any status. */
+  answered: (at: number) => void;
+  logger?: Logger;
+  onCall?: (event: AgentCallEvent) => void;
+}
+
+/** Sends one request and returns the validated body, or throws AgentApiError (or the caller's abort reason). */
+export async function callAgent<T>(deps: HttpDeps, req: AgentRequest<T>): Promise<T> {
+  const started = performance.now();
+  let status: number | undefined;
+  try {
+    const value = await exchange(deps, req, (s) => (status = s));
+    report(deps, req, started, status);
+    return value;
+  } catch (err) {
+    report(deps, req, started, status, err instanceof AgentApiError ? err : undefined);
+    throw err;
+  }
+}
+
+async function exchange<T>(deps: HttpDeps, req: AgentRequest<T>, seen: (status: number) => void): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'agent-bridge', ...req.headers };
+  if (req.body !== undefined) headers['content-type'] = 'application/json';
+  try {
+    new Headers(headers);
+  } catch {
+    // The validation error quotes the offending value, which is one of the secrets.
+    throw new AgentApiError('bad_request', `a configured agent credential is not a valid HTTP header value (${req.authHint})`);
+  }
+
+  let response: Response;
+  let text: string;
+  const limit = deadline(req.timeoutMs, req.signal);
+  try {
+    // Node's global fetch (undici) keeps connections alive and pools them per origin.
+    // Redirects are not followed: a redirect to another host would carry X-API-Key along.
+    response = await deps.fetch(req.url, {
+      method: req.method,
+      headers,
+      body: req.body === undefined ? undefined : JSON.stringify(req.body),
+      signal: limit.signal,
+      redirect: 'manual',
+    });
+    seen(response.status);
+    deps.answered(deps.now());
+    text = response.ok ? await response.text() : await response.text().catch(() => '');
+  } catch (err) {
+    throw transportError(err, req, limit);
+  } finally {
+    limit.dispose();
+  }
+
+  if (!response.ok) throw statusError(response, text, req, deps.now());
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    throw new AgentApiError('invalid_response', `agent service answered ${response.status} with a body that is not JSON`, {
+      status: response.status,
+    });
+  }
+  const parsed = req.schema.safeParse(data);
+  if (!parsed.success) {
+    throw new AgentApiError(
+      'invalid_response',
+      `agent service answered ${response.status} with an unexpected body (${describeIssues(parsed.error)})`,
+      { status: response.status },
+    );
+  }
+  return parsed.data;
+}
+
+function transportError(err: unknown, req: AgentRequest<unknown>, limit: Deadline): unknown {
+  if (req.signal?.aborted) {
+    const reason: unknown = req.signal.reason;
+    // The caller cancelled: hand back its own reason, unless that reason is itself a deadline.
+    if (!(reason instanceof DOMException && reason.name === 'TimeoutError')) return reason;
+    return new AgentApiError('timeout', `agent service call was cut short by the caller's deadline`);
+  }
+  if (limit.timedOut) {
+    return new AgentApiError('timeout', `agent service did not answer within ${req.timeoutMs} ms`);
+  }
+  const cause = (err as { cause?: { code?: unknown; name?: unknown } } | undefined)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : typeof cause?.name === 'string' ? cause.name : undefined;
+  const host = new URL(req.url).host;
+  const message = `could not reach the agent service at ${host}${code ? ` (${code})` : ''}`;
+  return new AgentApiError('network', scrub(message, req.secrets), { cause: err });
+}
+
+function statusError(response: Response, text: string, req: AgentRequest<unknown>, now: number): AgentApiError {
+  const status = response.status;
+  const kind = kindForStatus(status);
+  let retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now);
+  if (status === 429) retryAfterMs ??= DEFAULT_RETRY_AFTER_MS;
+
+  let detail = readableDetail(text, response.headers.get('content-type'), req.secrets);
+  if (status >= 300 && status < 400) {
+    const location = scrub(response.headers.get('location') ?? '', req.secrets).slice(0, 200);
+    detail = `redirect${location ? ` to ${location}` : ''} not followed; check AGENT_API_BASE_URL`;
+  }
+  let message = `agent service answered ${status}`;
+  message += detail ? `: ${detail}` : STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : '';
+  if (status === 401 || status === 403) message += ` (${req.authHint})`;
+  return new AgentApiError(kind, message, { status, retryAfterMs });
+}
+
+function report(deps: HttpDeps, req: AgentRequest<unknown>, started: number, status?: number, error?: AgentApiError): void {
+  const event: AgentCallEvent = {
+    operation: req.operation,
+    instanceId: req.instanceId,
+    status,
+    kind: error?.kind,
+    durationMs: Math.round(performance.now() - started),
+  };
+  const text = error ? `agent ${req.operation} failed: ${error.message}` : `agent ${req.operation} ok`;
+  deps.logger?.debug({ agentCall: event }, text);
+  try {
+    deps.onCall?.(event);
+  } catch {
+    // A metrics hook must never turn a successful call into a failure.
+  }
+}

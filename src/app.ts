@@ -1,0 +1,262 @@
+import type { Express } from 'express';
+import type { Redis } from 'ioredis';
+import { createAgentApi } from './agent-api/client.js';
+import type { AgentApi } from './agent-api/types.js';
+import { createAuditLog } from './audit/audit-log.js';
+import { createBindingStore } from './bindings/store.js';
+import type { BindingStore } from './bindings/types.js';
+import { createCommands } from './commands/handlers.js';
+import type { Commands } from './commands/types.js';
+import type { Config } from './config/load.js';
+import type { Adapter } from './core/adapter.js';
+import type { Platform } from './core/conversation.js';
+import type { PlatformModule, QueueInfo } from './core/platform-context.js';
+import type { ReplyPorts } from './core/reply-port.js';
+import { createDropLog } from './diagnostics/drop-log.js';
+import { mountDashboard } from './http/dashboard.js';
+import { createHttpServer } from './http/server.js';
+import { createIngress } from './ingress/ingress.js';
+import type { Ingress } from './ingress/types.js';
+import { createLogger, secrets as processSecrets, type Logger, type SecretRegistry } from './logger.js';
+import { Metrics } from './metrics.js';
+import { ChatQueue } from './queue/chat-queue.js';
+import { createQuota } from './quota/quota.js';
+import { bullPrefix, createRedis } from './redis.js';
+import { startChatWorker, type ChatWorker } from './worker/chat-worker.js';
+import { FailureLog } from './worker/failure-log.js';
+import { MessageProcessor } from './worker/process-message.js';
+
+export interface BridgeOptions {
+  config: Readonly<Config>;
+  logger?: Logger;
+  secrets?: SecretRegistry;
+  /** The agent service client; defaults to the HTTP client of `config.agent`. */
+  agentApi?: AgentApi;
+  /** The platforms to run (adapters/index.ts picks them from config). */
+  platforms: PlatformModule[];
+  metrics?: Metrics;
+}
+
+export interface Bridge {
+  config: Readonly<Config>;
+  ingress: Ingress;
+  commands: Commands;
+  ports: ReplyPorts;
+  bindings: BindingStore;
+  queue: ChatQueue;
+  queueInfo: QueueInfo;
+  redis: Redis;
+  http: Express;
+  httpPort: number;
+  metrics: Metrics;
+  /** Orderly and idempotent: stop ingress, drain workers (bounded), close HTTP and Redis. */
+  stop(): Promise<void>;
+}
+
+/** The composition root: the only place real parts are wired together. */
+export async function startBridge(options: BridgeOptions): Promise<Bridge> {
+  const { config } = options;
+  const secrets = options.secrets ?? processSecrets;
+  for (const s of config.secrets) secrets.add(s);
+  const logger = options.logger ?? createLogger({ level: config.logLevel, registry: secrets });
+  const metrics = options.metrics ?? new Metrics({ defaultMetrics: true });
+  const prefix = bullPrefix(config);
+  const storePrefix = `${prefix}:chat`;
+
+  // A Cluster client speaks the same commands; the stores are typed against the plain client.
+  const redis = createRedis(config.redis, { name: 'agent-bridge' }) as Redis;
+  redis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
+  await waitForRedis(redis, config.redis.url);
+
+  if (!options.agentApi && !config.agent) throw new Error('no agent service configured');
+  const agentApi =
+    options.agentApi ??
+    createAgentApi(config.agent!, {
+      logger,
+      onCall: (e) => {
+        const labels = { endpoint: e.operation, instance: e.instanceId ?? '', status: String(e.status ?? e.kind ?? 'error') };
+        metrics.agentRequests.inc(labels);
+        metrics.agentLatency.observe(labels, e.durationMs / 1000);
+      },
+    });
+
+  const queue = new ChatQueue({
+    connection: redis,
+    redis,
+    prefix,
+    keepCompleted: config.queue.keepCompleted,
+    keepFailed: config.queue.keepFailed,
+  });
+  const bindings = createBindingStore({ redis, prefix: storePrefix, defaults: config.bindings, logger });
+  const quota = createQuota({ redis, prefix: storePrefix, defaults: config.quotas });
+  const dropLog = createDropLog({ redis, prefix: storePrefix, logger });
+  const audit = createAuditLog({ redis, prefix: storePrefix, maxEntries: config.auditMaxEntries });
+  const failures = new FailureLog(redis, storePrefix);
+  const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n) };
+
+  const ports: ReplyPorts = {};
+  for (const p of options.platforms) ports[p.platform] = p.createReplyPort({ config, logger, redis });
+
+  const commands = createCommands({
+    agentApi,
+    bindings,
+    quota,
+    dropLog,
+    audit,
+    queueStats: () => queue.counts(),
+    logger,
+    secrets,
+    commandName: config.slack?.command ?? '/agent',
+  });
+
+  const q = config.quotas;
+  const anyDefaultQuota = q.userPerDay + q.userPerMinute + q.channelPerDay + q.channelPerMinute > 0;
+  const ingress = createIngress({
+    bindings,
+    queue,
+    ports,
+    logger,
+    metrics,
+    maxMessageChars: config.maxMessageChars,
+    quota,
+    quotasActive: (b) => anyDefaultQuota || Object.values(b.quota ?? {}).some((n) => (n ?? 0) > 0),
+    drops: dropLog,
+  });
+
+  const agentReady = agentReadiness(agentApi);
+  const http = createHttpServer({
+    host: config.http.host,
+    port: config.http.port,
+    metrics,
+    logger,
+    redis,
+    agentReady,
+    beforeMetrics: async () => {
+      const counts = await queue.counts();
+      for (const [state, n] of Object.entries(counts)) metrics.queueDepth.set({ state }, n);
+    },
+  });
+  mountDashboard(http.app, { queues: [queue.queue], user: config.dashboard?.user, password: config.dashboard?.password, logger });
+
+  let worker: ChatWorker | undefined;
+  let workerRedis: Redis | undefined;
+  if (config.role !== 'ingress') {
+    const blocking = createRedis(config.redis, { blocking: true, name: 'agent-bridge-worker' }) as Redis;
+    blocking.on('error', () => {});
+    workerRedis = blocking;
+    const processor = new MessageProcessor({
+      agent: agentApi,
+      ports,
+      mailbox: queue.mailbox,
+      logger,
+      metrics,
+      retry: { attempts: config.queue.attempts, baseDelayMs: config.queue.retryBaseDelayMs },
+      failures,
+      drops: dropLog,
+      threadContext: config.threadContext,
+    });
+    worker = startChatWorker({
+      connection: blocking,
+      prefix,
+      queue: queue.queue,
+      mailbox: queue.mailbox,
+      processor,
+      logger,
+      concurrency: config.queue.concurrency,
+      lockDurationMs: config.queue.lockDurationMs,
+      stalledIntervalMs: config.queue.stalledIntervalMs,
+    });
+  }
+
+  const adapters: Adapter[] = [];
+  if (config.role !== 'worker') {
+    for (const p of options.platforms) {
+      const adapter = p.createAdapter({
+        config,
+        logger: logger.child({ platform: p.platform }),
+        secrets,
+        ingress,
+        commands,
+        http: http.app,
+        redis,
+        replyPort: ports[p.platform]!,
+        bindings,
+        queueInfo,
+      });
+      adapters.push(adapter);
+    }
+  }
+
+  const httpPort = await http.listen();
+  for (const a of adapters) await a.start();
+  logger.info(
+    { role: config.role, platforms: options.platforms.map((p) => p.platform), port: httpPort },
+    'agent-bridge started',
+  );
+
+  let stopping: Promise<void> | undefined;
+  const stop = () => {
+    stopping ??= (async () => {
+      logger.info('shutting down');
+      await Promise.allSettled(adapters.map((a) => a.stop()));
+      await worker?.close(config.shutdownTimeoutMs);
+      await http.close();
+      await queue.close().catch(() => {});
+      await Promise.allSettled([redis.quit(), workerRedis?.quit()]);
+      logger.info('stopped');
+    })();
+    return stopping;
+  };
+
+  return {
+    config,
+    ingress,
+    commands,
+    ports,
+    bindings,
+    queue,
+    queueInfo,
+    redis,
+    http: http.app,
+    httpPort,
+    metrics,
+    stop,
+  };
+}
+
+/** Fails start-up with one clear line when Redis does not answer. */
+async function waitForRedis(redis: Redis, url: string): Promise<void> {
+  try {
+    await Promise.race([
+      redis.ping(),
+      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 5_000)),
+    ]);
+  } catch {
+    redis.disconnect();
+    const where = url.replace(/\/\/[^@]*@/, '//');
+    throw new RedisUnavailableError(
+      `Redis is not reachable at ${where}: start one with \`docker compose up -d redis\`, or install it (Debian: \`apt-get install redis-server\`; macOS: \`brew install redis && brew services start redis\`), or set REDIS_URL`,
+    );
+  }
+}
+
+export class RedisUnavailableError extends Error {
+  override name = 'RedisUnavailableError';
+}
+
+/** The agent service counts as ready when it answered within the last minute, or answers a listing now. */
+function agentReadiness(agentApi: AgentApi, freshMs = 60_000): () => Promise<boolean> {
+  return async () => {
+    const last = agentApi.lastAnsweredAt();
+    if (last !== undefined && Date.now() - last < freshMs) return true;
+    try {
+      await agentApi.listInstances(AbortSignal.timeout(3_000));
+      return true;
+    } catch (err) {
+      // Any HTTP answer (even 401) proves the service is reachable.
+      return agentApi.lastAnsweredAt() !== undefined && Date.now() - agentApi.lastAnsweredAt()! < freshMs && err !== undefined;
+    }
+  };
+}
+
+export type { Platform };

@@ -1,0 +1,106 @@
+import { BridgeError } from '../core/errors.js';
+import { describeAgentProblem, sentence } from './agent-errors.js';
+import { code, newRef, reply } from './format.js';
+import type { CommandsDeps } from './options.js';
+import type { CommandCaller, CommandReply } from './types.js';
+
+/** Names a credential may have: a letter, then letters, digits, `_`, `.` or `-`; 128 at most. */
+export const CREDENTIAL_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
+
+const TITLE = 'Add a credential';
+
+/** Every form the value may take inside a text (raw, JSON-escaped, URL-encoded), removed. */
+function scrubber(value: string): (text: string) => string {
+  if (value.length < 4) return (text) => text;
+  const forms = [...new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)])];
+  return (text) => forms.reduce((t, f) => t.split(f).join('[REDACTED]'), text);
+}
+
+/**
+ * `credential`: checks the key name, calls the agent service at once, and confirms with the
+ * key's name. The value never reaches a reply, the audit log or a log line: it is registered
+ * with the logger's secret registry while the call runs, and scrubbed from every error text.
+ */
+export function createCredentialHandler(deps: CommandsDeps) {
+  const { agentApi, audit, logger, commandName } = deps;
+
+  return async function credential(caller: CommandCaller, instanceId: string, key: string, value: string): Promise<CommandReply> {
+    const release = deps.secrets.add(value);
+    const scrub = scrubber(String(value ?? ''));
+    const id = String(instanceId ?? '').trim();
+    const name = String(key ?? '').trim();
+    const base = {
+      action: 'credential' as const,
+      actor: caller.userId,
+      actorName: caller.userName,
+      platform: caller.platform,
+      workspaceId: caller.workspaceId,
+      channelId: caller.channelId,
+    };
+    const record = async (entry: { instanceId?: string; key?: string; outcome: 'ok' | 'failed'; detail?: string }) => {
+      try {
+        await audit.record({ ...base, ...entry, ...(entry.detail ? { detail: scrub(entry.detail) } : {}), at: deps.now() });
+      } catch (err) {
+        logger.error({ err: scrub(String(err)), action: 'credential' }, 'could not write the audit entry');
+      }
+    };
+
+    try {
+      if (!id) return reply(false, TITLE, [`Name the instance: \`${commandName} credential <instance-id>\`.`]);
+      // An invalid key is not echoed: it may be the value pasted into the wrong field.
+      if (!CREDENTIAL_KEY.test(name)) {
+        await record({ instanceId: id, outcome: 'failed', detail: 'invalid key name' });
+        return reply(false, TITLE, [
+          'That key name is not valid: it must start with a letter and use only letters, digits, `_`, `.` or `-` (at most 128 characters), for example `OPENAI_API_KEY`.',
+        ]);
+      }
+      if (typeof value !== 'string' || value.length === 0 || value.trim().length === 0) {
+        await record({ instanceId: id, key: name, outcome: 'failed', detail: 'empty value' });
+        return reply(false, TITLE, ['The credential value is empty. Enter the secret value and try again.']);
+      }
+
+      let problem: string;
+      try {
+        const result = await agentApi.addCredential(id, name, value);
+        if (result.success) {
+          await record({ instanceId: id, key: name, outcome: 'ok' });
+          logger.info({ action: 'credential', instanceId: id, key: name, userId: caller.userId }, 'credential added');
+          return reply(true, 'Credential added', [`Added credential ${code(name, 130)} to instance ${code(id)}.`]);
+        }
+        problem = 'The agent service did not confirm that the credential was added.';
+      } catch (err) {
+        problem = describeCredentialError(err, id, commandName);
+        const ref = newRef();
+        logger.warn(
+          { ref, action: 'credential', instanceId: id, key: name, kind: err instanceof BridgeError ? err.kind : undefined, status: err instanceof BridgeError ? err.status : undefined, reason: scrub(problem) },
+          'adding a credential failed',
+        );
+      }
+      const safe = scrub(problem);
+      await record({ instanceId: id, key: name, outcome: 'failed', detail: safe.slice(0, 300) });
+      return reply(false, TITLE, [safe]);
+    } finally {
+      release();
+    }
+  };
+}
+
+/** The missing-session, unknown-instance and refusal cases in words an admin can act on. */
+function describeCredentialError(err: unknown, instanceId: string, commandName: string): string {
+  if (err instanceof Error && /dashboard session/i.test(err.message)) {
+    return 'Adding credentials needs a dashboard session: whoever runs the bridge must set AGENT_SESSION_COOKIE (or AGENT_SESSION_TOKEN).';
+  }
+  if (err instanceof BridgeError && (err.kind === 'not_found' || err.status === 404)) {
+    return `No instance with ID ${code(instanceId)}. Run ${commandName} instances to see them.`;
+  }
+  if (err instanceof BridgeError && (err.kind === 'unauthorized' || err.kind === 'forbidden')) {
+    return `The agent service refused the dashboard session (it may have expired): ${err.message}`;
+  }
+  if (err instanceof BridgeError && ['timeout', 'network', 'server_error'].includes(err.kind)) {
+    return `${sentence(describeAgentProblem(err)).slice(0, -1)}. The credential may or may not have been added: check the instance before trying again.`;
+  }
+  if (err instanceof BridgeError && err.kind !== 'rate_limited' && err.kind !== 'invalid_response') {
+    return `The agent service refused: ${err.message}`;
+  }
+  return sentence(describeAgentProblem(err));
+}

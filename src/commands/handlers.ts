@@ -1,0 +1,129 @@
+import type { Instance } from '../agent-api/types.js';
+import { secrets as processSecrets } from '../logger.js';
+import { describeAgentProblem, sentence } from './agent-errors.js';
+import { createBindingCommands, type AuditWriter } from './binding-commands.js';
+import { createCredentialHandler } from './credential.js';
+import { code, newRef, reply } from './format.js';
+import { createInstanceCache } from './instance-cache.js';
+import type { CommandsDeps, CommandsOptions } from './options.js';
+import { createReportCommands } from './report-commands.js';
+import { SET_FORMS } from './settings.js';
+import type { CommandCaller, CommandName, CommandReply, Commands } from './types.js';
+
+export type { CommandsOptions, QueueStats } from './options.js';
+
+/**
+ * The platform-neutral admin commands. Adapters check admin rights, translate their input
+ * into these calls and render the `CommandReply`. No handler throws: an unexpected failure
+ * becomes a plain-words reply with a reference ID that is also in the log line.
+ */
+export function createCommands(options: CommandsOptions): Commands {
+  const deps: CommandsDeps = {
+    ...options,
+    instanceCacheMs: options.instanceCacheMs ?? 30_000,
+    probeTimeoutMs: options.probeTimeoutMs ?? 3_000,
+    commandName: options.commandName ?? '/agent',
+    secrets: options.secrets ?? processSecrets,
+    now: options.now ?? Date.now,
+  };
+  const { agentApi, logger, commandName, now } = deps;
+  const instances = createInstanceCache(agentApi, deps.instanceCacheMs, now);
+
+  const audit: AuditWriter = async (caller, entry) => {
+    try {
+      await deps.audit.record({
+        actor: caller.userId,
+        ...(caller.userName ? { actorName: caller.userName } : {}),
+        platform: caller.platform,
+        workspaceId: caller.workspaceId,
+        channelId: caller.channelId,
+        ...entry,
+        at: now(),
+      });
+    } catch (err) {
+      // The action itself happened (or was refused); a lost audit line must not hide that.
+      logger.error({ err, action: entry.action, userId: caller.userId }, 'could not write the audit entry');
+    }
+  };
+
+  /** Runs a handler; an unexpected error becomes a reply with a reference ID. */
+  async function guard(name: CommandName, caller: CommandCaller, run: () => Promise<CommandReply>): Promise<CommandReply> {
+    try {
+      return await run();
+    } catch (err) {
+      const ref = newRef();
+      logger.error({ err, ref, command: name, platform: caller.platform, channelId: caller.channelId }, 'command failed');
+      return reply(false, 'Something went wrong', [
+        `${commandName} ${name} failed unexpectedly. Please try again; if it keeps failing, give your operator the reference ${code(ref)}.`,
+      ]);
+    }
+  }
+
+  const bindingCommands = createBindingCommands(deps, instances, audit);
+  const reports = createReportCommands(deps, instances);
+  const credential = createCredentialHandler(deps);
+
+  return {
+    help() {
+      const c = commandName;
+      return reply(true, 'agent-bridge commands', [
+        `\`${c} instances\`: list the agent instances of the account`,
+        `\`${c} bind <instance-id> [mention|all]\`: answer in this channel with that instance (\`mention\`, the default: when addressed; \`all\`: every message)`,
+        `\`${c} unbind\`: stop answering in this channel`,
+        `\`${c} status\`: this channel's binding, the queue, whether the agent service answers, and usage against quotas`,
+        `\`${c} credential <instance-id>\`: add a credential (key and value) to an instance`,
+        `\`${c} ${SET_FORMS.errors}\`: how failures show in this channel (reply in words, warning reaction only, or nothing)`,
+        `\`${c} ${SET_FORMS.context}\`: send a thread's earlier messages to the agent along with each message`,
+        `\`${c} ${SET_FORMS.quota}\`: message limits for this channel (0 = unlimited, \`default\` = back to the default)`,
+        `\`${c} why\`: why recent messages in this channel got no answer`,
+        `\`${c} audit\`: recent admin actions`,
+        `\`${c} help\`: this list`,
+      ]);
+    },
+
+    instances: (caller) =>
+      guard('instances', caller, async () => {
+        let list: Instance[];
+        try {
+          list = await instances.refresh();
+        } catch (err) {
+          logger.warn({ err }, 'listing instances failed');
+          return reply(false, 'Instances', [`Couldn't list the instances: ${describeAgentProblem(err)}.`]);
+        }
+        if (list.length === 0) return reply(true, 'Instances', ['The account has no agent instances yet.']);
+        return reply(
+          true,
+          'Instances',
+          [`${list.length} instance${list.length === 1 ? '' : 's'}. Bind one here with \`${commandName} bind <instance-id>\`.`],
+          { columns: ['ID', 'Name', 'Status', 'Type'], rows: list.map((i) => [i.id, i.name, i.status, i.type]) },
+        );
+      }),
+
+    bind: (caller, instanceId, mode) => guard('bind', caller, () => bindingCommands.bind(caller, instanceId, mode)),
+    unbind: (caller) => guard('unbind', caller, () => bindingCommands.unbind(caller)),
+    set: (caller, setting, value) => guard('set', caller, () => bindingCommands.set(caller, setting, value)),
+    status: (caller) => guard('status', caller, () => reports.status(caller)),
+    why: (caller) => guard('why', caller, () => reports.why(caller)),
+    audit: (caller) => guard('audit', caller, () => reports.audit(caller)),
+
+    async credential(caller, instanceId, key, value) {
+      try {
+        return await credential(caller, instanceId, key, value);
+      } catch {
+        // The handler catches everything itself; this only guards against a bug, and logs
+        // nothing from the error since it might carry the value.
+        const ref = newRef();
+        logger.error({ ref, command: 'credential' }, 'command failed');
+        return reply(false, 'Something went wrong', [sentence(`adding the credential failed unexpectedly (reference ${code(ref)})`)]);
+      }
+    },
+
+    async refuse(caller, command) {
+      await audit(caller, { action: 'refused', outcome: 'refused', detail: command });
+      logger.info({ userId: caller.userId, platform: caller.platform, command }, 'refused a command from a non-admin');
+      return reply(false, 'Not allowed', [`Only admins can use ${commandName} ${command}.`]);
+    },
+
+    cachedInstances: () => instances.get(),
+  };
+}

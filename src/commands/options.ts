@@ -1,0 +1,53 @@
+import type { AgentApi } from '../agent-api/types.js';
+import type { AuditLog } from '../audit/audit-log.js';
+import type { BindingStore } from '../bindings/types.js';
+import type { DropLog } from '../diagnostics/drop-log.js';
+import type { Logger, SecretRegistry } from '../logger.js';
+import type { Quota } from '../quota/quota.js';
+
+/** Job counts of the chat queue, as `/agent status` shows them. */
+export interface QueueStats {
+  waiting: number;
+  active: number;
+  delayed: number;
+  failed: number;
+  completed: number;
+}
+
+/** Options of `createCommands`: every dependency is passed in. */
+export interface CommandsOptions {
+  agentApi: AgentApi;
+  bindings: BindingStore;
+  quota: Quota;
+  dropLog: DropLog;
+  audit: AuditLog;
+  queueStats: () => Promise<QueueStats>;
+  logger: Logger;
+  /**
+   * How long `cachedInstances()` (and the instance check of `bind`) reuses a listing.
+   * @defaultValue 30000
+   */
+  instanceCacheMs?: number;
+  /**
+   * How long `status` waits for the agent service and the queue figures.
+   * @defaultValue 3000
+   */
+  probeTimeoutMs?: number;
+  /**
+   * How commands are written in replies (Slack's SLACK_COMMAND; Discord's slash command).
+   * @defaultValue '/agent'
+   */
+  commandName?: string;
+  /**
+   * Registry the credential value is added to while its request runs, so the logger redacts it.
+   * @defaultValue the process-wide registry of src/logger.ts
+   */
+  secrets?: SecretRegistry;
+  /** Clock, for tests. @defaultValue Date.now */
+  now?: () => number;
+}
+
+/** The options with defaults applied, as the handler files receive them. */
+export interface CommandsDeps extends Required<Omit<CommandsOptions, 'secrets'>> {
+  secrets: SecretRegistry;
+}

@@ -1,0 +1,84 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { Queue } from 'bullmq';
+import type { Express, NextFunction, Request, Response } from 'express';
+import type { Logger } from '../logger.js';
+
+/** Where the queue dashboard lives on the HTTP server. */
+export const DASHBOARD_PATH = '/admin/queues';
+
+const REALM = 'agent-bridge queue dashboard';
+
+/** Options of {@link mountDashboard}. */
+export interface DashboardOptions {
+  /** Queues shown (and operable: retry, remove, pause) on the dashboard. */
+  queues: Queue[];
+  /** `ADMIN_USER`. The dashboard is off unless both user and password are set. */
+  user?: string;
+  /** `ADMIN_PASSWORD`. */
+  password?: string;
+  logger: Logger;
+}
+
+/**
+ * Mounts Bull Board at {@link DASHBOARD_PATH} behind HTTP basic auth. Without both a user and
+ * a password nothing is mounted and the path answers 404 like any unknown path.
+ * Returns whether the dashboard is on.
+ */
+export function mountDashboard(app: Express, options: DashboardOptions): boolean {
+  const { user, password, logger } = options;
+  if (!user || !password) {
+    logger.info('queue dashboard off: set ADMIN_USER and ADMIN_PASSWORD to turn it on');
+    return false;
+  }
+
+  const serverAdapter = new ExpressAdapter();
+  serverAdapter.setBasePath(DASHBOARD_PATH);
+  createBullBoard({
+    queues: options.queues.map((queue) => new BullMQAdapter(queue)),
+    // @bull-board/express 9.10.1 pins its own @bull-board/api 9.10.1 beside the project's 9.10.2;
+    // the two copies' types differ only in private fields. Drop the cast once the versions match.
+    serverAdapter: serverAdapter as unknown as Parameters<typeof createBullBoard>[0]['serverAdapter'],
+  });
+
+  app.use(DASHBOARD_PATH, basicAuth(user, password, logger), serverAdapter.getRouter());
+  logger.info({ path: DASHBOARD_PATH, queues: options.queues.map((q) => q.name) }, 'queue dashboard on');
+  return true;
+}
+
+function basicAuth(user: string, password: string, logger: Logger) {
+  const expectedUser = digest(user);
+  const expectedPassword = digest(password);
+  return (req: Request, res: Response, next: NextFunction) => {
+    const given = parseBasic(req.headers.authorization);
+    // Both comparisons always run, on fixed-length digests: neither the length of the secrets
+    // nor which of the two was wrong shows in the response time.
+    const userOk = timingSafeEqual(digest(given?.user ?? ''), expectedUser);
+    const passwordOk = timingSafeEqual(digest(given?.password ?? ''), expectedPassword);
+    if (given && userOk && passwordOk) return next();
+
+    // Never log what was sent: a mistyped password is usually close to the real one.
+    if (given) logger.warn({ ip: req.ip, path: req.originalUrl }, 'queue dashboard: wrong user or password');
+    res
+      .status(401)
+      .set('WWW-Authenticate', `Basic realm="${REALM}", charset="UTF-8"`)
+      .set('Cache-Control', 'no-store')
+      .type('text/plain')
+      .send('Authentication required');
+  };
+}
+
+function parseBasic(header: string | undefined): { user: string; password: string } | undefined {
+  const match = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(header ?? '');
+  if (!match?.[1]) return undefined;
+  const decoded = Buffer.from(match[1], 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  if (colon < 0) return undefined;
+  return { user: decoded.slice(0, colon), password: decoded.slice(colon + 1) };
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}

@@ -1,0 +1,164 @@
+import type { Binding, BindingStore } from '../bindings/types.js';
+import type { QuotaLimits } from '../config/load.js';
+import { encodeConversationId, type Platform } from '../core/conversation.js';
+import type { IncomingMessage } from '../core/message.js';
+import type { ReplyPorts } from '../core/reply-port.js';
+import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
+import type { ChatQueue } from '../queue/chat-queue.js';
+import { jobIdFor, type ChatMessage } from '../queue/types.js';
+import { notices } from './notices.js';
+import type { DropReason, Ingress, IngressResult } from './types.js';
+
+/** Quota check before a job is queued (src/quota). */
+export interface QuotaGate {
+  consume(args: {
+    platform: Platform;
+    channelId: string;
+    userId: string;
+    overrides?: Partial<QuotaLimits>;
+  }): Promise<{ ok: true } | { ok: false; scope: 'user' | 'channel'; window: 'minute' | 'day'; retryAfterMs: number; limit?: number }>;
+}
+
+/** Where drops are kept for `/agent why` (src/diagnostics). */
+export interface DropLogWriter {
+  record(
+    platform: Platform,
+    channelId: string,
+    entry: { messageId: string; userId: string; reason: DropReason; at: number },
+  ): Promise<void>;
+}
+
+export interface IngressOptions {
+  bindings: BindingStore;
+  queue: ChatQueue;
+  ports: ReplyPorts;
+  logger: Logger;
+  metrics: Metrics;
+  maxMessageChars: number;
+  quota?: QuotaGate;
+  /** Whether any quota is configured at all; when not, the check is skipped. */
+  quotasActive?: (binding: Binding) => boolean;
+  drops?: DropLogWriter;
+  /** How long to keep trying to enqueue while Redis is unreachable. @defaultValue 10000 */
+  enqueueRetryMs?: number;
+}
+
+/** The single entry point of every adapter (see src/ingress/types.ts). */
+export function createIngress(o: IngressOptions): Ingress {
+  const retryFor = o.enqueueRetryMs ?? 10_000;
+
+  const notify = async (m: IncomingMessage, text: string) => {
+    const port = o.ports[m.platform];
+    if (!port) return;
+    await port.postNotice(m.reply, text).catch((err: Error) => o.logger.warn({ err: { message: err.message } }, 'could not post a notice'));
+  };
+
+  const drop = async (m: IncomingMessage, reason: DropReason, notice?: string): Promise<IngressResult> => {
+    o.logger.debug({ platform: m.platform, messageId: m.messageId, channelId: m.bindingChannelId, reason }, 'message dropped');
+    o.metrics.ingress.inc({ platform: m.platform, result: reason });
+    // Own messages would flood the list the bot's replies; everything else is worth explaining.
+    if (reason !== 'self') {
+      await o.drops
+        ?.record(m.platform, m.bindingChannelId, { messageId: m.messageId, userId: m.userId, reason, at: Date.now() })
+        .catch(() => {});
+    }
+    if (notice) await notify(m, notice);
+    return { status: 'dropped', reason };
+  };
+
+  const lookupBinding = async (m: IncomingMessage) => {
+    const own = await o.bindings.get(m.platform, m.bindingChannelId);
+    if (own || !m.isDirect) return own;
+    return o.bindings.get(m.platform, 'dm');
+  };
+
+  return {
+    async handle(m) {
+      if (m.fromSelf) return drop(m, 'self');
+      if (m.fromBot) return drop(m, 'bot');
+
+      let binding: Binding | undefined;
+      try {
+        binding = await lookupBinding(m);
+      } catch (err) {
+        o.logger.warn({ err: { message: (err as Error).message } }, 'binding lookup failed');
+        return drop(m, 'redis_unavailable', notices.unavailable);
+      }
+      const explicitlyAddressed = m.isDirect || m.mentionsBot || m.repliesToBot;
+      if (!binding) return drop(m, 'not_bound', explicitlyAddressed ? notices.notBound(m.platform) : undefined);
+
+      const conversationId = encodeConversationId(m.conversation);
+      const addressed =
+        explicitlyAddressed ||
+        binding.mode === 'all' ||
+        (m.conversation.threadId !== undefined && (await o.queue.mailbox.isAnswered(conversationId).catch(() => false)));
+      if (!addressed) return drop(m, m.contentMissing ? 'content_missing' : 'not_addressed');
+
+      const text = m.text.trim();
+      if (!text) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : notices.empty(m.platform));
+      if (text.length > o.maxMessageChars) return drop(m, 'too_long', notices.tooLong(text.length, o.maxMessageChars));
+
+      if (o.quota && (o.quotasActive?.(binding) ?? true)) {
+        // A redelivery must not be charged twice.
+        if (await o.queue.mailbox.wasSeen(m.platform, m.messageId).catch(() => false)) {
+          return { status: 'duplicate', jobId: jobIdFor(m.platform, m.messageId) };
+        }
+        const verdict = await o.quota
+          .consume({ platform: m.platform, channelId: m.bindingChannelId, userId: m.userId, overrides: binding.quota })
+          .catch(() => ({ ok: true }) as const);
+        if (!verdict.ok) return drop(m, 'over_quota', notices.overQuota(verdict));
+      }
+
+      const message: ChatMessage = {
+        platform: m.platform,
+        messageId: m.messageId,
+        conversationId,
+        workspaceId: m.conversation.workspaceId,
+        channelId: m.bindingChannelId,
+        instanceId: binding.instanceId,
+        text,
+        userId: m.userId,
+        userName: m.userName,
+        reply: m.reply,
+        receivedAt: m.receivedAt,
+        errorPolicy: binding.errorPolicy,
+        context: binding.context,
+      };
+
+      const result = await enqueueWithRetry(() => o.queue.enqueue(message), retryFor, o.logger);
+      if (!result) return drop(m, 'redis_unavailable', notices.unavailable);
+      o.metrics.ingress.inc({ platform: m.platform, result: result.status });
+      if (result.status === 'duplicate') return { status: 'duplicate', jobId: result.jobId };
+      if (m.hasAttachments) await notify(m, notices.attachments);
+      return { status: 'queued', jobId: result.jobId };
+    },
+  };
+}
+
+/** Retries while Redis is unreachable, up to `forMs`; undefined when it never answered. */
+async function enqueueWithRetry<T>(fn: () => Promise<T>, forMs: number, logger: Logger): Promise<T | undefined> {
+  const deadline = Date.now() + forMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn();
+    } catch (err) {
+      if (!isConnectionError(err)) throw err;
+      if (Date.now() >= deadline) {
+        logger.error({ err: { message: (err as Error).message } }, 'could not enqueue a message: Redis is unavailable');
+        return undefined;
+      }
+      logger.warn({ attempt, err: { message: (err as Error).message } }, 'enqueue failed; retrying');
+      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 2000)));
+    }
+  }
+}
+
+/** Errors that mean "Redis is not reachable now", as opposed to a bug. */
+function isConnectionError(err: unknown): boolean {
+  const e = err as { name?: string; message?: string; code?: string };
+  return (
+    e?.name === 'MaxRetriesPerRequestError' ||
+    /ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|Connection is closed|Stream isn't writeable|connect/i.test(`${e?.code ?? ''} ${e?.message ?? ''}`)
+  );
+}

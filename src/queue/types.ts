@@ -1,0 +1,55 @@
+import type { Platform } from '../core/conversation.js';
+import type { ReplyTarget } from '../core/message.js';
+import type { ContextMode, ErrorPolicy } from '../bindings/types.js';
+
+/**
+ * One accepted message, as stored in its conversation's mailbox. Holds no secret: only
+ * what the worker needs to call the agent and answer in the right place.
+ */
+export interface ChatMessage {
+  platform: Platform;
+  /** Platform message ID (the dedupe key). */
+  messageId: string;
+  conversationId: string;
+  workspaceId: string;
+  /** Channel whose binding applied. */
+  channelId: string;
+  instanceId: string;
+  text: string;
+  userId: string;
+  userName?: string;
+  reply: ReplyTarget;
+  receivedAt: number;
+  errorPolicy: ErrorPolicy;
+  context: ContextMode;
+}
+
+/** The BullMQ job's data: a pointer into the mailbox, small and secret-free. */
+export interface ChatJobData {
+  platform: Platform;
+  conversationId: string;
+  messageId: string;
+  instanceId: string;
+}
+
+/** Progress of a message, recorded after each step so a retry resumes where it stopped. */
+export interface MessageProgress {
+  /** The agent's answer, once it came. */
+  reply?: string;
+  /** How many rendered chunks are already posted. */
+  posted: number;
+  /** Failed attempts so far (retryable errors only). */
+  attempts: number;
+  /** Times the message met a rate limit (agent or platform). */
+  limited: number;
+  /** Whether the working indicator was started. */
+  working: boolean;
+}
+
+export const QUEUE_NAME = 'chat';
+
+/** BullMQ job ID: one per platform message, so a redelivery never makes a second job. */
+export function jobIdFor(platform: Platform, messageId: string): string {
+  // BullMQ refuses most custom IDs with ':' (its key separator).
+  return `${platform}-${messageId.replace(/[%:]/g, (c) => (c === '%' ? '%25' : '%3A'))}`;
+}

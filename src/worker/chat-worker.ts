@@ -1,0 +1,124 @@
+import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
+import type { Logger } from '../logger.js';
+import type { Mailbox, MailboxHead } from '../queue/mailbox.js';
+import { QUEUE_NAME, type ChatJobData } from '../queue/types.js';
+import type { MessageProcessor } from './process-message.js';
+
+export interface ChatWorkerOptions {
+  /** A connection BullMQ may block on (`maxRetriesPerRequest: null`). */
+  connection: ConnectionOptions;
+  prefix: string;
+  queue: Queue<ChatJobData>;
+  mailbox: Mailbox;
+  processor: MessageProcessor;
+  logger: Logger;
+  /** @defaultValue 50 */
+  concurrency: number;
+  /** How long a job's lock lasts without renewal; a killed worker's job is free after it. */
+  lockDurationMs: number;
+  /** How often BullMQ looks for jobs whose worker died. */
+  stalledIntervalMs: number;
+}
+
+export interface ChatWorker {
+  worker: Worker<ChatJobData>;
+  /** Stops taking jobs, lets in-flight ones finish within `timeoutMs`, then closes. Idempotent. */
+  close(timeoutMs: number): Promise<void>;
+}
+
+/** Result of one job, visible in the dashboard. */
+type JobResult = { processed: number } | { behind: string };
+
+/**
+ * Consumes chat jobs. A job drains its conversation's mailbox in order (see mailbox.ts);
+ * when another job holds the conversation, this one finishes at once as "behind" it.
+ */
+export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
+  const process = async (job: Job<ChatJobData>, token?: string): Promise<JobResult> => {
+    const conversationId = job.data.conversationId;
+    const holder = job.id!;
+    let acquired = await o.mailbox.acquire(conversationId, holder);
+    if (!acquired.held) {
+      const state = await o.queue.getJobState(acquired.holder);
+      // A holder whose job ended without releasing (it failed for good) is replaced.
+      if (state === 'completed' || state === 'failed' || state === 'unknown') {
+        if (await o.mailbox.takeOver(conversationId, acquired.holder, holder)) {
+          o.logger.warn({ conversationId, from: acquired.holder }, 'took over a conversation from a finished job');
+          acquired = await o.mailbox.acquire(conversationId, holder);
+        }
+      }
+      if (!acquired.held) return { behind: acquired.holder };
+    }
+
+    let head: MailboxHead | undefined = acquired.head;
+    let processed = 0;
+    while (head) {
+      if (head.message) {
+        const result = await o.processor.process(head);
+        if (result.outcome === 'retry') {
+          const { decision } = result;
+          if (decision.action === 'rate-limit') {
+            await o.queue.rateLimit(decision.delayMs);
+            throw Worker.RateLimitError();
+          }
+          // The job keeps the conversation while it waits, so later messages stay behind it.
+          await job.moveToDelayed(Date.now() + decision.delayMs, token);
+          throw new DelayedError();
+        }
+      } else {
+        o.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
+      }
+      head = await o.mailbox.advance(conversationId, holder, head.messageId);
+      processed++;
+    }
+    return { processed };
+  };
+
+  const worker = new Worker<ChatJobData, JobResult>(QUEUE_NAME, process, {
+    connection: o.connection,
+    prefix: o.prefix,
+    concurrency: o.concurrency,
+    lockDuration: o.lockDurationMs,
+    stalledInterval: o.stalledIntervalMs,
+    // A job stalls each time its worker dies; it must always come back, never fail for it.
+    maxStalledCount: 1_000,
+    // queue.rateLimit() only takes effect on a worker that has a limiter (bullmq 6).
+    limiter: { max: 1_000_000, duration: 1_000 },
+  });
+
+  worker.on('error', (err) => o.logger.error({ err: { message: err.message } }, 'worker error'));
+  worker.on('failed', (job, err) => {
+    if (!job) return;
+    o.logger.error({ jobId: job.id, attemptsMade: job.attemptsMade, err: { message: err.message } }, 'job failed');
+    // A job that failed for good may still hold its conversation: wake the conversation
+    // with a fresh job, which takes over (see process above).
+    if (job.attemptsMade >= (job.opts.attempts ?? 1)) {
+      o.queue
+        .add('chat', job.data, { jobId: `${job.id}-wake-${Date.now()}` })
+        .catch((e: Error) => o.logger.error({ err: { message: e.message } }, 'could not wake a conversation'));
+    }
+  });
+
+  let closing: Promise<void> | undefined;
+  return {
+    worker,
+    close: (timeoutMs) => {
+      closing ??= (async () => {
+        let timer: NodeJS.Timeout | undefined;
+        const graceful = worker.close().then(() => true);
+        const timeout = new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(false), timeoutMs);
+        });
+        const finished = await Promise.race([graceful, timeout]);
+        clearTimeout(timer);
+        if (!finished) {
+          // Jobs still running stay locked until their lock lapses; the stalled check then
+          // returns them to the queue for another worker.
+          o.logger.warn({ timeoutMs }, 'in-flight jobs did not finish in time; returning them to the queue');
+          await worker.close(true);
+        }
+      })();
+      return closing;
+    },
+  };
+}

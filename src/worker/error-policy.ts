@@ -1,0 +1,50 @@
+import { BridgeError } from '../core/errors.js';
+
+/** What the worker does after an error. Decided here and nowhere else. */
+export type Decision =
+  /** The agent service said 429: pause the whole queue for `delayMs`, then try again. */
+  | { action: 'rate-limit'; delayMs: number }
+  /** Try this message again after `delayMs` (counts as an attempt when `counts`). */
+  | { action: 'retry'; delayMs: number; counts: boolean }
+  /** Stop: tell the user (per the binding's error policy) and move on. */
+  | { action: 'give-up' };
+
+/** A message may be rate limited this many times its attempts before the bridge gives up. */
+export const RATE_LIMIT_BUDGET = 4;
+
+export interface RetryPolicy {
+  /** Attempts before giving up on a retryable error. */
+  attempts: number;
+  /** First backoff delay; doubles each attempt, with jitter. */
+  baseDelayMs: number;
+  /** Upper bound of one backoff delay. */
+  maxDelayMs?: number;
+  random?: () => number;
+}
+
+/**
+ * Maps an error to queue behaviour. `attemptsSoFar` counts earlier failed attempts of this
+ * message, not including this one.
+ */
+export function decide(error: unknown, attemptsSoFar: number, policy: RetryPolicy, rateLimitedSoFar = 0): Decision {
+  if (!(error instanceof BridgeError)) return { action: 'give-up' };
+  if (error.kind === 'rate_limited') {
+    // 429s are flow control, not failures, so they get a larger but still finite budget.
+    if (rateLimitedSoFar + 1 >= policy.attempts * RATE_LIMIT_BUDGET) return { action: 'give-up' };
+    const delayMs = Math.max(error.retryAfterMs ?? 1000, 50);
+    // The agent's 429 pauses every job (they all call the same service); a platform's 429
+    // only concerns this reply.
+    return error.source === 'agent' ? { action: 'rate-limit', delayMs } : { action: 'retry', delayMs, counts: false };
+  }
+  if (!error.retryable) return { action: 'give-up' };
+  if (attemptsSoFar + 1 >= policy.attempts) return { action: 'give-up' };
+  return { action: 'retry', delayMs: backoffDelay(attemptsSoFar, policy), counts: true };
+}
+
+/** Exponential backoff with full jitter on the upper half: base·2^n · [0.5, 1). */
+export function backoffDelay(attemptsSoFar: number, policy: RetryPolicy): number {
+  const random = policy.random ?? Math.random;
+  const cap = policy.maxDelayMs ?? 5 * 60_000;
+  const exp = Math.min(policy.baseDelayMs * 2 ** attemptsSoFar, cap);
+  return Math.round(exp / 2 + (random() * exp) / 2);
+}

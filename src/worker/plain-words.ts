@@ -1,0 +1,34 @@
+import { randomBytes } from 'node:crypto';
+import { BridgeError } from '../core/errors.js';
+
+/** A short reference shown to the user and written in the log line, e.g. `R7K2QX`. */
+export function newReference(): string {
+  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
+  return Array.from(randomBytes(6), (b) => alphabet[b % alphabet.length]).join('');
+}
+
+/** What the user reads when the bridge gives up on their message. Never contains a secret. */
+export function explainFailure(error: unknown): string {
+  if (!(error instanceof BridgeError)) return 'Something went wrong while answering. Please try again.';
+  if (error.source !== 'agent') return 'The reply could not be posted here. Please try again.';
+  switch (error.kind) {
+    case 'timeout':
+      return "The agent didn't answer in time. Please try again.";
+    case 'rate_limited':
+      return 'The agent service is busy right now. Please try again in a few minutes.';
+    case 'server_error':
+    case 'network':
+      return 'The agent service is having trouble right now. Please try again later.';
+    case 'not_found':
+      return "This channel's agent instance wasn't found. An admin can bind another one with /agent bind.";
+    case 'unauthorized':
+    case 'forbidden':
+      return "agent-bridge isn't allowed to use the agent service. Please tell an admin.";
+    case 'bad_request':
+      return "The agent service couldn't accept this message.";
+    case 'invalid_response':
+      return "The agent service sent an answer that couldn't be read. Please try again.";
+    default:
+      return 'Something went wrong while answering. Please try again.';
+  }
+}

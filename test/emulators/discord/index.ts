@@ -1,0 +1,231 @@
+/**
+ * A local Discord for end-to-end tests: REST (node:http) and a gateway WebSocket on one port.
+ * Point discord.js at it with `rest: { api: emulator.apiUrl }`; the gateway URL comes from
+ * `GET /gateway/bot`. Users act through `sendMessage`, `runCommand`, `autocomplete`, `submitModal`.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { EventEmitter } from 'node:events';
+import { Gateway, INTENTS, type GatewayStats } from './gateway.js';
+import { RestApi } from './rest.js';
+import { Store, type EmuInteraction, type Fault, type RestCall } from './store.js';
+import { mentionedIds, messageCreateEvent, messageObject, type Json } from './payloads.js';
+import {
+  autocompleteInteraction,
+  commandInteraction,
+  modalSubmitInteraction,
+  type InteractionBase,
+} from './interaction-payloads.js';
+import { allUsers, createWorld, snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
+
+export type { EmuInteraction, RestCall, Fault, EmuChannel, EmuUser, World, Json, GatewayStats };
+
+export interface DiscordEmulatorOptions {
+  /** @defaultValue 'emulator-bot-token' */
+  token?: string;
+  /** When false, IDENTIFY with the MessageContent intent is closed with 4014. @defaultValue true */
+  allowMessageContent?: boolean;
+  /** @defaultValue 41250 (Discord's usual value) */
+  heartbeatIntervalMs?: number;
+}
+
+export interface SendMessageInput {
+  author: EmuUser;
+  channel: EmuChannel;
+  content: string;
+  /** Reply to this message (in the same channel). */
+  replyTo?: string;
+  /** A reply pings the replied-to author unless this is false (Discord's client default: ping). */
+  pingReply?: boolean;
+  attachments?: number;
+  /** Message type (0 default, 19 reply, 7 member join…); derived when absent. */
+  type?: number;
+}
+
+export class DiscordEmulator extends EventEmitter {
+  readonly world: World = createWorld();
+  readonly store = new Store();
+  readonly token: string;
+  private readonly server: Server;
+  private readonly gateway: Gateway;
+  private readonly rest: RestApi;
+  private port = 0;
+
+  constructor(options: DiscordEmulatorOptions = {}) {
+    super();
+    this.setMaxListeners(100);
+    this.token = options.token ?? 'emulator-bot-token';
+    this.server = createServer((req, res) => {
+      this.rest.handle(req, res).catch((e: unknown) => {
+        res.writeHead(500).end(String(e));
+      });
+    });
+    this.gateway = new Gateway(
+      this.server,
+      this.world,
+      {
+        token: this.token,
+        allowMessageContent: options.allowMessageContent ?? true,
+        heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
+      },
+      () => this.wsUrl,
+      () => this.emit('change'),
+    );
+    this.rest = new RestApi(this.world, this.store, this.token, () => this.wsUrl, {
+      botMessage: (channel, message) => {
+        this.store.addMessage(channel.id, message);
+        this.dispatchMessage(channel, this.world.bot, message, true);
+      },
+      changed: () => this.emit('change'),
+    });
+  }
+
+  async listen(): Promise<this> {
+    await new Promise<void>((resolve) => this.server.listen(0, '127.0.0.1', resolve));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  /** For `DISCORD_API_URL` / `rest.api`: no version (the client appends /v10). */
+  get apiUrl(): string {
+    return `http://127.0.0.1:${this.port}/api`;
+  }
+
+  get wsUrl(): string {
+    return `ws://127.0.0.1:${this.port}`;
+  }
+
+  get calls(): RestCall[] {
+    return this.store.calls;
+  }
+
+  get gatewayStats(): GatewayStats {
+    return this.gateway.stats;
+  }
+
+  get gatewayConnected(): boolean {
+    return this.gateway.connected;
+  }
+
+  /** A user posts a message; Discord fills `mentions` and `referenced_message` and dispatches MESSAGE_CREATE. */
+  sendMessage(input: SendMessageInput): Json {
+    const referenced = input.replyTo ? this.store.findMessage(input.channel.id, input.replyTo) : undefined;
+    const pingReply = input.pingReply ?? true;
+    const ids = mentionedIds(input.content);
+    const mentions = allUsers(this.world).filter(
+      (u) => ids.includes(u.id) || (pingReply && referenced !== undefined && u.id === referenced.author?.id),
+    );
+    const message = messageObject({
+      id: snowflake(),
+      channel: input.channel,
+      author: input.author,
+      content: input.content,
+      world: this.world,
+      mentions,
+      mentionEveryone: /@(everyone|here)/.test(input.content),
+      type: input.type,
+      ...(input.replyTo
+        ? { reference: { type: 0, message_id: input.replyTo, channel_id: input.channel.id, guild_id: input.channel.guildId }, referenced: referenced ?? null }
+        : {}),
+      attachments: Array.from({ length: input.attachments ?? 0 }, (_, n) => ({
+        id: snowflake(),
+        filename: `file${n}.txt`,
+        size: 10,
+        url: `https://cdn.example/file${n}.txt`,
+        proxy_url: `https://cdn.example/file${n}.txt`,
+        content_type: 'text/plain',
+      })),
+    });
+    this.store.addMessage(input.channel.id, message);
+    this.dispatchMessage(input.channel, input.author, message, mentions.some((u) => u.id === this.world.bot.id));
+    return message;
+  }
+
+  runCommand(input: InteractionBase & { subcommand: string; options?: Record<string, string> }): EmuInteraction {
+    return this.interact(commandInteraction(this.world, { ...input, commandId: this.commandId() }));
+  }
+
+  autocomplete(input: InteractionBase & { subcommand: string; focused: string; options: Record<string, string> }): EmuInteraction {
+    return this.interact(autocompleteInteraction(this.world, { ...input, commandId: this.commandId() }));
+  }
+
+  submitModal(input: InteractionBase & { customId: string; fields: Record<string, string> }): EmuInteraction {
+    return this.interact(modalSubmitInteraction(this.world, input));
+  }
+
+  /** The next `count` message creates fail with this fault (429 with real rate-limit headers, or a 5xx). */
+  failNextMessageCreates(count: number, fault: Fault = { status: 429, retryAfterSeconds: 0.5 }): void {
+    for (let n = 0; n < count; n++) this.store.messageCreateFaults.push(fault);
+  }
+
+  /** Cuts the gateway connection (no close frame). Events sent until the client resumes are replayed. */
+  dropConnection(): void {
+    this.gateway.drop();
+  }
+
+  /** Messages the bot posted (optionally in one channel), oldest first. */
+  botMessages(channelId?: string): Json[] {
+    const lists = channelId ? [this.store.messages.get(channelId) ?? []] : [...this.store.messages.values()];
+    return lists.flat().filter((m) => m.author?.id === this.world.bot.id);
+  }
+
+  /** Bot messages that reply to the given user message. */
+  repliesTo(messageId: string): Json[] {
+    return this.botMessages().filter((m) => m.message_reference?.message_id === messageId);
+  }
+
+  /** Resolves with the predicate's first truthy value, re-checked on every emulator change. */
+  waitFor<T>(predicate: () => T | undefined | null | false, label: string, timeoutMs = 15_000): Promise<T> {
+    return new Promise((resolve, reject) => {
+      const check = () => {
+        const value = predicate();
+        if (value) {
+          cleanup();
+          resolve(value);
+        }
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for: ${label}`));
+      }, timeoutMs);
+      const cleanup = () => {
+        clearTimeout(timer);
+        this.off('change', check);
+      };
+      this.on('change', check);
+      check();
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.gateway.close();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private commandId(): string {
+    const cmds = this.store.commands.get(this.world.guildId) ?? this.store.commands.get('global') ?? [];
+    return (cmds.find((c) => c.name === 'agent')?.id as string | undefined) ?? '950000000000000001';
+  }
+
+  private interact(payload: Json): EmuInteraction {
+    const interaction: EmuInteraction = { id: payload.id, token: payload.token, payload, responses: [], followups: [] };
+    this.store.interactions.set(interaction.id, interaction);
+    this.gateway.dispatch('INTERACTION_CREATE', payload);
+    return interaction;
+  }
+
+  private dispatchMessage(channel: EmuChannel, author: EmuUser, message: Json, mentionsBot: boolean): void {
+    const isDm = channel.guildId === undefined;
+    this.gateway.dispatch('MESSAGE_CREATE', messageCreateEvent(message, channel, author), {
+      intent: isDm ? INTENTS.DirectMessages : INTENTS.GuildMessages,
+      messageContent: 'blank-unless-exempt',
+      exempt: isDm || mentionsBot || author.id === this.world.bot.id,
+    });
+    this.emit('change');
+  }
+}
+
+export async function startDiscordEmulator(options: DiscordEmulatorOptions = {}): Promise<DiscordEmulator> {
+  return new DiscordEmulator(options).listen();
+}

@@ -1,0 +1,99 @@
+/**
+ * INTERACTION_CREATE payloads as Discord sends them: slash commands with a subcommand,
+ * autocomplete (one option `focused`), and modal submits (Label components, type 18).
+ */
+import { channelObject, memberObject, userObject, type Json } from './payloads.js';
+import { snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
+
+export const INTERACTION_TYPES = { ApplicationCommand: 2, Autocomplete: 4, ModalSubmit: 5 } as const;
+const OPTION_STRING = 3;
+const OPTION_SUBCOMMAND = 1;
+
+export interface InteractionBase {
+  user: EmuUser;
+  channel: EmuChannel;
+}
+
+function envelope(world: World, base: InteractionBase, type: number, data: Json): Json {
+  const inGuild = base.channel.guildId !== undefined;
+  return {
+    id: snowflake(),
+    application_id: world.applicationId,
+    type,
+    token: `itoken-${snowflake()}-${Math.random().toString(36).slice(2)}`,
+    version: 1,
+    data,
+    channel_id: base.channel.id,
+    channel: channelObject(base.channel, world),
+    locale: 'en-US',
+    app_permissions: '2248473465835073',
+    entitlements: [],
+    attachment_size_limit: 10_485_760,
+    ...(inGuild
+      ? {
+          guild_id: base.channel.guildId,
+          guild: { id: base.channel.guildId, locale: 'en-US', features: [] },
+          guild_locale: 'en-US',
+          member: { ...memberObject(base.user, true), permissions: base.user.permissions },
+          authorizing_integration_owners: { '0': base.channel.guildId },
+          context: 0,
+        }
+      : { user: userObject(base.user), authorizing_integration_owners: { '1': base.user.id }, context: 1 }),
+  };
+}
+
+function stringOptions(options: Record<string, string>, focused?: string): Json[] {
+  return Object.entries(options).map(([name, value]) => ({
+    type: OPTION_STRING,
+    name,
+    value,
+    ...(name === focused ? { focused: true } : {}),
+  }));
+}
+
+export interface CommandInput extends InteractionBase {
+  commandId: string;
+  subcommand: string;
+  options?: Record<string, string>;
+}
+
+export function commandInteraction(world: World, input: CommandInput): Json {
+  return envelope(world, input, INTERACTION_TYPES.ApplicationCommand, {
+    id: input.commandId,
+    name: 'agent',
+    type: 1,
+    ...(input.channel.guildId ? { guild_id: input.channel.guildId } : {}),
+    options: [{ type: OPTION_SUBCOMMAND, name: input.subcommand, options: stringOptions(input.options ?? {}) }],
+  });
+}
+
+export interface AutocompleteInput extends CommandInput {
+  /** Name of the option being typed; its value is in `options`. */
+  focused: string;
+}
+
+export function autocompleteInteraction(world: World, input: AutocompleteInput): Json {
+  return envelope(world, input, INTERACTION_TYPES.Autocomplete, {
+    id: input.commandId,
+    name: 'agent',
+    type: 1,
+    options: [{ type: OPTION_SUBCOMMAND, name: input.subcommand, options: stringOptions(input.options ?? {}, input.focused) }],
+  });
+}
+
+export interface ModalInput extends InteractionBase {
+  customId: string;
+  fields: Record<string, string>;
+}
+
+export function modalSubmitInteraction(world: World, input: ModalInput): Json {
+  let n = 0;
+  return envelope(world, input, INTERACTION_TYPES.ModalSubmit, {
+    custom_id: input.customId,
+    components: Object.entries(input.fields).map(([customId, value]) => ({
+      type: 18,
+      id: ++n,
+      component: { type: 4, id: ++n, custom_id: customId, value },
+    })),
+  });
+}

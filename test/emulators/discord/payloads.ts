@@ -1,0 +1,145 @@
+/**
+ * Builders of Discord API objects (v10 shapes) for the emulator's REST answers and gateway events.
+ */
+import { CHANNEL_TYPES, allChannels, allUsers, type EmuChannel, type EmuUser, type World } from './world.js';
+
+export type Json = Record<string, any>;
+
+export function userObject(u: EmuUser): Json {
+  return {
+    id: u.id,
+    username: u.username,
+    discriminator: '0',
+    global_name: u.globalName,
+    avatar: null,
+    ...(u.bot ? { bot: true } : {}),
+    public_flags: 0,
+  };
+}
+
+export function memberObject(u: EmuUser, withUser: boolean): Json {
+  return {
+    ...(withUser ? { user: userObject(u) } : {}),
+    roles: u.roles,
+    nick: null,
+    avatar: null,
+    joined_at: '2024-01-01T00:00:00.000000+00:00',
+    premium_since: null,
+    deaf: false,
+    mute: false,
+    flags: 0,
+    pending: false,
+    communication_disabled_until: null,
+  };
+}
+
+export function channelObject(ch: EmuChannel, world: World): Json {
+  if (ch.type === CHANNEL_TYPES.DM) {
+    const other = allUsers(world).find((u) => u.id === ch.recipientId);
+    return { id: ch.id, type: ch.type, last_message_id: null, recipients: other ? [userObject(other)] : [], flags: 0 };
+  }
+  const base = { id: ch.id, type: ch.type, guild_id: ch.guildId, name: ch.name, position: 0, permission_overwrites: [], flags: 0 };
+  if (ch.type === CHANNEL_TYPES.PublicThread) {
+    return {
+      ...base,
+      parent_id: ch.parentId,
+      owner_id: world.users.alice.id,
+      message_count: 0,
+      member_count: 1,
+      thread_metadata: { archived: false, auto_archive_duration: 1440, archive_timestamp: '2024-01-01T00:00:00.000000+00:00', locked: false },
+    };
+  }
+  return { ...base, topic: null, nsfw: false, last_message_id: null, rate_limit_per_user: 0, parent_id: null };
+}
+
+export function guildCreate(world: World): Json {
+  const guildChannels = allChannels(world).filter((c) => c.guildId === world.guildId);
+  return {
+    id: world.guildId,
+    name: world.guildName,
+    icon: null,
+    owner_id: world.users.alice.id,
+    unavailable: false,
+    large: false,
+    member_count: 5,
+    joined_at: '2024-01-01T00:00:00.000000+00:00',
+    features: [],
+    verification_level: 0,
+    default_message_notifications: 0,
+    explicit_content_filter: 0,
+    mfa_level: 0,
+    premium_tier: 0,
+    preferred_locale: 'en-US',
+    nsfw_level: 0,
+    system_channel_id: null,
+    roles: world.roles.map((r) => ({ color: 0, hoist: false, mentionable: false, flags: 0, icon: null, unicode_emoji: null, ...r })),
+    channels: guildChannels.filter((c) => c.type !== CHANNEL_TYPES.PublicThread).map((c) => channelObject(c, world)),
+    threads: guildChannels.filter((c) => c.type === CHANNEL_TYPES.PublicThread).map((c) => channelObject(c, world)),
+    members: [memberObject(world.bot, true)],
+    emojis: [],
+    stickers: [],
+    presences: [],
+    voice_states: [],
+    stage_instances: [],
+    guild_scheduled_events: [],
+    soundboard_sounds: [],
+  };
+}
+
+/** User IDs written as `<@id>` / `<@!id>` in the content. */
+export function mentionedIds(content: string): string[] {
+  return [...new Set([...content.matchAll(/<@!?(\d{17,20})>/g)].map((m) => m[1]!))];
+}
+
+export interface MessageInput {
+  id: string;
+  channel: EmuChannel;
+  author: EmuUser;
+  content: string;
+  world: World;
+  /** Users actually pinged (Discord lists them in `mentions`). */
+  mentions: EmuUser[];
+  mentionEveryone?: boolean;
+  reference?: Json;
+  referenced?: Json | null;
+  attachments?: Json[];
+  type?: number;
+  nonce?: string;
+  webhookId?: string;
+}
+
+/** A message object as REST returns it and MESSAGE_CREATE carries it (gateway extras added by the gateway). */
+export function messageObject(m: MessageInput): Json {
+  const inGuild = m.channel.guildId !== undefined;
+  return {
+    id: m.id,
+    channel_id: m.channel.id,
+    ...(inGuild ? { guild_id: m.channel.guildId } : {}),
+    author: userObject(m.author),
+    content: m.content,
+    timestamp: new Date().toISOString(),
+    edited_timestamp: null,
+    tts: false,
+    mention_everyone: m.mentionEveryone ?? false,
+    mentions: m.mentions.map((u) => ({ ...userObject(u), ...(inGuild ? { member: memberObject(u, false) } : {}) })),
+    mention_roles: [],
+    attachments: m.attachments ?? [],
+    embeds: [],
+    pinned: false,
+    type: m.type ?? (m.reference ? 19 : 0),
+    flags: 0,
+    components: [],
+    ...(m.nonce !== undefined ? { nonce: m.nonce } : {}),
+    ...(m.webhookId ? { webhook_id: m.webhookId } : {}),
+    ...(m.reference ? { message_reference: m.reference, referenced_message: m.referenced ?? null } : {}),
+  };
+}
+
+/** The extra fields MESSAGE_CREATE carries over REST's message object. */
+export function messageCreateEvent(message: Json, channel: EmuChannel, author: EmuUser): Json {
+  return {
+    ...message,
+    channel_type: channel.type,
+    ...(channel.guildId ? { member: memberObject(author, false) } : {}),
+  };
+}

@@ -1,0 +1,238 @@
+/**
+ * The emulator's REST API under /api/v10. Paths are percent-decoded before matching (the client
+ * encodes `@original` as `%40original`). `Authorization: Bot <token>` is checked where Discord
+ * checks it; interaction callbacks and webhooks carry no Authorization header.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { channelObject, mentionedIds, messageObject, userObject, type Json } from './payloads.js';
+import type { Store } from './store.js';
+import { allChannels, allUsers, snowflake, type EmuChannel, type World } from './world.js';
+
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface Ctx {
+  method: string;
+  path: string;
+  query: Record<string, string>;
+  json: Json | undefined;
+  params: string[];
+}
+
+export interface RestHooks {
+  /** A message the bot created: store it and dispatch MESSAGE_CREATE like Discord does. */
+  botMessage(channel: EmuChannel, message: Json): void;
+  changed(): void;
+}
+
+type Handler = (ctx: Ctx) => Reply;
+const err = (status: number, code: number, message: string, extra: Json = {}): Reply => ({ status, body: { message, code, ...extra } });
+
+export class RestApi {
+  private readonly routes: Array<[string, RegExp, boolean, Handler]> = [];
+
+  constructor(
+    private readonly world: World,
+    private readonly store: Store,
+    private readonly token: string,
+    private readonly gatewayUrl: () => string,
+    private readonly hooks: RestHooks,
+  ) {
+    const S = '([^/]+)';
+    const r = (method: string, path: string, auth: boolean, h: Handler) =>
+      this.routes.push([method, new RegExp(`^${path.replaceAll('{}', S)}$`), auth, h]);
+    const bot = () => ({ ...userObject(world.bot), verified: true, flags: 0 });
+    const app = () => ({ id: world.applicationId, name: world.bot.username, description: '', bot_public: true, bot: bot(), flags: 0 });
+    r('GET', '/gateway/bot', true, () => ({
+      status: 200,
+      body: { url: this.gatewayUrl(), shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } },
+    }));
+    r('GET', '/gateway', false, () => ({ status: 200, body: { url: this.gatewayUrl() } }));
+    r('GET', '/users/@me', true, () => ({ status: 200, body: bot() }));
+    r('GET', '/oauth2/applications/@me', true, () => ({ status: 200, body: app() }));
+    r('GET', '/applications/@me', true, () => ({ status: 200, body: app() }));
+    r('PUT', '/applications/{}/commands', true, (c) => this.putCommands(c, 'global'));
+    r('PUT', '/applications/{}/guilds/{}/commands', true, (c) => this.putCommands(c, c.params[1]!));
+    r('GET', '/applications/{}/commands', true, () => ({ status: 200, body: this.store.commands.get('global') ?? [] }));
+    r('GET', '/applications/{}/guilds/{}/commands', true, (c) => ({ status: 200, body: this.store.commands.get(c.params[1]!) ?? [] }));
+    r('GET', '/channels/{}', true, (c) => this.withChannel(c, (ch) => ({ status: 200, body: channelObject(ch, world) })));
+    r('POST', '/channels/{}/messages', true, (c) => this.withChannel(c, (ch) => this.createMessage(ch, c.json ?? {})));
+    r('GET', '/channels/{}/messages', true, (c) => this.withChannel(c, (ch) => ({ status: 200, body: this.store.page(ch.id, c.query) })));
+    r('GET', '/channels/{}/messages/{}', true, (c) =>
+      this.withChannel(c, (ch) => {
+        const m = this.store.findMessage(ch.id, c.params[1]!);
+        return m ? { status: 200, body: m } : err(404, 10008, 'Unknown Message');
+      }),
+    );
+    r('POST', '/channels/{}/typing', true, (c) => this.withChannel(c, () => ({ status: 204 })));
+    r('PUT', '/channels/{}/messages/{}/reactions/{}/@me', true, (c) => this.withChannel(c, () => ({ status: 204 })));
+    r('POST', '/interactions/{}/{}/callback', false, (c) => this.callback(c));
+    r('PATCH', '/webhooks/{}/{}/messages/@original', false, (c) => this.editOriginal(c));
+    r('GET', '/webhooks/{}/{}/messages/@original', false, (c) => this.getOriginal(c));
+    r('POST', '/webhooks/{}/{}', false, (c) => this.followup(c));
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const body = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://emulator');
+    const rawPath = url.pathname;
+    const path = rawPath
+      .replace(/^\/api(\/v10)?/, '')
+      .split('/')
+      .map((s) => {
+        try {
+          return decodeURIComponent(s);
+        } catch {
+          return s;
+        }
+      })
+      .join('/');
+    let json: Json | undefined;
+    try {
+      json = body ? (JSON.parse(body) as Json) : undefined;
+    } catch {
+      json = undefined;
+    }
+    const method = req.method ?? 'GET';
+    const reply = this.route(method, path, Object.fromEntries(url.searchParams), json, req.headers.authorization);
+    this.store.calls.push({ method, path, rawPath, query: Object.fromEntries(url.searchParams), headers: { ...req.headers }, body, json, status: reply.status, at: Date.now() });
+    this.hooks.changed();
+    const headers: Record<string, string> = { ...(reply.body !== undefined ? { 'content-type': 'application/json' } : {}), ...reply.headers };
+    res.writeHead(reply.status, headers);
+    res.end(reply.body !== undefined ? JSON.stringify(reply.body) : undefined);
+  }
+
+  private route(method: string, path: string, query: Record<string, string>, json: Json | undefined, auth: string | undefined): Reply {
+    for (const [m, re, needsAuth, handler] of this.routes) {
+      const match = m === method ? re.exec(path) : null;
+      if (!match) continue;
+      if (needsAuth && auth !== `Bot ${this.token}`) return err(401, 0, '401: Unauthorized');
+      return handler({ method, path, query, json, params: match.slice(1) });
+    }
+    return err(404, 0, '404: Not Found');
+  }
+
+  private withChannel(c: Ctx, h: (ch: EmuChannel) => Reply): Reply {
+    const ch = allChannels(this.world).find((x) => x.id === c.params[0]);
+    if (!ch) return err(404, 10003, 'Unknown Channel');
+    if (this.store.noAccess.has(ch.id)) return err(403, 50001, 'Missing Access');
+    return h(ch);
+  }
+
+  private putCommands(c: Ctx, scope: string): Reply {
+    const list = Array.isArray(c.json) ? (c.json as Json[]) : [];
+    const saved = list.map((cmd) => ({ ...cmd, id: snowflake(), application_id: this.world.applicationId, version: snowflake(), type: cmd.type ?? 1 }));
+    this.store.commands.set(scope, saved);
+    return { status: 200, body: saved };
+  }
+
+  private createMessage(ch: EmuChannel, body: Json): Reply {
+    const fault = this.store.messageCreateFaults.shift();
+    if (fault?.status === 429) {
+      const s = fault.retryAfterSeconds;
+      return {
+        status: 429,
+        body: { message: 'You are being rate limited.', retry_after: s, global: fault.global ?? false },
+        headers: {
+          'retry-after': String(Math.ceil(s)),
+          'x-ratelimit-limit': '5',
+          'x-ratelimit-remaining': '0',
+          'x-ratelimit-reset': String(Date.now() / 1000 + s),
+          'x-ratelimit-reset-after': String(s),
+          'x-ratelimit-bucket': 'emulator-message-bucket',
+          'x-ratelimit-scope': 'user',
+          ...(fault.global ? { 'x-ratelimit-global': 'true' } : {}),
+        },
+      };
+    }
+    if (fault) return err(fault.status, 0, 'Internal Server Error');
+    const content = typeof body.content === 'string' ? body.content : '';
+    if (content.length > 2000) {
+      return err(400, 50035, 'Invalid Form Body', { errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } } });
+    }
+    if (!content.trim()) return err(400, 50006, 'Cannot send an empty message');
+    const nonceKey = body.enforce_nonce && body.nonce !== undefined ? `${ch.id}:${String(body.nonce)}` : undefined;
+    const earlier = nonceKey ? this.store.nonces.get(nonceKey) : undefined;
+    if (earlier) return { status: 200, body: earlier };
+    const refId = body.message_reference?.message_id as string | undefined;
+    const referenced = refId ? this.store.findMessage(ch.id, refId) : undefined;
+    if (refId && !referenced && body.message_reference?.fail_if_not_exists !== false) {
+      return err(400, 50035, 'Invalid Form Body', { errors: { message_reference: { _errors: [{ code: 'REPLIES_UNKNOWN_MESSAGE', message: 'Unknown message' }] } } });
+    }
+    const allowed = body.allowed_mentions as Json | undefined;
+    const parse: string[] = allowed ? (allowed.parse ?? []) : ['users', 'roles', 'everyone'];
+    const pingReplied = referenced !== undefined && (allowed ? allowed.replied_user === true : true);
+    const mentions = allUsers(this.world).filter(
+      (u) => (parse.includes('users') && mentionedIds(content).includes(u.id)) || (pingReplied && u.id === referenced?.author?.id),
+    );
+    const message = messageObject({
+      id: snowflake(),
+      channel: ch,
+      author: this.world.bot,
+      content,
+      world: this.world,
+      mentions,
+      mentionEveryone: parse.includes('everyone') && /@(everyone|here)/.test(content),
+      ...(referenced ? { reference: { type: 0, message_id: referenced.id, channel_id: ch.id, ...(ch.guildId ? { guild_id: ch.guildId } : {}) }, referenced } : {}),
+      ...(body.nonce !== undefined ? { nonce: String(body.nonce) } : {}),
+    });
+    if (nonceKey) this.store.nonces.set(nonceKey, message);
+    this.hooks.botMessage(ch, message);
+    return { status: 200, body: message };
+  }
+
+  private interaction(c: Ctx, byApp: boolean) {
+    const found = byApp
+      ? [...this.store.interactions.values()].find((i) => i.token === c.params[1] && c.params[0] === this.world.applicationId)
+      : this.store.interactions.get(c.params[0]!);
+    return found && found.token === c.params[1] ? found : undefined;
+  }
+
+  private callback(c: Ctx): Reply {
+    const i = this.interaction(c, false);
+    if (!i) return err(404, 10062, 'Unknown interaction');
+    if (i.responses.some((r) => r.kind === 'callback')) return err(400, 40060, 'Interaction has already been acknowledged.');
+    const type = Number(c.json?.type);
+    const data = (c.json?.data ?? {}) as Json;
+    i.responses.push({ kind: 'callback', type, data });
+    if (type === 4) i.original = { content: String(data.content ?? ''), flags: Number(data.flags ?? 0) };
+    if (type === 5) i.original = { content: '', flags: Number(data.flags ?? 0) };
+    if (c.query.with_response !== 'true') return { status: 204 };
+    return { status: 200, body: { interaction: { id: i.id, type: i.payload.type }, resource: { type } } };
+  }
+
+  private webhookMessage(i: { payload: Json }, content: string, flags: number): Json {
+    const ch = allChannels(this.world).find((x) => x.id === i.payload.channel_id) ?? { id: String(i.payload.channel_id), type: 0 };
+    return { ...messageObject({ id: snowflake(), channel: ch, author: this.world.bot, content, world: this.world, mentions: [] }), flags, webhook_id: this.world.applicationId, application_id: this.world.applicationId };
+  }
+
+  private editOriginal(c: Ctx): Reply {
+    const i = this.interaction(c, true);
+    if (!i || !i.original) return err(404, 10008, 'Unknown Message');
+    const data = c.json ?? {};
+    i.original = { content: String(data.content ?? i.original.content), flags: i.original.flags };
+    i.responses.push({ kind: 'edit-original', data });
+    return { status: 200, body: this.webhookMessage(i, i.original.content, i.original.flags) };
+  }
+
+  private getOriginal(c: Ctx): Reply {
+    const i = this.interaction(c, true);
+    if (!i || !i.original) return err(404, 10008, 'Unknown Message');
+    return { status: 200, body: this.webhookMessage(i, i.original.content, i.original.flags) };
+  }
+
+  private followup(c: Ctx): Reply {
+    const i = this.interaction(c, true);
+    if (!i) return err(404, 10015, 'Unknown Webhook');
+    const data = c.json ?? {};
+    const followup = { content: String(data.content ?? ''), flags: Number(data.flags ?? 0) };
+    i.followups.push(followup);
+    i.responses.push({ kind: 'followup', data });
+    return { status: 200, body: this.webhookMessage(i, followup.content, followup.flags) };
+  }
+}

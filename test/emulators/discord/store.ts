@@ -1,0 +1,70 @@
+/**
+ * State of the emulated Discord: messages per channel, interactions and their answers,
+ * registered commands, REST calls, and faults queued for the next message creates.
+ */
+import type { Json } from './payloads.js';
+
+/** One REST request as the emulator saw it, for assertions (body and headers kept verbatim). */
+export interface RestCall {
+  method: string;
+  /** Decoded path below `/api/v10`, e.g. `/channels/123/messages`. */
+  path: string;
+  rawPath: string;
+  query: Record<string, string>;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+  json: Json | undefined;
+  status: number;
+  at: number;
+}
+
+export interface InteractionResponse {
+  kind: 'callback' | 'edit-original' | 'followup';
+  /** Callback type (4 reply, 5 deferred, 8 autocomplete result, 9 modal) for `callback`. */
+  type?: number;
+  data: Json;
+}
+
+/** An interaction sent over the gateway and everything the bot answered to it. */
+export interface EmuInteraction {
+  id: string;
+  token: string;
+  payload: Json;
+  responses: InteractionResponse[];
+  /** Content of the original response after edits (undefined until there is one). */
+  original?: { content: string; flags: number };
+  followups: Array<{ content: string; flags: number }>;
+}
+
+export type Fault = { status: 429; retryAfterSeconds: number; global?: boolean } | { status: 500 | 502 | 503 };
+
+export class Store {
+  readonly calls: RestCall[] = [];
+  readonly messages = new Map<string, Json[]>();
+  readonly interactions = new Map<string, EmuInteraction>();
+  readonly commands = new Map<string, Json[]>();
+  readonly messageCreateFaults: Fault[] = [];
+  /** Channels where the bot lacks access (POST answers 403, code 50001). */
+  readonly noAccess = new Set<string>();
+  /** nonce → message, per channel, for `enforce_nonce`. */
+  readonly nonces = new Map<string, Json>();
+
+  addMessage(channelId: string, message: Json): void {
+    const list = this.messages.get(channelId) ?? [];
+    list.push(message);
+    this.messages.set(channelId, list);
+  }
+
+  findMessage(channelId: string, messageId: string): Json | undefined {
+    return this.messages.get(channelId)?.find((m) => m.id === messageId);
+  }
+
+  /** Messages of a channel the way Discord pages them: newest first, `before`/`after` exclusive. */
+  page(channelId: string, query: Record<string, string>): Json[] {
+    const limit = Math.min(100, Math.max(1, Number(query.limit ?? 50) || 50));
+    let list = [...(this.messages.get(channelId) ?? [])];
+    if (query.before) list = list.filter((m) => BigInt(m.id) < BigInt(query.before!));
+    if (query.after) list = list.filter((m) => BigInt(m.id) > BigInt(query.after!));
+    return list.reverse().slice(0, limit);
+  }
+}

@@ -1,0 +1,101 @@
+/**
+ * The fixed world of the Discord emulator: one guild with channels, a thread, roles and users,
+ * plus DM channels. IDs are 18-digit snowflakes, as discord.js expects (mention parsing needs 17–19).
+ */
+
+export const PERMISSIONS = {
+  ViewChannel: 1n << 10n,
+  SendMessages: 1n << 11n,
+  ManageGuild: 1n << 5n,
+  ReadMessageHistory: 1n << 16n,
+} as const;
+
+export const CHANNEL_TYPES = { GuildText: 0, DM: 1, PublicThread: 11 } as const;
+
+export interface EmuUser {
+  id: string;
+  username: string;
+  globalName: string | null;
+  bot?: boolean;
+  /** Role IDs in the guild. */
+  roles: string[];
+  /** Member permissions in the guild (what interactions carry), as Discord's decimal string. */
+  permissions: string;
+}
+
+export interface EmuChannel {
+  id: string;
+  type: number;
+  name?: string;
+  guildId?: string;
+  parentId?: string;
+  /** For DM channels: the other user. */
+  recipientId?: string;
+}
+
+let counter = 0n;
+/** A fresh snowflake (timestamp + counter), unique within the process. */
+export function snowflake(): string {
+  counter += 1n;
+  return (((BigInt(Date.now()) - 1_420_070_400_000n) << 22n) | (counter & 0x3fffffn)).toString();
+}
+
+const perms = (...bits: bigint[]) => bits.reduce((a, b) => a | b, 0n).toString();
+const MEMBER = perms(PERMISSIONS.ViewChannel, PERMISSIONS.SendMessages, PERMISSIONS.ReadMessageHistory);
+
+export function createWorld() {
+  const guildId = '900000000000000001';
+  const adminRoleId = '900000000000000050';
+  const botRoleId = '900000000000000051';
+  const bot: EmuUser = {
+    id: '910000000000000001',
+    username: 'agent-bridge',
+    globalName: null,
+    bot: true,
+    roles: [botRoleId],
+    permissions: MEMBER,
+  };
+  const users = {
+    /** Has Manage Server. */
+    alice: { id: '920000000000000001', username: 'alice', globalName: 'Alice', roles: [], permissions: perms(BigInt(MEMBER), PERMISSIONS.ManageGuild) },
+    /** A plain member. */
+    bob: { id: '920000000000000002', username: 'bob', globalName: 'Bob', roles: [], permissions: MEMBER },
+    /** No Manage Server, but the admin role (DISCORD_ADMIN_ROLE_IDS). */
+    carol: { id: '920000000000000003', username: 'carol', globalName: 'Carol', roles: [adminRoleId], permissions: MEMBER },
+    /** Another bot in the guild. */
+    otherBot: { id: '920000000000000004', username: 'other-bot', globalName: null, bot: true, roles: [], permissions: MEMBER },
+  } satisfies Record<string, EmuUser>;
+  const channels = {
+    general: { id: '930000000000000001', type: CHANNEL_TYPES.GuildText, name: 'general', guildId },
+    bound: { id: '930000000000000002', type: CHANNEL_TYPES.GuildText, name: 'agents', guildId },
+    thread: { id: '930000000000000003', type: CHANNEL_TYPES.PublicThread, name: 'a thread', guildId, parentId: '930000000000000001' },
+    boundThread: { id: '930000000000000004', type: CHANNEL_TYPES.PublicThread, name: 'bound thread', guildId, parentId: '930000000000000002' },
+    dmAlice: { id: '940000000000000001', type: CHANNEL_TYPES.DM, recipientId: users.alice.id },
+    dmBob: { id: '940000000000000002', type: CHANNEL_TYPES.DM, recipientId: users.bob.id },
+  } satisfies Record<string, EmuChannel>;
+  return {
+    guildId,
+    guildName: 'Emulated Guild',
+    applicationId: bot.id,
+    adminRoleId,
+    botRoleId,
+    bot,
+    users,
+    channels,
+    roles: [
+      { id: guildId, name: '@everyone', permissions: MEMBER, position: 0, managed: false },
+      { id: adminRoleId, name: 'agent-admins', permissions: '0', position: 1, managed: false },
+      { id: botRoleId, name: 'agent-bridge', permissions: MEMBER, position: 2, managed: true, tags: { bot_id: bot.id } },
+    ],
+  };
+}
+
+export type World = ReturnType<typeof createWorld>;
+
+export function allChannels(world: World): EmuChannel[] {
+  return Object.values(world.channels);
+}
+
+export function allUsers(world: World): EmuUser[] {
+  return [world.bot, ...Object.values(world.users)];
+}

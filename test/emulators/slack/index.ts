@@ -1,0 +1,126 @@
+import { SocketModeServer } from './socket-mode.js';
+import { SlackState, type EmulatedChannel, type EmulatedUser, type EmulatorIdentity } from './state.js';
+import { eventEnvelope, slashCommand, userMessage, viewSubmission, type Json, type SlashCommandOptions, type UserMessageOptions } from './payloads.js';
+import { formBody, interactionBody, sendSigned, type SignatureMode } from './sender.js';
+import { startWebApi } from './web-api.js';
+
+export { SlackState, findPings, type RecordedCall, type EmulatedUser } from './state.js';
+export { slackSignature, sendSigned, type SignatureMode } from './sender.js';
+
+/** One delivery to the app and how it answered. */
+export interface Delivery {
+  acked: boolean;
+  /** HTTP status (HTTP mode). */
+  status?: number;
+  /** The ack's body: HTTP response or Socket Mode ack payload. */
+  body?: Record<string, unknown> | string;
+  ms: number;
+}
+
+export interface EventOptions {
+  /** Sent as X-Slack-Retry-Num (HTTP) or retry_attempt (Socket Mode). */
+  retryNum?: number;
+  retryReason?: string;
+  /** Reuse an event_id (a redelivery carries the same one). */
+  eventId?: string;
+  signature?: SignatureMode;
+}
+
+/** How Slack reaches the app: signed HTTP requests, or envelopes over Socket Mode. */
+export interface SlackTransport {
+  readonly kind: 'http' | 'socket';
+  event(event: Json, options?: EventOptions): Promise<Delivery>;
+  command(options: SlashCommandOptions, signature?: SignatureMode): Promise<Delivery>;
+  interaction(payload: Json, signature?: SignatureMode): Promise<Delivery>;
+}
+
+export interface SlackEmulatorOptions extends Partial<EmulatorIdentity> {
+  users?: EmulatedUser[];
+  channels?: EmulatedChannel[];
+}
+
+export type SlackEmulator = Awaited<ReturnType<typeof startSlackEmulator>>;
+
+/** Starts the Web API, response URLs and Socket Mode on one 127.0.0.1 port. */
+export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
+  const state = new SlackState({
+    teamId: options.teamId ?? 'T0EMU',
+    botUserId: options.botUserId ?? 'UBOT0001',
+    botId: options.botId ?? 'BBOT0001',
+    appId: options.appId ?? 'A0EMU0001',
+    botToken: options.botToken ?? 'xoxb-emulated-bot-token',
+    appToken: options.appToken ?? 'xapp-1-emulated-app-token',
+    signingSecret: options.signingSecret ?? 'emulated-signing-secret',
+  });
+  for (const u of options.users ?? []) state.users.set(u.id, u);
+  for (const c of options.channels ?? []) state.channels.set(c.id, c);
+
+  const holder: { socket?: SocketModeServer } = {};
+  const web = await startWebApi(state, { 'apps.connections.open': () => holder.socket!.open() });
+  const socketMode = new SocketModeServer(web.server, state, web.baseUrl);
+  holder.socket = socketMode;
+  const id = state.identity;
+
+  const http = (url: string): SlackTransport => ({
+    kind: 'http',
+    async event(event, o = {}) {
+      const headers: Record<string, string> = o.retryNum ? { 'x-slack-retry-num': String(o.retryNum), 'x-slack-retry-reason': o.retryReason ?? 'http_timeout' } : {};
+      const body = JSON.stringify(eventEnvelope(state, event, o.eventId));
+      const r = await sendSigned(url, id.signingSecret, body, 'application/json', o.signature, headers);
+      return { acked: r.status === 200, status: r.status, body: r.body, ms: r.ms };
+    },
+    async command(o, signature) {
+      const r = await sendSigned(url, id.signingSecret, formBody(slashCommand(state, web.baseUrl, o)), 'application/x-www-form-urlencoded', signature);
+      return { acked: r.status === 200, status: r.status, body: r.body, ms: r.ms };
+    },
+    async interaction(payload, signature) {
+      const r = await sendSigned(url, id.signingSecret, interactionBody(payload), 'application/x-www-form-urlencoded', signature);
+      return { acked: r.status === 200, status: r.status, body: r.body, ms: r.ms };
+    },
+  });
+
+  const socketTransport: SlackTransport = {
+    kind: 'socket',
+    async event(event, o = {}) {
+      const r = await socketMode.send('events_api', eventEnvelope(state, event, o.eventId), { retryAttempt: o.retryNum, retryReason: o.retryReason });
+      return { acked: r.acked, body: r.payload, ms: r.ms };
+    },
+    async command(o) {
+      const r = await socketMode.send('slash_commands', slashCommand(state, web.baseUrl, o));
+      return { acked: r.acked, body: r.payload, ms: r.ms };
+    },
+    async interaction(payload) {
+      const r = await socketMode.send('interactive', payload);
+      return { acked: r.acked, body: r.payload, ms: r.ms };
+    },
+  };
+
+  return {
+    state,
+    identity: id,
+    apiUrl: web.apiUrl,
+    baseUrl: web.baseUrl,
+    socket: socketMode,
+    calls: state.calls,
+    http,
+    socketTransport,
+    addUser: (u: EmulatedUser) => void state.users.set(u.id, u),
+    addChannel: (c: EmulatedChannel) => void state.channels.set(c.id, c),
+    fail: state.fail.bind(state),
+    waitForCall: state.waitForCall.bind(state),
+    waitForCalls: state.waitForCalls.bind(state),
+    callsOf: state.callsOf.bind(state),
+    posted: state.posted.bind(state),
+    userMessage: (o: UserMessageOptions) => userMessage(state, o),
+    viewSubmission: (viewId: string, user: string, values: Record<string, Record<string, string>>) => viewSubmission(state, viewId, user, values),
+    /** Reactions the bot currently has on a message. */
+    reactionsOn(channel: string, ts: string): string[] {
+      const m = state.messages.find((x) => x.channel === channel && x.ts === ts);
+      return m ? [...m.reactions.keys()].filter((name) => m.reactions.get(name)?.has(id.botUserId)) : [];
+    },
+    async close() {
+      await socketMode.close();
+      await web.close();
+    },
+  };
+}

@@ -1,0 +1,159 @@
+import type { SlackState, StoredMessage } from './state.js';
+import { validateBlocks, validateView } from './validate.js';
+
+export type Params = Record<string, string>;
+export type MethodResult = Record<string, unknown>;
+type Method = (p: Params, state: SlackState) => MethodResult;
+
+/** Slack truncates (and the emulator refuses) text past this many characters. */
+export const MAX_TEXT = 40_000;
+/** How long a trigger_id may be exchanged for a modal. */
+export const TRIGGER_TTL_MS = 3_000;
+
+const CHANNEL = /^[CGD][A-Z0-9]{2,}$/;
+const USER = /^[UW][A-Z0-9]{2,}$/;
+const TS = /^\d+\.\d+$/;
+const fail = (error: string, extra: MethodResult = {}): MethodResult => ({ ok: false, error, ...extra });
+
+/** Channel checks shared by the posting methods; a user ID as channel means the bot's DM with them. */
+function channelProblem(channel: string | undefined, state: SlackState): string | undefined {
+  if (!channel) return 'channel_not_found';
+  if (USER.test(channel) && state.users.has(channel)) return undefined;
+  if (!CHANNEL.test(channel)) return 'channel_not_found';
+  const c = state.channels.get(channel);
+  if (c?.archived) return 'is_archived';
+  if (c && c.member === false) return 'not_in_channel';
+  return undefined;
+}
+
+function contentProblem(p: Params): MethodResult | undefined {
+  if (!p.text && !p.blocks) return fail('no_text');
+  if (p.text && p.text.length > MAX_TEXT) return fail('msg_too_long');
+  if (p.blocks) {
+    const b = validateBlocks(p.blocks);
+    if (b) return fail(b.error, b.detail ? { response_metadata: { messages: [b.detail] } } : {});
+  }
+  return undefined;
+}
+
+function findMessage(state: SlackState, channel: string, ts: string): StoredMessage | undefined {
+  return state.messages.find((m) => m.channel === channel && m.ts === ts);
+}
+
+function userObject(state: SlackState, id: string) {
+  const u = state.users.get(id)!;
+  return {
+    id: u.id,
+    team_id: state.identity.teamId,
+    name: u.name.toLowerCase().replace(/\s+/g, '.'),
+    real_name: u.name,
+    is_admin: u.isAdmin === true,
+    is_owner: u.isOwner === true,
+    is_primary_owner: false,
+    is_bot: u.isBot === true,
+    profile: { display_name: u.name, real_name: u.name },
+  };
+}
+
+export const METHODS: Record<string, Method> = {
+  'auth.test': (_p, s) => ({
+    url: 'https://emulated.slack.com/',
+    team: 'Emulated',
+    user: 'agent-bridge',
+    team_id: s.identity.teamId,
+    user_id: s.identity.botUserId,
+    bot_id: s.identity.botId,
+    is_enterprise_install: false,
+  }),
+
+  'chat.postMessage': (p, s) => {
+    const problem = channelProblem(p.channel, s);
+    if (problem) return fail(problem);
+    const content = contentProblem(p);
+    if (content) return content;
+    if (p.thread_ts && !TS.test(p.thread_ts)) return fail('invalid_thread_ts');
+    const channel = p.channel!;
+    const ts = s.nextTs();
+    const message: StoredMessage = {
+      ts,
+      channel,
+      text: p.text ?? '',
+      user: s.identity.botUserId,
+      bot_id: s.identity.botId,
+      ...(p.thread_ts ? { thread_ts: p.thread_ts } : {}),
+      reactions: new Map(),
+    };
+    s.messages.push(message);
+    return { channel, ts, message: { type: 'message', text: message.text, user: message.user, bot_id: message.bot_id, ts, thread_ts: p.thread_ts } };
+  },
+
+  'chat.postEphemeral': (p, s) => {
+    const problem = channelProblem(p.channel, s);
+    if (problem) return fail(problem);
+    if (!p.user || !USER.test(p.user)) return fail('user_not_found');
+    return contentProblem(p) ?? { message_ts: s.nextTs() };
+  },
+
+  'reactions.add': (p, s) => reaction(p, s, 'add'),
+  'reactions.remove': (p, s) => reaction(p, s, 'remove'),
+
+  'users.info': (p, s) => (p.user && s.users.has(p.user) ? { user: userObject(s, p.user) } : fail('user_not_found')),
+
+  'views.open': (p, s) => {
+    const trigger = p.trigger_id ? s.triggers.get(p.trigger_id) : undefined;
+    if (!trigger) return fail('invalid_trigger_id');
+    if (trigger.used) return fail('exchanged_trigger_id');
+    if (Date.now() - trigger.issuedAt > TRIGGER_TTL_MS) return fail('expired_trigger_id');
+    const { view, error, detail } = validateView(p.view);
+    if (!view) return fail(error!, { response_metadata: { messages: [detail] } });
+    trigger.used = true;
+    const id = s.nextId('V');
+    const stored = { ...view, id, hash: s.nextId('h'), state: { values: {} }, team_id: s.identity.teamId, app_id: s.identity.appId };
+    s.views.set(id, stored);
+    return { view: stored };
+  },
+
+  'views.update': (p, s) => {
+    const existing = p.view_id ? s.views.get(p.view_id) : undefined;
+    if (!existing) return fail('not_found');
+    const { view, error, detail } = validateView(p.view);
+    if (!view) return fail(error!, { response_metadata: { messages: [detail] } });
+    const stored = { ...view, id: p.view_id, hash: s.nextId('h'), state: { values: {} } };
+    s.views.set(p.view_id!, stored);
+    return { view: stored };
+  },
+
+  'conversations.replies': (p, s) => {
+    if (!p.channel || !CHANNEL.test(p.channel)) return fail('channel_not_found');
+    if (!p.ts || !findMessage(s, p.channel, p.ts)) return fail('thread_not_found');
+    const thread = s.messages
+      .filter((m) => m.channel === p.channel && (m.ts === p.ts || m.thread_ts === p.ts))
+      .sort((a, b) => (a.ts < b.ts ? -1 : 1));
+    const limit = Math.min(1000, Math.max(1, Number(p.limit) || 1000));
+    const offset = p.cursor ? Number(Buffer.from(p.cursor, 'base64').toString()) || 0 : 0;
+    const page = thread.slice(offset, offset + limit);
+    const more = offset + limit < thread.length;
+    return {
+      messages: page.map((m) => ({ type: 'message', ts: m.ts, text: m.text, user: m.user, bot_id: m.bot_id, thread_ts: m.thread_ts ?? p.ts })),
+      has_more: more,
+      response_metadata: { next_cursor: more ? Buffer.from(String(offset + limit)).toString('base64') : '' },
+    };
+  },
+};
+
+function reaction(p: Params, s: SlackState, op: 'add' | 'remove'): MethodResult {
+  if (!p.name || !/^[a-z0-9_+'-]+$/.test(p.name)) return fail('invalid_name');
+  if (!p.channel || !p.timestamp) return fail('no_item_specified');
+  const message = findMessage(s, p.channel, p.timestamp);
+  if (!message) return fail('message_not_found');
+  const by = message.reactions.get(p.name) ?? new Set<string>();
+  if (op === 'add') {
+    if (by.has(s.identity.botUserId)) return fail('already_reacted');
+    by.add(s.identity.botUserId);
+    message.reactions.set(p.name, by);
+  } else {
+    if (!by.delete(s.identity.botUserId)) return fail('no_reaction');
+    if (by.size === 0) message.reactions.delete(p.name);
+  }
+  return {};
+}

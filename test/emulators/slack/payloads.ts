@@ -1,0 +1,124 @@
+import type { SlackState } from './state.js';
+
+export type Json = Record<string, unknown>;
+
+export interface UserMessageOptions {
+  channel: string;
+  user: string;
+  text: string;
+  /** Reply in this thread. */
+  threadTs?: string;
+  /** `channel` (default for C…), `group`, `im` (default for D…), `mpim`. */
+  channelType?: string;
+  subtype?: string;
+  botId?: string;
+  files?: Json[];
+}
+
+/**
+ * A message someone writes: stored (so reactions and conversations.replies see it) and
+ * returned as the `message` event and the `app_mention` event Slack would send for it.
+ */
+export function userMessage(state: SlackState, o: UserMessageOptions): { ts: string; message: Json; mention: Json } {
+  const ts = state.nextTs();
+  state.messages.push({
+    ts,
+    channel: o.channel,
+    text: o.text,
+    ...(o.botId ? { bot_id: o.botId } : { user: o.user }),
+    ...(o.threadTs ? { thread_ts: o.threadTs } : {}),
+    reactions: new Map(),
+  });
+  const common: Json = {
+    ...(o.botId ? { bot_id: o.botId } : { user: o.user }),
+    text: o.text,
+    ts,
+    team: state.identity.teamId,
+    channel: o.channel,
+    event_ts: ts,
+    ...(o.threadTs ? { thread_ts: o.threadTs } : {}),
+    ...(o.files ? { files: o.files } : {}),
+  };
+  const channelType = o.channelType ?? (o.channel.startsWith('D') ? 'im' : 'channel');
+  return {
+    ts,
+    message: { type: 'message', ...common, channel_type: channelType, ...(o.subtype ? { subtype: o.subtype } : {}) },
+    mention: { type: 'app_mention', ...common },
+  };
+}
+
+/** The Events API envelope around one event. */
+export function eventEnvelope(state: SlackState, event: Json, eventId = state.nextId('Ev')): Json {
+  return {
+    token: 'legacy-verification-token',
+    team_id: state.identity.teamId,
+    api_app_id: state.identity.appId,
+    event,
+    type: 'event_callback',
+    event_id: eventId,
+    event_time: Math.floor(Date.now() / 1000),
+    authorizations: [{ enterprise_id: null, team_id: state.identity.teamId, user_id: state.identity.botUserId, is_bot: true, is_enterprise_install: false }],
+    is_ext_shared_channel: false,
+  };
+}
+
+/** A trigger_id valid for one views.open within 3 seconds. */
+export function issueTrigger(state: SlackState): string {
+  const id = `${Date.now()}.${state.nextId('')}.trig`;
+  state.triggers.set(id, { issuedAt: Date.now(), used: false });
+  return id;
+}
+
+export interface SlashCommandOptions {
+  text: string;
+  user: string;
+  channel: string;
+  /** `directmessage` for a DM; defaults to `general`. */
+  channelName?: string;
+  command?: string;
+  userName?: string;
+}
+
+/** A slash command's fields, with a fresh trigger_id and response_url. */
+export function slashCommand(state: SlackState, baseUrl: string, o: SlashCommandOptions): Record<string, string> {
+  const responseId = state.nextId('R');
+  state.responseUrls.set(responseId, { uses: 0 });
+  return {
+    token: 'legacy-verification-token',
+    team_id: state.identity.teamId,
+    team_domain: 'emulated',
+    channel_id: o.channel,
+    channel_name: o.channelName ?? (o.channel.startsWith('D') ? 'directmessage' : 'general'),
+    user_id: o.user,
+    user_name: o.userName ?? o.user.toLowerCase(),
+    command: o.command ?? '/agent',
+    text: o.text,
+    api_app_id: state.identity.appId,
+    is_enterprise_install: 'false',
+    response_url: `${baseUrl}/respond/${responseId}`,
+    trigger_id: issueTrigger(state),
+  };
+}
+
+/** The view_submission for a modal the bot opened, with the user's input. */
+export function viewSubmission(state: SlackState, viewId: string, user: string, values: Record<string, Record<string, string>>): Json {
+  const view = state.views.get(viewId);
+  if (!view) throw new Error(`no view ${viewId} was opened`);
+  const stateValues = Object.fromEntries(
+    Object.entries(values).map(([block, actions]) => [
+      block,
+      Object.fromEntries(Object.entries(actions).map(([action, value]) => [action, { type: 'plain_text_input', value }])),
+    ]),
+  );
+  return {
+    type: 'view_submission',
+    team: { id: state.identity.teamId, domain: 'emulated' },
+    user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: state.identity.teamId },
+    api_app_id: state.identity.appId,
+    token: 'legacy-verification-token',
+    trigger_id: issueTrigger(state),
+    view: { ...view, state: { values: stateValues } },
+    response_urls: [],
+    is_enterprise_install: false,
+  };
+}

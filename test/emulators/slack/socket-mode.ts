@@ -1,0 +1,150 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { SlackState } from './state.js';
+
+/** What the app sent back for one envelope. */
+export interface SocketAck {
+  acked: boolean;
+  /** The ack's payload (`{}` for a bare ack; a view_submission's `response_action`, ...). */
+  payload?: Record<string, unknown>;
+  ms: number;
+}
+
+export interface EnvelopeOptions {
+  retryAttempt?: number;
+  retryReason?: string;
+  /** How long to wait for the ack. @defaultValue 3000 (Slack's limit) */
+  ackTimeoutMs?: number;
+}
+
+/**
+ * Slack's Socket Mode: apps.connections.open hands out single-use WebSocket URLs; a
+ * connection gets `hello`, then envelopes, each of which the app must ack by envelope_id.
+ * The server pings every few seconds, as Slack does.
+ */
+export class SocketModeServer {
+  private readonly wss: WebSocketServer;
+  private readonly tickets = new Set<string>();
+  private readonly sockets = new Set<WebSocket>();
+  private readonly pending = new Map<string, (payload: Record<string, unknown>) => void>();
+  private readonly pinger: NodeJS.Timeout;
+  /** Connections made so far (reconnects included). */
+  connections = 0;
+
+  constructor(
+    server: Server,
+    private readonly state: SlackState,
+    private readonly baseUrl: string,
+  ) {
+    // Slack's URLs end in `/link/?ticket=…`: match the path with or without the slash.
+    this.wss = new WebSocketServer({ noServer: true });
+    server.on('upgrade', (req, socket, head) => {
+      const path = new URL(req.url ?? '/', 'http://x').pathname;
+      if (path !== '/link' && path !== '/link/') return void socket.destroy();
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.wss.emit('connection', ws, req));
+    });
+    this.wss.on('connection', (ws, req) => {
+      const ticket = new URL(req.url ?? '/', 'http://x').searchParams.get('ticket') ?? '';
+      if (!this.tickets.delete(ticket)) return ws.close(4001, 'invalid ticket');
+      this.connections += 1;
+      this.sockets.add(ws);
+      ws.on('close', () => this.sockets.delete(ws));
+      ws.on('message', (data) => this.onMessage(String(data)));
+      ws.send(
+        JSON.stringify({
+          type: 'hello',
+          num_connections: this.sockets.size,
+          debug_info: { host: 'emulator', build_number: 1, approximate_connection_time: 18060 },
+          connection_info: { app_id: state.identity.appId },
+        }),
+      );
+      state.emit('socket_connected', this.connections);
+    });
+    this.pinger = setInterval(() => {
+      for (const ws of this.sockets) ws.ping();
+    }, 5_000);
+    this.pinger.unref();
+  }
+
+  /** apps.connections.open: a fresh single-use URL. */
+  open(): Record<string, unknown> {
+    const ticket = randomUUID();
+    this.tickets.add(ticket);
+    return { url: `${this.baseUrl.replace(/^http/, 'ws')}/link/?ticket=${ticket}&app_id=${this.state.identity.appId}` };
+  }
+
+  get connected(): boolean {
+    return this.sockets.size > 0;
+  }
+
+  /** Resolves when at least one app connection has had its hello. */
+  waitForConnection(timeoutMs = 10_000): Promise<void> {
+    if (this.connected) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('no Socket Mode connection')), timeoutMs);
+      this.state.once('socket_connected', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private onMessage(text: string) {
+    let msg: { envelope_id?: unknown; payload?: unknown };
+    try {
+      msg = JSON.parse(text) as typeof msg;
+    } catch {
+      return;
+    }
+    if (typeof msg.envelope_id !== 'string') return;
+    const resolve = this.pending.get(msg.envelope_id);
+    if (resolve) {
+      this.pending.delete(msg.envelope_id);
+      resolve((msg.payload && typeof msg.payload === 'object' ? msg.payload : {}) as Record<string, unknown>);
+    }
+  }
+
+  /**
+   * Sends one envelope (`events_api`, `slash_commands` or `interactive`) on the newest
+   * connection and waits for its ack.
+   */
+  async send(type: 'events_api' | 'slash_commands' | 'interactive', payload: unknown, options: EnvelopeOptions = {}): Promise<SocketAck> {
+    const ws = [...this.sockets].at(-1);
+    if (!ws) throw new Error('no Socket Mode connection to send on');
+    const envelopeId = randomUUID();
+    const started = Date.now();
+    const acked = new Promise<Record<string, unknown> | undefined>((resolve) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(envelopeId);
+        resolve(undefined);
+      }, options.ackTimeoutMs ?? 3_000);
+      this.pending.set(envelopeId, (p) => {
+        clearTimeout(timer);
+        resolve(p);
+      });
+    });
+    ws.send(
+      JSON.stringify({
+        envelope_id: envelopeId,
+        type,
+        payload,
+        accepts_response_payload: type !== 'events_api',
+        ...(type === 'events_api' ? { retry_attempt: options.retryAttempt ?? 0, retry_reason: options.retryReason ?? '' } : {}),
+      }),
+    );
+    const result = await acked;
+    return { acked: result !== undefined, ...(result ? { payload: result } : {}), ms: Date.now() - started };
+  }
+
+  /** Asks every connection to reconnect, as Slack does before recycling a server. */
+  disconnect(reason = 'refresh_requested'): void {
+    for (const ws of this.sockets) ws.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: 'emulator' } }));
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.pinger);
+    for (const ws of this.sockets) ws.terminate();
+    await new Promise<void>((resolve) => this.wss.close(() => resolve()));
+  }
+}

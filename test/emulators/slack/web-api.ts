@@ -1,0 +1,129 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { METHODS, type MethodResult, type Params } from './methods.js';
+import { findPings, type SlackState } from './state.js';
+import { validateBlocks } from './validate.js';
+
+/** Methods that take the app-level token (xapp-) instead of the bot token. */
+const APP_TOKEN_METHODS = new Set(['apps.connections.open']);
+
+export interface WebApiServer {
+  server: Server;
+  /** `http://127.0.0.1:PORT/api/`, what SLACK_API_URL is set to. */
+  apiUrl: string;
+  baseUrl: string;
+  close(): Promise<void>;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function parseParams(raw: string, contentType: string | undefined): Params {
+  if (contentType?.includes('application/json')) {
+    try {
+      const json = JSON.parse(raw) as Record<string, unknown>;
+      return Object.fromEntries(Object.entries(json).map(([k, v]) => [k, typeof v === 'string' ? v : JSON.stringify(v)]));
+    } catch {
+      return {};
+    }
+  }
+  return Object.fromEntries(new URLSearchParams(raw));
+}
+
+function send(res: ServerResponse, status: number, body: MethodResult | string, headers: Record<string, string> = {}) {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': typeof body === 'string' ? 'text/plain' : 'application/json; charset=utf-8', ...headers });
+  res.end(text);
+}
+
+/**
+ * Slack's Web API on 127.0.0.1: checks the bearer token, serves injected faults first, runs
+ * the method, and records every call with what it answered.
+ */
+export async function startWebApi(state: SlackState, extra: Record<string, (p: Params) => MethodResult> = {}): Promise<WebApiServer> {
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((err: Error) => send(res, 500, `emulator error: ${err.message}`));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse) {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const rawBody = await readBody(req);
+    const params = parseParams(rawBody, req.headers['content-type']);
+    const authorization = typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined;
+    const record = (method: string, status: number, response: MethodResult) =>
+      state.record({ method, params, rawBody, authorization, status, response, pings: findPings(Object.values(params).join('\n')), at: Date.now() });
+
+    const respondMatch = /^\/respond\/([A-Za-z0-9]+)$/.exec(url.pathname);
+    if (req.method === 'POST' && respondMatch) return responseUrl(respondMatch[1]!, params, res, record);
+
+    const apiMatch = /^\/api\/([a-zA-Z.]+)$/.exec(url.pathname);
+    if (req.method !== 'POST' || !apiMatch) return send(res, 404, 'not found');
+    const method = apiMatch[1]!;
+
+    const bearer = authorization?.startsWith('Bearer ') ? authorization.slice(7) : params.token;
+    const expected = APP_TOKEN_METHODS.has(method) ? state.identity.appToken : state.identity.botToken;
+    if (!bearer) return reply(method, 200, { ok: false, error: 'not_authed' });
+    if (bearer !== expected) return reply(method, 200, { ok: false, error: 'invalid_auth' });
+
+    const fault = state.takeFault(method);
+    if (fault) {
+      if (fault.error === 'ratelimited') {
+        return reply(method, 429, { ok: false, error: 'ratelimited' }, { 'Retry-After': String(fault.retryAfterSeconds ?? 1) });
+      }
+      const http = /^http_(\d{3})$/.exec(fault.error);
+      if (http) {
+        const status = Number(http[1]);
+        record(method, status, { ok: false, error: fault.error });
+        return send(res, status, 'Slack is having trouble (emulated)');
+      }
+      return reply(method, 200, { ok: false, error: fault.error });
+    }
+
+    const impl = extra[method] ?? METHODS[method];
+    if (!impl) return reply(method, 200, { ok: false, error: 'unknown_method' });
+    const result = impl(params, state);
+    return reply(method, 200, 'ok' in result ? result : { ok: true, ...result });
+
+    function reply(m: string, status: number, body: MethodResult, headers?: Record<string, string>) {
+      record(m, status, body);
+      send(res, status, body, headers);
+    }
+  }
+
+  function responseUrl(id: string, params: Params, res: ServerResponse, record: (m: string, s: number, r: MethodResult) => void) {
+    const entry = state.responseUrls.get(id);
+    // Slack allows five posts per response_url within 30 minutes.
+    if (!entry || entry.uses >= 5) {
+      record('response_url', 404, { ok: false, error: 'expired_url' });
+      return send(res, 404, 'expired_url');
+    }
+    const problem = params.blocks ? validateBlocks(params.blocks) : undefined;
+    if (problem || (!params.text && !params.blocks)) {
+      record('response_url', 400, { ok: false, error: problem?.error ?? 'no_text' });
+      return send(res, 400, problem?.error ?? 'no_text');
+    }
+    entry.uses += 1;
+    record('response_url', 200, { ok: true, id });
+    return send(res, 200, 'ok');
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  const baseUrl = `http://127.0.0.1:${port}`;
+  return {
+    server,
+    baseUrl,
+    apiUrl: `${baseUrl}/api/`,
+    close: () =>
+      new Promise((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}

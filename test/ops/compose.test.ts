@@ -1,0 +1,69 @@
+import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { composeConfig, type ComposeModel } from './compose-tools.js';
+import { tempDir } from './servers.js';
+
+const ROOT = new URL('../../', import.meta.url).pathname;
+
+describe('docker-compose.yml, as `docker-compose config` reads it', () => {
+  let dir: string;
+  let model: ComposeModel;
+
+  beforeAll(() => {
+    // A copy beside a test .env: the working tree's own .env (if any) is neither needed nor read.
+    dir = tempDir('compose');
+    copyFileSync(join(ROOT, 'docker-compose.yml'), join(dir, 'docker-compose.yml'));
+    writeFileSync(join(dir, '.env'), 'HTTP_PORT=8080\nREDIS_URL=redis://elsewhere:6379\nLOG_LEVEL=debug\n');
+    ({ model } = composeConfig(dir));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('has exactly redis, ingress and worker', () => {
+    expect(Object.keys(model.services).sort()).toEqual(['ingress', 'redis', 'worker']);
+  });
+
+  it('runs redis 7 with AOF persistence on a volume, noeviction, and a ping healthcheck', () => {
+    const redis = model.services.redis!;
+    expect(redis.image).toBe('redis:7-alpine');
+    const command = Array.isArray(redis.command) ? redis.command.join(' ') : redis.command;
+    expect(command).toMatch(/--appendonly yes/);
+    expect(command).toMatch(/--maxmemory-policy noeviction/);
+    expect(redis.volumes?.some((v) => /^redis-data:\/data\b/.test(v))).toBe(true);
+    expect(Object.keys(model.volumes ?? {})).toContain('redis-data');
+    expect(redis.healthcheck?.test).toEqual(['CMD', 'redis-cli', 'ping']);
+  });
+
+  it('configures ingress and worker from .env, with the bundled Redis and role winning', () => {
+    for (const [name, role] of [['ingress', 'ingress'], ['worker', 'worker']] as const) {
+      const service = model.services[name]!;
+      expect(service.build).toBeDefined();
+      expect(service.environment?.ROLE).toBe(role);
+      expect(service.environment?.REDIS_URL).toBe('redis://redis:6379');
+      expect(service.environment?.HTTP_HOST).toBe('0.0.0.0');
+      expect(service.environment?.LOG_LEVEL).toBe('debug'); // from .env
+      expect(service.depends_on?.redis?.condition).toBe('service_healthy');
+      expect(service.init).toBe(true);
+    }
+  });
+
+  it('publishes the HTTP port of ingress, taken from HTTP_PORT in .env', () => {
+    const ingress = model.services.ingress!;
+    expect(String(ingress.environment?.HTTP_PORT)).toBe('8080');
+    expect(ingress.ports).toEqual([{ published: 8080, target: 8080 }]);
+  });
+
+  it('lets workers scale (`--scale worker=4`): no container_name, no published port', () => {
+    const worker = model.services.worker!;
+    expect(worker.container_name).toBeUndefined();
+    expect(worker.ports ?? []).toEqual([]);
+  });
+
+  it('gives containers longer to stop than the default SHUTDOWN_TIMEOUT_MS (25 s)', () => {
+    for (const name of ['ingress', 'worker']) {
+      const grace = model.services[name]!.stop_grace_period ?? '10s';
+      const seconds = Number(/^(\d+)s$/.exec(grace)?.[1]);
+      expect(seconds).toBeGreaterThan(25);
+    }
+  });
+});

@@ -1,0 +1,10 @@
+import { startSlackEmulator } from '../emulators/slack/index.js';
+import { App, SocketModeReceiver, LogLevel } from '@slack/bolt';
+const slack = await startSlackEmulator();
+const receiver = new SocketModeReceiver({ appToken: slack.identity.appToken, logLevel: LogLevel.DEBUG, installerOptions: { clientOptions: { slackApiUrl: slack.apiUrl } } });
+const app = new App({ receiver, authorize: async () => ({ botToken: slack.identity.botToken, botUserId: 'UBOT0001' }) , logLevel: LogLevel.DEBUG});
+const t = setTimeout(() => { console.log('calls', slack.calls.map(c => [c.method, c.status, c.response])); process.exit(1); }, 8000);
+await app.start();
+console.log('started', slack.calls.map(c => c.method));
+clearTimeout(t);
+await app.stop(); await slack.close();

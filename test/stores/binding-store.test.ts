@@ -1,0 +1,105 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { createBindingStore } from '../../src/bindings/store.js';
+import type { Binding } from '../../src/bindings/types.js';
+import { cleanup, testRedis } from './redis-helpers.js';
+
+const { redis, prefix } = testRedis();
+afterAll(() => cleanup(redis, prefix));
+
+const admin = (instanceId: string, extra: Partial<Binding> = {}): Binding => ({
+  instanceId,
+  mode: 'all',
+  errorPolicy: 'reaction',
+  context: 'thread',
+  source: 'admin',
+  updatedBy: 'U1',
+  updatedAt: 1_700_000_000_000,
+  ...extra,
+});
+
+describe('binding store', () => {
+  const p = `${prefix}:a`;
+  const store = createBindingStore({
+    redis,
+    prefix: p,
+    defaults: [
+      { platform: 'slack', channelId: 'C1', instanceId: 'inst_default' },
+      { platform: 'discord', channelId: 'dm', instanceId: 'inst_dm' },
+    ],
+  });
+
+  it('returns a BINDINGS default when Redis holds nothing', async () => {
+    expect(await store.get('slack', 'C1')).toEqual({
+      instanceId: 'inst_default',
+      mode: 'mention',
+      errorPolicy: 'reply',
+      context: 'off',
+      source: 'default',
+    });
+    expect(await store.get('discord', 'dm')).toMatchObject({ instanceId: 'inst_dm' });
+    expect(await store.get('slack', 'C2')).toBeUndefined();
+    // The same channel ID on another platform is another channel.
+    expect(await store.get('discord', 'C1')).toBeUndefined();
+  });
+
+  it('lets a stored binding override the default, and keeps it in the one hash under the prefix', async () => {
+    await store.set('slack', 'C1', admin('inst_b', { quota: { userPerMinute: 3 } }));
+    expect(await store.get('slack', 'C1')).toEqual(admin('inst_b', { quota: { userPerMinute: 3 } }));
+    expect(await redis.hexists(`${p}:bindings`, 'slack:C1')).toBe(1);
+  });
+
+  it('masks a default with a tombstone on remove, until the next set', async () => {
+    expect(await store.remove('slack', 'C1')).toBe(true);
+    expect(await store.get('slack', 'C1')).toBeUndefined();
+    expect(await store.remove('slack', 'C1')).toBe(false);
+    expect(await store.get('slack', 'C1')).toBeUndefined();
+    expect((await store.list('slack')).map((b) => b.channelId)).not.toContain('C1');
+
+    await store.set('slack', 'C1', admin('inst_c'));
+    expect(await store.get('slack', 'C1')).toMatchObject({ instanceId: 'inst_c' });
+  });
+
+  it('removes a plain binding outright', async () => {
+    await store.set('slack', 'C9', admin('inst_x'));
+    expect(await store.remove('slack', 'C9')).toBe(true);
+    expect(await redis.hexists(`${p}:bindings`, 'slack:C9')).toBe(0);
+    expect(await store.remove('slack', 'C9')).toBe(false);
+  });
+
+  it('lists stored bindings and defaults, by platform', async () => {
+    await store.set('discord', '998877', admin('inst_d'));
+    const all = await store.list();
+    expect(all.map((b) => `${b.platform}:${b.channelId}=${b.binding.instanceId}`)).toEqual([
+      'discord:998877=inst_d',
+      'discord:dm=inst_dm',
+      'slack:C1=inst_c',
+    ]);
+    expect((await store.list('discord')).every((b) => b.platform === 'discord')).toBe(true);
+  });
+
+  it('keeps channel IDs that contain a colon intact', async () => {
+    await store.set('web', 'room:1', admin('inst_w'));
+    expect(await store.get('web', 'room:1')).toMatchObject({ instanceId: 'inst_w' });
+    expect((await store.list('web')).map((b) => b.channelId)).toEqual(['room:1']);
+  });
+
+  it('ignores corrupt entries without throwing, falling back to the default', async () => {
+    const warnings: unknown[] = [];
+    const s = createBindingStore({
+      redis,
+      prefix: `${prefix}:corrupt`,
+      defaults: [{ platform: 'slack', channelId: 'C1', instanceId: 'inst_default' }],
+      logger: { warn: (...args: unknown[]) => void warnings.push(args) } as never,
+    });
+    const key = `${prefix}:corrupt:bindings`;
+    await redis.hset(key, 'slack:C1', '{not json', 'slack:C2', JSON.stringify({ instanceId: 'x', mode: 'loud' }), 'nonsense', '1');
+    expect(await s.get('slack', 'C1')).toMatchObject({ instanceId: 'inst_default', source: 'default' });
+    expect(await s.get('slack', 'C2')).toBeUndefined();
+    expect((await s.list()).map((b) => b.channelId)).toEqual(['C1']);
+    expect(warnings.length).toBeGreaterThan(0);
+  });
+
+  it('refuses to store an invalid binding', async () => {
+    await expect(store.set('slack', 'C5', { ...admin('x'), mode: 'loud' as never })).rejects.toThrow();
+  });
+});

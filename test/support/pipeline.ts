@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { Writable } from 'node:stream';
+import { startBridge, type Bridge } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { IncomingMessage } from '../../src/core/message.js';
+import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
+import { createLogger, SecretRegistry } from '../../src/logger.js';
+import { Metrics } from '../../src/metrics.js';
+import { deleteKeys } from './redis-cleanup.js';
+import { Sink, sinkPlatform } from './sink.js';
+
+/** Log lines captured in memory, for assertions. */
+export class LogCapture extends Writable {
+  readonly lines: string[] = [];
+  override _write(chunk: Buffer, _enc: string, done: () => void): void {
+    this.lines.push(...chunk.toString().split('\n').filter(Boolean));
+    done();
+  }
+  get text(): string {
+    return this.lines.join('\n');
+  }
+}
+
+export interface Pipeline {
+  prefix: string;
+  agent: AgentEmulator;
+  sink: Sink;
+  bridge: Bridge;
+  logs: LogCapture;
+  close(): Promise<void>;
+}
+
+/**
+ * The whole core (ingress → Redis → worker → agent emulator → sink) in this process, with
+ * its own queue prefix. `env` adds or overrides settings, as an operator would.
+ */
+export async function startPipeline(env: Record<string, string> = {}): Promise<Pipeline> {
+  const prefix = `test-${randomUUID().slice(0, 8)}`;
+  const agent = await startAgentEmulator();
+  const sink = await new Sink().start();
+  const logs = new LogCapture();
+  const secrets = new SecretRegistry();
+  const config = loadConfig({
+    AGENT_API_BASE_URL: agent.baseUrl,
+    AGENT_API_KEY: agent.apiKey,
+    QUEUE_PREFIX: prefix,
+    HTTP_PORT: '0',
+    PLAYGROUND: 'false',
+    RETRY_BASE_DELAY_MS: '20',
+    BINDINGS: 'web:c1=demo-helper,web:c2=demo-helper,web:dm=demo-helper',
+    LOG_LEVEL: 'debug',
+    ...env,
+  });
+  const bridge = await startBridge({
+    config,
+    secrets,
+    logger: createLogger({ level: config.logLevel, registry: secrets, destination: logs }),
+    metrics: new Metrics(),
+    platforms: [sinkPlatform(sink.url)],
+  });
+  return {
+    prefix,
+    agent,
+    sink,
+    bridge,
+    logs,
+    close: async () => {
+      await bridge.stop();
+      await Promise.all([agent.close(), sink.close()]);
+      await deleteKeys(prefix);
+    },
+  };
+}
+
+let counter = 0;
+
+/** A web message in channel `channelId` (thread optional), addressed to the bot by default. */
+export function webMessage(text: string, over: Partial<IncomingMessage> & { channelId?: string; threadId?: string } = {}): IncomingMessage {
+  const channelId = over.channelId ?? 'c1';
+  const messageId = over.messageId ?? `m${++counter}-${randomUUID().slice(0, 6)}`;
+  return {
+    platform: 'web',
+    messageId,
+    conversation: { platform: 'web', workspaceId: 'local', channelId, ...(over.threadId ? { threadId: over.threadId } : {}) },
+    bindingChannelId: channelId,
+    userId: 'u1',
+    userName: 'Ada',
+    text,
+    isDirect: false,
+    mentionsBot: true,
+    repliesToBot: false,
+    fromSelf: false,
+    fromBot: false,
+    hasAttachments: false,
+    reply: { channelId, messageId, ...(over.threadId ? { threadId: over.threadId } : {}) },
+    receivedAt: Date.now(),
+    ...over,
+  };
+}
