@@ -94,8 +94,11 @@ export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
     c.on(Events.Warn, (message) => logger.warn({ detail: message }, 'discord client warning'));
     c.on(Events.ShardError, (err, shardId) => logger.warn({ err, shardId }, 'discord gateway connection error'));
     c.on(Events.ShardResume, (shardId, replayed) => logger.info({ shardId, replayed }, 'discord gateway resumed'));
-    c.on(Events.ShardReconnecting, (shardId) => logger.info({ shardId }, 'discord gateway reconnecting'));
+    c.on(Events.ShardReconnecting, (shardId) => {
+      if (!stopped) logger.info({ shardId }, 'discord gateway reconnecting');
+    });
     c.on(Events.ShardDisconnect, (event, shardId) => {
+      if (stopped) return;
       logger.warn({ code: event.code, shardId }, 'discord gateway closed for good');
       // A 4014 after start-up (on a re-identify): carry on without the intent.
       if (wasReady && event.code === DISALLOWED_INTENTS_CLOSE && withContent && !stopped) {

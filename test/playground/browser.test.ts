@@ -143,6 +143,7 @@ describe('the playground in a browser, started as `npm start` with no configurat
     await expect.poll(() => page.locator('#command-output').innerText(), { timeout: 10_000 }).not.toBe('');
 
     mkdirSync(ARTIFACTS, { recursive: true });
+    await page.evaluate(() => document.getElementById('credential-title')?.scrollIntoView({ block: 'start' }));
     await page.screenshot({ path: join(ARTIFACTS, 'playground.png') });
     expect(pageErrors).toEqual([]);
   }, 90_000);

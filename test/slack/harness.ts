@@ -133,3 +133,32 @@ export const botMention = (h: SlackHarness) => `<@${h.slack.identity.botUserId}>
 
 /** Chat calls the agent emulator received. */
 export const chatCalls = (h: SlackHarness) => h.agent.calls.filter((c) => c.endpoint === 'chat');
+
+/** Polls until `predicate` holds (for state no emulator event announces, such as log lines). */
+export async function until<T>(predicate: () => T | undefined | null | false, label: string, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = predicate();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for: ${label}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Log lines (parsed) whose `msg` matches. */
+export function logLines(h: SlackHarness, msg: RegExp): Array<Record<string, unknown>> {
+  return h.logs.lines
+    .map((l) => {
+      try {
+        return JSON.parse(l) as Record<string, unknown>;
+      } catch {
+        return {};
+      }
+    })
+    .filter((l) => typeof l.msg === 'string' && msg.test(l.msg));
+}
+
+/** The bot's successful posts in one thread (or inline in a DM when `threadTs` is undefined). */
+export function postsIn(h: SlackHarness, channel: string, threadTs: string | undefined) {
+  return h.slack.posted((c) => c.params.channel === channel && c.params.thread_ts === threadTs);
+}

@@ -40,11 +40,12 @@ export function createAdmin({ getUser, getChannel, onBindingsChanged }) {
     }
   }
 
-  function fillSelect(select, keep) {
+  function fillSelect(select, keep, short = false) {
     const previous = keep ?? select.value;
     select.replaceChildren(
       ...instances.map((i) => {
-        const option = el('option', undefined, `${i.name} (${i.id})${i.status === 'running' ? '' : ` – ${i.status}`}`);
+        const label = short ? i.name : `${i.name} (${i.id})`;
+        const option = el('option', undefined, `${label}${i.status === 'running' ? '' : ` – ${i.status}`}`);
         option.value = i.id;
         return option;
       }),
@@ -56,7 +57,7 @@ export function createAdmin({ getUser, getChannel, onBindingsChanged }) {
     const box = $('instances');
     try {
       instances = (await api('instances')).instances;
-      fillSelect($('bind-instance'), bindingOf(getChannel().id)?.instanceId);
+      fillSelect($('bind-instance'), bindingOf(getChannel().id)?.instanceId, true);
       fillSelect($('cred-instance'));
       box.replaceChildren(
         instances.length

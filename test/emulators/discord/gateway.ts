@@ -80,6 +80,16 @@ export class Gateway {
     socket?.terminate();
   }
 
+  /** Tells the client its session is gone (op 9, not resumable): it must IDENTIFY again. */
+  invalidateSession(): void {
+    this.send(this.current?.socket, { op: OP.InvalidSession, d: false, s: null, t: null });
+  }
+
+  /** Grants or withdraws the Message Content intent for the next IDENTIFY. */
+  setAllowMessageContent(allow: boolean): void {
+    this.options.allowMessageContent = allow;
+  }
+
   get connected(): boolean {
     return this.current?.socket?.readyState === WebSocket.OPEN;
   }

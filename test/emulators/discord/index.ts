@@ -141,6 +141,15 @@ export class DiscordEmulator extends EventEmitter {
     return message;
   }
 
+  /** Dispatches MESSAGE_CREATE again for a message already sent (a duplicate delivery). */
+  redeliver(message: Json): void {
+    const channel = Object.values(this.world.channels).find((c) => c.id === message.channel_id) as EmuChannel | undefined;
+    const author = allUsers(this.world).find((u) => u.id === message.author?.id);
+    if (!channel || !author) throw new Error('redeliver: unknown channel or author');
+    const mentionsBot = (message.mentions as Json[]).some((u) => u.id === this.world.bot.id);
+    this.dispatchMessage(channel, author, message, mentionsBot);
+  }
+
   runCommand(input: InteractionBase & { subcommand: string; options?: Record<string, string> }): EmuInteraction {
     return this.interact(commandInteraction(this.world, { ...input, commandId: this.commandId() }));
   }
@@ -161,6 +170,16 @@ export class DiscordEmulator extends EventEmitter {
   /** Cuts the gateway connection (no close frame). Events sent until the client resumes are replayed. */
   dropConnection(): void {
     this.gateway.drop();
+  }
+
+  /** Forces a fresh IDENTIFY (op 9 with d=false). */
+  invalidateSession(): void {
+    this.gateway.invalidateSession();
+  }
+
+  /** From the next IDENTIFY on, a MessageContent intent is refused with 4014 (or allowed again). */
+  setAllowMessageContent(allow: boolean): void {
+    this.gateway.setAllowMessageContent(allow);
   }
 
   /** Messages the bot posted (optionally in one channel), oldest first. */

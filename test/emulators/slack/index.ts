@@ -30,7 +30,8 @@ export interface EventOptions {
 export interface SlackTransport {
   readonly kind: 'http' | 'socket';
   event(event: Json, options?: EventOptions): Promise<Delivery>;
-  command(options: SlashCommandOptions, signature?: SignatureMode): Promise<Delivery>;
+  /** `responseUrlId` matches the `response` of the recorded `response_url` calls. */
+  command(options: SlashCommandOptions, signature?: SignatureMode): Promise<Delivery & { responseUrlId: string; triggerId: string }>;
   interaction(payload: Json, signature?: SignatureMode): Promise<Delivery>;
 }
 
@@ -40,6 +41,10 @@ export interface SlackEmulatorOptions extends Partial<EmulatorIdentity> {
 }
 
 export type SlackEmulator = Awaited<ReturnType<typeof startSlackEmulator>>;
+
+function ids(fields: Record<string, string>) {
+  return { responseUrlId: fields.response_url!.split('/').at(-1)!, triggerId: fields.trigger_id! };
+}
 
 /** Starts the Web API, response URLs and Socket Mode on one 127.0.0.1 port. */
 export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
@@ -70,8 +75,9 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
       return { acked: r.status === 200, status: r.status, body: r.body, ms: r.ms };
     },
     async command(o, signature) {
-      const r = await sendSigned(url, id.signingSecret, formBody(slashCommand(state, web.baseUrl, o)), 'application/x-www-form-urlencoded', signature);
-      return { acked: r.status === 200, status: r.status, body: r.body, ms: r.ms };
+      const fields = slashCommand(state, web.baseUrl, o);
+      const r = await sendSigned(url, id.signingSecret, formBody(fields), 'application/x-www-form-urlencoded', signature);
+      return { acked: r.status === 200, status: r.status, body: r.body, ms: r.ms, ...ids(fields) };
     },
     async interaction(payload, signature) {
       const r = await sendSigned(url, id.signingSecret, interactionBody(payload), 'application/x-www-form-urlencoded', signature);
@@ -86,8 +92,9 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
       return { acked: r.acked, body: r.payload, ms: r.ms };
     },
     async command(o) {
-      const r = await socketMode.send('slash_commands', slashCommand(state, web.baseUrl, o));
-      return { acked: r.acked, body: r.payload, ms: r.ms };
+      const fields = slashCommand(state, web.baseUrl, o);
+      const r = await socketMode.send('slash_commands', fields);
+      return { acked: r.acked, body: r.payload, ms: r.ms, ...ids(fields) };
     },
     async interaction(payload) {
       const r = await socketMode.send('interactive', payload);

@@ -1,0 +1,81 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+import { kill9, spawnWorker } from '../support/child-worker.js';
+
+let p: Pipeline | undefined;
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  await Promise.all(children.splice(0).map(kill9));
+  await p?.close();
+  p = undefined;
+});
+
+/** Ingress in this process; workers are separate processes that the test kills with SIGKILL. */
+async function setup() {
+  p = await startPipeline({ ROLE: 'ingress' });
+  const env = {
+    AGENT_API_BASE_URL: p.agent.baseUrl,
+    AGENT_API_KEY: p.agent.apiKey,
+    QUEUE_PREFIX: p.prefix,
+    SINK_URL: p.sink.url,
+    WORKER_LOCK_DURATION_MS: '1000',
+    WORKER_STALLED_INTERVAL_MS: '500',
+    LOG_LEVEL: 'warn',
+  };
+  const start = async () => {
+    const child = await spawnWorker(env);
+    children.push(child);
+    return child;
+  };
+  return { pl: p, start };
+}
+
+describe('a worker killed with SIGKILL mid-job', () => {
+  it('while it waits for the agent: after recovery the agent is asked again and the reply posted once', async () => {
+    const { pl, start } = await setup();
+    const first = await start();
+    pl.agent.hangNext(1, { endpoint: 'chat' });
+    const m = webMessage('survive the crash');
+    await pl.bridge.ingress.handle(m);
+    await pl.agent.waitForCalls(1, (c) => c.endpoint === 'chat');
+    await kill9(first);
+    await start();
+    await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId), 20_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(pl.sink.posts.filter((x) => x.messageId === m.messageId)).toHaveLength(1);
+    expect(pl.agent.chatCalls()).toHaveLength(2);
+  });
+
+  it('between the agent answer and the post: the agent is not called again and the reply is posted once', async () => {
+    const { pl, start } = await setup();
+    const first = await start();
+    pl.sink.fail('hang');
+    // The post reaches the platform but is never answered: the worker dies right then.
+    const killed = new Promise<void>((resolve) => {
+      pl.sink.onRequest = () => resolve(kill9(first));
+    });
+    const m = webMessage('answered before the crash');
+    await pl.bridge.ingress.handle(m);
+    await killed;
+    pl.sink.onRequest = undefined;
+    await start();
+    await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId), 20_000);
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(pl.sink.posts.filter((x) => x.messageId === m.messageId)).toHaveLength(1);
+    expect(pl.agent.chatCalls()).toHaveLength(1);
+  });
+
+  it('does not strand the later messages of a conversation', async () => {
+    const { pl, start } = await setup();
+    const first = await start();
+    pl.agent.hangNext(1, { endpoint: 'chat' });
+    const ms = [webMessage('one'), webMessage('two'), webMessage('three')];
+    for (const m of ms) await pl.bridge.ingress.handle(m);
+    await pl.agent.waitForCalls(1, (c) => c.endpoint === 'chat');
+    await kill9(first);
+    await start();
+    await pl.sink.waitFor((posts) => posts.length >= 3, 20_000);
+    expect(pl.sink.posts.map((x) => x.messageId)).toEqual(ms.map((m) => m.messageId));
+  });
+});

@@ -1,0 +1,57 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDiscordEmulator, type DiscordEmulator } from '../emulators/discord/index.js';
+
+const run = promisify(execFile);
+const root = resolve(import.meta.dirname, '../..');
+const tsx = join(root, 'node_modules/.bin/tsx');
+const cli = join(root, 'adapters/discord/register-commands-cli.ts');
+
+let emu: DiscordEmulator;
+let cwd: string;
+beforeAll(async () => {
+  emu = await startDiscordEmulator();
+  // An empty working directory: no stray .env is read.
+  cwd = await mkdtemp(join(tmpdir(), 'register-commands-'));
+});
+afterAll(async () => {
+  await emu?.close();
+  await rm(cwd, { recursive: true, force: true });
+});
+
+function env(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    AGENT_API_BASE_URL: 'http://127.0.0.1:9/api/v1',
+    AGENT_API_KEY: 'unused-key',
+    DISCORD_TOKEN: emu.token,
+    DISCORD_API_URL: emu.apiUrl,
+    ...extra,
+  };
+}
+
+describe('npm run register-commands', () => {
+  it('registers /agent in the guild when DISCORD_GUILD_ID is set', async () => {
+    const { stdout } = await run(tsx, [cli], { cwd, env: env({ DISCORD_GUILD_ID: emu.world.guildId }) });
+    expect(stdout).toMatch(/Registered \/agent .* in guild/);
+    expect(emu.store.commands.get(emu.world.guildId)?.map((c) => c.name)).toEqual(['agent']);
+    expect(emu.calls.some((c) => c.path === '/oauth2/applications/@me')).toBe(true);
+  });
+
+  it('registers globally otherwise', async () => {
+    const { stdout } = await run(tsx, [cli], { cwd, env: env({}) });
+    expect(stdout).toMatch(/globally/);
+    expect(emu.store.commands.get('global')?.map((c) => c.name)).toEqual(['agent']);
+  });
+
+  it('says what is wrong when the token is refused or missing', async () => {
+    const refused = await run(tsx, [cli], { cwd, env: env({ DISCORD_TOKEN: 'wrong-token' }) }).catch((e: { code: number; stderr: string }) => e);
+    expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/DISCORD_TOKEN was refused/) });
+    const missing = await run(tsx, [cli], { cwd, env: env({ DISCORD_TOKEN: '' }) }).catch((e: { code: number; stderr: string }) => e);
+    expect(missing).toMatchObject({ code: 2, stderr: expect.stringMatching(/DISCORD_TOKEN is missing/) });
+  });
+});

@@ -1,0 +1,158 @@
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { Redis } from 'ioredis';
+import { createDiscordReplyPort } from '../../adapters/discord/reply-port.js';
+import { TypingKeeper } from '../../adapters/discord/typing.js';
+import { toPlatformError } from '../../adapters/discord/errors.js';
+import { PlatformError } from '../../src/core/errors.js';
+import { loadConfig } from '../../src/config/load.js';
+import { createLogger } from '../../src/logger.js';
+import type { ReplyPort } from '../../src/core/reply-port.js';
+import { startDiscordEmulator, type DiscordEmulator } from '../emulators/discord/index.js';
+
+let emu: DiscordEmulator;
+beforeAll(async () => {
+  emu = await startDiscordEmulator();
+});
+afterAll(async () => {
+  await emu?.close();
+});
+
+function port(env: Record<string, string> = {}, apiUrl = emu.apiUrl): ReplyPort {
+  const config = loadConfig({
+    AGENT_API_BASE_URL: 'http://127.0.0.1:9/api/v1',
+    AGENT_API_KEY: 'unused-key',
+    DISCORD_TOKEN: emu.token,
+    DISCORD_API_URL: apiUrl,
+    ...env,
+  });
+  return createDiscordReplyPort({ config, logger: createLogger({ level: 'silent' }), redis: {} as Redis }, { typingRefreshMs: 30 });
+}
+const creates = (channelId: string) => emu.calls.filter((c) => c.method === 'POST' && c.path === `/channels/${channelId}/messages`);
+const userMessage = (channel = emu.world.channels.general) =>
+  emu.sendMessage({ author: emu.world.users.alice, channel, content: 'question' });
+
+describe('discord reply port (REST only, against the emulator)', () => {
+  it('replies to the user on the first chunk only; no mentions parsed on any', async () => {
+    const p = port();
+    const m = userMessage();
+    const target = { channelId: m.channel_id, messageId: m.id };
+    await p.postChunk(target, 'first @everyone', 0);
+    await p.postChunk(target, 'second <@920000000000000002>', 1);
+    const [a, b] = creates(m.channel_id).slice(-2).map((c) => c.json!);
+    expect(a).toMatchObject({ allowed_mentions: { parse: [], replied_user: false }, message_reference: { message_id: m.id, fail_if_not_exists: false }, enforce_nonce: true });
+    expect(b!.message_reference).toBeUndefined();
+    expect(b!.allowed_mentions).toEqual({ parse: [], replied_user: false });
+    const posted = emu.repliesTo(m.id);
+    expect(posted).toHaveLength(1);
+    expect(posted[0]!.mention_everyone).toBe(false);
+  });
+
+  it('pings the replied-to user only when DISCORD_REPLY_PING is on', async () => {
+    const m = userMessage();
+    await port({ DISCORD_REPLY_PING: 'true' }).postChunk({ channelId: m.channel_id, messageId: m.id }, 'hi', 0);
+    expect(creates(m.channel_id).at(-1)!.json!.allowed_mentions).toEqual({ parse: [], replied_user: true });
+    expect(emu.repliesTo(m.id)[0]!.mentions.map((u: { id: string }) => u.id)).toEqual([emu.world.users.alice.id]);
+  });
+
+  it('posts a chunk once when the same post is retried (nonce enforced by Discord)', async () => {
+    const p = port();
+    const m = userMessage();
+    const target = { channelId: m.channel_id, messageId: m.id };
+    await p.postChunk(target, 'same chunk', 0);
+    await p.postChunk(target, 'same chunk', 0);
+    expect(emu.repliesTo(m.id)).toHaveLength(1);
+  });
+
+  it('renders within 2000 characters and cuts an over-long notice', async () => {
+    const p = port();
+    expect(p.render('')).toEqual([]);
+    const chunks = p.render(`${'word '.repeat(600)}\n\n\`\`\`\n${'x = 1\n'.repeat(500)}\`\`\``);
+    expect(chunks.length).toBeGreaterThan(1);
+    expect(chunks.every((c) => c.length <= 2000)).toBe(true);
+    const m = userMessage();
+    await p.postNotice({ channelId: m.channel_id, messageId: m.id }, 'n'.repeat(2500));
+    expect(emu.repliesTo(m.id)[0]!.content.length).toBe(2000);
+  });
+
+  it('maps Missing Access and Unknown Channel to `refused`, 5xx to `server_error`', async () => {
+    const p = port();
+    emu.store.noAccess.add(emu.world.channels.bound.id);
+    const refused = await p.postChunk({ channelId: emu.world.channels.bound.id, messageId: '1' }, 'x', 0).catch((e: unknown) => e);
+    emu.store.noAccess.delete(emu.world.channels.bound.id);
+    expect(refused).toBeInstanceOf(PlatformError);
+    expect(refused).toMatchObject({ kind: 'refused', code: '50001', status: 403, retryable: false });
+    const unknown = await p.postChunk({ channelId: '999999999999999999', messageId: '1' }, 'x', 0).catch((e: unknown) => e);
+    expect(unknown).toMatchObject({ kind: 'refused', code: '10003' });
+    // @discordjs/rest retries a 5xx three times by itself before it throws.
+    emu.failNextMessageCreates(4, { status: 500 });
+    const failed = await p.postChunk({ channelId: emu.world.channels.general.id, messageId: '1' }, 'x', 0).catch((e: unknown) => e);
+    expect(failed).toMatchObject({ kind: 'server_error', status: 500, retryable: true });
+    expect(String((failed as Error).message)).not.toContain(emu.token);
+  });
+
+  it('maps a connection failure to `network` and never leaks the token', async () => {
+    const dead = port({}, 'http://127.0.0.1:1/api');
+    const err = await dead.postChunk({ channelId: '1', messageId: '1' }, 'x', 0).catch((e: unknown) => e);
+    expect(err).toMatchObject({ kind: 'network', retryable: true });
+    expect(toPlatformError(Object.assign(new Error('x'), { name: 'AbortError' }), 'typing').kind).toBe('timeout');
+  });
+
+  it('keeps typing until stopped, and adds a warning reaction on failure', async () => {
+    const p = port();
+    const m = userMessage();
+    const target = { channelId: m.channel_id, messageId: m.id };
+    const typing = () => emu.calls.filter((c) => c.path === `/channels/${m.channel_id}/typing`).length;
+    await p.startWorking!(target);
+    await emu.waitFor(() => typing() >= 3, 'typing refreshed');
+    await p.stopWorking!(target, 'failed');
+    expect(emu.calls.some((c) => c.method === 'PUT' && c.path === `/channels/${m.channel_id}/messages/${m.id}/reactions/⚠️/@me`)).toBe(true);
+  });
+
+  it('fetches a thread oldest first, speakers labelled, without the triggering message', async () => {
+    const thread = emu.world.channels.thread;
+    emu.sendMessage({ author: emu.world.users.alice, channel: thread, content: 'first' });
+    emu.sendMessage({ author: emu.world.users.bob, channel: thread, content: 'second' });
+    const trigger = emu.sendMessage({ author: emu.world.users.alice, channel: thread, content: 'now' });
+    const history = await port().fetchThread!({ channelId: thread.id, threadId: thread.id, messageId: trigger.id }, 10);
+    expect(history.slice(-2)).toEqual([
+      { author: 'Alice', text: 'first', isBot: false },
+      { author: 'Bob', text: 'second', isBot: false },
+    ]);
+    expect(await port().fetchThread!({ channelId: thread.id, messageId: trigger.id }, 10)).toEqual([]);
+  });
+});
+
+describe('TypingKeeper', () => {
+  it('refreshes until stopped, with unref timers', async () => {
+    vi.useFakeTimers();
+    try {
+      const send = vi.fn(async () => {});
+      const keeper = new TypingKeeper(send, { refreshMs: 8_000 });
+      await keeper.start('k', 'c');
+      await keeper.start('k', 'c');
+      expect(send).toHaveBeenCalledTimes(1);
+      await vi.advanceTimersByTimeAsync(16_500);
+      expect(send).toHaveBeenCalledTimes(3);
+      keeper.stop('k');
+      expect(keeper.active).toBe(0);
+      await vi.advanceTimersByTimeAsync(60_000);
+      expect(send).toHaveBeenCalledTimes(3);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('gives up after maxMs if never stopped', async () => {
+    vi.useFakeTimers();
+    try {
+      const send = vi.fn(async () => {});
+      const keeper = new TypingKeeper(send, { refreshMs: 1_000, maxMs: 3_000 });
+      await keeper.start('k', 'c');
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(keeper.active).toBe(0);
+      expect(send.mock.calls.length).toBeLessThanOrEqual(4);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+});

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RecordedCall } from '../emulators/slack/index.js';
+import { botMention, chatCalls, say, startSlackBridge, W, type SlackHarness } from './harness.js';
+
+interface Answer {
+  call: RecordedCall;
+  text: string;
+  blocks: Array<{ type: string; text?: { text: string } }>;
+}
+
+/** Runs `/agent <text>` and returns the ephemeral answer posted to its response_url. */
+async function run(h: SlackHarness, text: string, user: string, channel: string = W.general): Promise<Answer> {
+  const ack = await h.to.command({ text, user, channel });
+  expect(ack.acked).toBe(true);
+  const call = await h.slack.waitForCall('response_url', (c) => c.response.id === ack.responseUrlId);
+  expect(call.params.response_type).toBe('ephemeral');
+  const blocks = JSON.parse(call.params.blocks ?? '[]') as Answer['blocks'];
+  return { call, text: blocks.map((b) => b.text?.text ?? '').join('\n'), blocks };
+}
+
+const ADMIN_COMMANDS = ['instances', 'bind demo-poet', 'unbind', 'status', 'set errors reaction', 'why', 'audit', 'credential demo-helper'];
+
+describe.each(['http', 'socket'] as const)('/agent over %s', (mode) => {
+  let h: SlackHarness;
+  beforeAll(async () => {
+    h = await startSlackBridge({ mode });
+  });
+  afterAll(async () => h?.close());
+
+  it('answers help to anyone, for a bare command and an unknown one too', async () => {
+    for (const text of ['help', '', 'frobnicate']) {
+      const a = await run(h, text, W.user);
+      expect(a.text).toContain('agent-bridge commands');
+      expect(a.text).toContain('/agent bind &lt;instance-id&gt;');
+    }
+    expect((await run(h, 'frobnicate', W.user)).text).toContain('Unknown command');
+  });
+
+  it.each(ADMIN_COMMANDS)('refuses `%s` to a non-admin, ephemerally', async (text) => {
+    const a = await run(h, text, W.user);
+    expect(a.text).toContain('Only admins can use /agent');
+    expect(a.text).toContain(text.split(' ')[0]);
+    expect(h.slack.callsOf('views.open')).toHaveLength(0);
+  });
+
+  it('lists instances for an admin as a Block Kit table', async () => {
+    const a = await run(h, 'instances', W.admin);
+    expect(a.text).toContain('*Instances*');
+    expect(a.text).toMatch(/```[\s\S]*demo-helper[\s\S]*```/);
+  });
+
+  it('binds, shows status, sets, explains why, audits and unbinds for an admin', async () => {
+    const channel = mode === 'http' ? 'C0CMDHTTP' : 'C0CMDSOCK';
+    expect((await run(h, 'bind demo-poet all', W.admin, channel)).text).toContain('demo-poet');
+    expect(await h.bridge.bindings.get('slack', channel)).toMatchObject({ instanceId: 'demo-poet', mode: 'all' });
+    expect((await run(h, 'status', W.admin, channel)).text).toContain('demo-poet');
+    expect((await run(h, 'set errors reaction', W.admin, channel)).blocks.length).toBeGreaterThan(0);
+    expect((await h.bridge.bindings.get('slack', channel))?.errorPolicy).toBe('reaction');
+    expect((await run(h, 'why', W.admin, channel)).blocks.length).toBeGreaterThan(0);
+    const audit = await run(h, 'audit', W.admin, channel);
+    expect(audit.text).toContain('bind');
+    await run(h, 'unbind', W.admin, channel);
+    expect(await h.bridge.bindings.get('slack', channel)).toBeUndefined();
+  });
+
+  it('lets a workspace owner (per users.info) run admin commands', async () => {
+    const a = await run(h, 'instances', W.owner);
+    expect(a.text).toContain('*Instances*');
+    expect(h.slack.callsOf('users.info', (c) => c.params.user === W.owner).length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('binds the DM binding when run in a DM', async () => {
+    await run(h, 'bind demo-poet', W.admin, 'D0ADMIN01');
+    expect((await h.bridge.bindings.get('slack', 'dm'))?.instanceId).toBe('demo-poet');
+    await run(h, 'bind demo-helper', W.admin, 'D0ADMIN01');
+  });
+
+  it('opens the credential modal for an admin without answering in the channel', async () => {
+    const ack = await h.to.command({ text: 'credential demo-helper', user: W.admin, channel: W.general });
+    const open = await h.slack.waitForCall('views.open', (c) => c.params.trigger_id === ack.triggerId);
+    expect(open.response.ok).toBe(true);
+    expect(h.slack.callsOf('response_url', (c) => c.response.id === ack.responseUrlId)).toHaveLength(0);
+  });
+});
+
+describe('/agent with SLACK_WORKSPACE_ADMINS=false', () => {
+  let h: SlackHarness;
+  beforeAll(async () => {
+    h = await startSlackBridge({ mode: 'http', env: { SLACK_WORKSPACE_ADMINS: 'false' } });
+  });
+  afterAll(async () => h?.close());
+
+  it('refuses a workspace owner who is not listed, and never asks users.info', async () => {
+    expect((await run(h, 'instances', W.owner)).text).toContain('Only admins');
+    expect((await run(h, 'instances', W.admin)).text).toContain('*Instances*');
+    expect(h.slack.callsOf('users.info')).toHaveLength(0);
+  });
+});
+
+describe('POST /slack/events signatures', () => {
+  let h: SlackHarness;
+  beforeAll(async () => {
+    h = await startSlackBridge({ mode: 'http' });
+  });
+  afterAll(async () => h?.close());
+
+  it.each(['bad', 'stale', 'missing'] as const)('refuses a %s signature with 401 and does nothing', async (signature) => {
+    const before = chatCalls(h).length;
+    const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} forged` });
+    const event = await h.to.event(m.mention, { signature });
+    expect(event.status).toBe(401);
+    const command = await h.to.command({ text: 'unbind', user: W.admin, channel: W.general }, signature);
+    expect(command.status).toBe(401);
+    const interaction = await h.to.interaction({ type: 'block_actions', user: { id: W.admin }, actions: [] }, signature);
+    expect(interaction.status).toBe(401);
+    // A good request afterwards is answered, and the forged ones left no trace.
+    const ok = await say(h, { channel: W.general, text: `${botMention(h)} genuine` });
+    await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === ok.ts && c.response.ok === true);
+    expect(chatCalls(h).length).toBe(before + 1);
+    expect(h.slack.callsOf('response_url')).toHaveLength(0);
+    expect((await h.bridge.bindings.get('slack', W.general))?.instanceId).toBe('demo-helper');
+  });
+
+  it('answers 503 once stopped', async () => {
+    await h.adapter.stop();
+    const m = h.slack.userMessage({ channel: W.general, user: W.user, text: 'late' });
+    expect((await h.to.event(m.message)).status).toBe(503);
+  });
+});

@@ -1,0 +1,121 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CREDENTIAL_CALLBACK_ID, INPUT_ACTION, KEY_BLOCK, VALUE_BLOCK } from '../../adapters/slack/credential-modal.js';
+import { dumpKeys } from '../support/redis-cleanup.js';
+import { startSlackBridge, until, W, type SlackHarness } from './harness.js';
+
+/** Runs `/agent credential <instance>` as `user` and returns the opened view's ID. */
+async function openForm(h: SlackHarness, instance: string, user: string = W.admin): Promise<string> {
+  const ack = await h.to.command({ text: `credential ${instance}`, user, channel: W.general });
+  const open = await h.slack.waitForCall('views.open', (c) => c.params.trigger_id === ack.triggerId);
+  expect(open.response.ok).toBe(true);
+  const view = JSON.parse(open.params.view!) as { callback_id: string; private_metadata: string };
+  expect(view.callback_id).toBe(CREDENTIAL_CALLBACK_ID);
+  return (open.response.view as { id: string }).id;
+}
+
+function submit(h: SlackHarness, viewId: string, key: string, value: string, user: string = W.admin) {
+  return h.to.interaction(h.slack.viewSubmission(viewId, user, { [KEY_BLOCK]: { [INPUT_ACTION]: key }, [VALUE_BLOCK]: { [INPUT_ACTION]: value } }));
+}
+
+/** The value must be nowhere: not in any log line, Redis key or value, or any call the bot made to Slack. */
+async function expectNowhere(h: SlackHarness, value: string) {
+  expect(h.logs.text).not.toContain(value);
+  // Not even redacted: no raw payload (which names the value's block) reached the log.
+  expect(h.logs.text).not.toContain(VALUE_BLOCK);
+  expect(await dumpKeys(h.prefix)).not.toContain(value);
+  for (const call of h.slack.calls) {
+    expect(call.rawBody, `${call.method} carried the value`).not.toContain(value);
+    expect(JSON.stringify(call.params)).not.toContain(value);
+  }
+}
+
+describe.each(['http', 'socket'] as const)('credential modal over %s', (mode) => {
+  let h: SlackHarness;
+  beforeAll(async () => {
+    h = await startSlackBridge({ mode });
+  });
+  afterAll(async () => h?.close());
+
+  it('adds the credential at once, confirms with the key only, and leaks the value nowhere', async () => {
+    const value = `sk-canary-${randomUUID()}`;
+    const viewId = await openForm(h, 'demo-helper');
+    const open = h.slack.callsOf('views.open').at(-1)!;
+    expect(open.params.view).not.toContain(value);
+    const ack = await submit(h, viewId, 'OPENAI_API_KEY', value);
+    expect(ack.acked).toBe(true);
+    expect(ack.body).toMatchObject({ response_action: 'clear' });
+    expect(h.agent.credentials.get('demo-helper')?.get('OPENAI_API_KEY')).toBe(value);
+    const confirm = await h.slack.waitForCall('chat.postEphemeral', (c) => c.params.user === W.admin);
+    expect(confirm.params.channel).toBe(W.general);
+    expect(confirm.params.blocks).toContain('OPENAI_API_KEY');
+    await until(() => /credential added/.test(h.logs.text), 'audit/log line written');
+    await expectNowhere(h, value);
+  });
+
+  it('shows an unknown instance as an error in the modal', async () => {
+    const value = `sk-canary-${randomUUID()}`;
+    const viewId = await openForm(h, 'no-such-instance');
+    const ack = await submit(h, viewId, 'SOME_KEY', value);
+    expect(ack.body).toMatchObject({ response_action: 'errors' });
+    const errors = (ack.body as { errors: Record<string, string> }).errors;
+    expect(errors[KEY_BLOCK]).toMatch(/No instance with ID/);
+    await expectNowhere(h, value);
+  });
+
+  it('shows an invalid key name and an empty value as field errors', async () => {
+    const viewId = await openForm(h, 'demo-helper');
+    const bad = await submit(h, viewId, '1 not a key', 'some-secret-value');
+    expect((bad.body as { errors: Record<string, string> }).errors[KEY_BLOCK]).toMatch(/key name is not valid/);
+    const empty = await submit(h, viewId, 'GOOD_KEY', '   ');
+    expect((empty.body as { errors: Record<string, string> }).errors[VALUE_BLOCK]).toMatch(/secret value/);
+  });
+
+  it('refuses a submission from a non-admin in the modal', async () => {
+    const value = `sk-canary-${randomUUID()}`;
+    const viewId = await openForm(h, 'demo-helper');
+    const ack = await submit(h, viewId, 'STOLEN_KEY', value, W.user);
+    expect((ack.body as { errors: Record<string, string> }).errors[KEY_BLOCK]).toMatch(/Only admins/);
+    expect(h.agent.credentials.get('demo-helper')?.has('STOLEN_KEY')).toBeFalsy();
+    await expectNowhere(h, value);
+  });
+});
+
+describe('credential modal without a dashboard session', () => {
+  let h: SlackHarness;
+  beforeAll(async () => {
+    h = await startSlackBridge({ mode: 'http', env: { AGENT_SESSION_COOKIE: '' } });
+  });
+  afterAll(async () => h?.close());
+
+  it('says in the modal that a session is needed; the API key alone is never used', async () => {
+    const value = `sk-canary-${randomUUID()}`;
+    const viewId = await openForm(h, 'demo-helper');
+    const ack = await submit(h, viewId, 'OPENAI_API_KEY', value);
+    expect((ack.body as { errors: Record<string, string> }).errors[KEY_BLOCK]).toMatch(/dashboard session/);
+    expect(h.agent.calls.filter((c) => c.endpoint === 'credentials')).toHaveLength(0);
+    await expectNowhere(h, value);
+  });
+});
+
+describe('credential modal with a slow agent service', () => {
+  let h: SlackHarness;
+  beforeAll(async () => {
+    h = await startSlackBridge({ mode: 'http', adapter: { credentialAckBudgetMs: 200 } });
+  });
+  afterAll(async () => h?.close());
+
+  it('acks within Slack’s 3 s with a “saving” view, then updates it and confirms', async () => {
+    const value = `sk-canary-${randomUUID()}`;
+    h.agent.setDelay(800, { endpoint: 'credentials' });
+    const viewId = await openForm(h, 'demo-helper');
+    const ack = await submit(h, viewId, 'SLOW_KEY', value);
+    expect(ack.ms).toBeLessThan(3_000);
+    expect(ack.body).toMatchObject({ response_action: 'update' });
+    const update = await h.slack.waitForCall('views.update', (c) => c.params.view_id === viewId);
+    expect(update.params.view).toContain('Credential added');
+    await h.slack.waitForCall('chat.postEphemeral', (c) => (c.params.blocks ?? '').includes('SLOW_KEY'));
+    expect(h.agent.credentials.get('demo-helper')?.get('SLOW_KEY')).toBe(value);
+    await expectNowhere(h, value);
+  });
+});

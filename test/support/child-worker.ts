@@ -1,0 +1,33 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const entry = fileURLToPath(new URL('./worker-process.ts', import.meta.url));
+
+/** Starts a worker process and resolves once it prints "ready". */
+export async function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ROLE: 'worker', HTTP_PORT: '0', PLAYGROUND: 'false', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker did not start: ${err}`)), 20_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      if (d.toString().includes('ready')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${err}`)));
+  });
+  return child;
+}
+
+export function kill9(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => {
+    if (child.exitCode !== null || child.signalCode !== null) return resolve();
+    child.once('exit', () => resolve());
+    child.kill('SIGKILL');
+  });
+}

@@ -1,0 +1,12 @@
+/**
+ * A worker process for crash tests: `ROLE=worker` configured from its environment, posting
+ * replies to the sink at SINK_URL. Prints "ready" once it takes jobs.
+ */
+import { startBridge } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
+import { sinkPlatform } from './sink.js';
+
+const config = loadConfig();
+const bridge = await startBridge({ config, platforms: [sinkPlatform(process.env.SINK_URL ?? '')] });
+process.stdout.write('ready\n');
+process.on('SIGTERM', () => void bridge.stop().then(() => process.exit(0)));
