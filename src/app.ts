@@ -74,7 +74,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     createAgentApi(config.agent!, {
       logger,
       onCall: (e) => {
-        const labels = { endpoint: e.operation, instance: e.instanceId ?? '', status: String(e.status ?? e.kind ?? 'error') };
+        const labels = { endpoint: e.operation, agent_instance: e.instanceId ?? '', status: String(e.status ?? e.kind ?? 'error') };
         metrics.agentRequests.inc(labels);
         metrics.agentLatency.observe(labels, e.durationMs / 1000);
       },
@@ -124,6 +124,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   });
 
   const agentReady = agentReadiness(agentApi);
+  let stopping: Promise<void> | undefined;
   const http = createHttpServer({
     host: config.http.host,
     port: config.http.port,
@@ -131,6 +132,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     logger,
     redis,
     agentReady,
+    stopping: () => stopping !== undefined,
     beforeMetrics: async () => {
       const counts = await queue.counts();
       for (const [state, n] of Object.entries(counts)) metrics.queueDepth.set({ state }, n);
@@ -194,7 +196,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     'agent-bridge started',
   );
 
-  let stopping: Promise<void> | undefined;
   const stop = () => {
     stopping ??= (async () => {
       logger.info('shutting down');

@@ -7,7 +7,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export class Metrics {
   readonly registry = new Registry();
 
-  /** Messages finished by the worker, by outcome (replied, gave_up, dropped). */
+  /** Messages finished by the worker, by outcome (replied, gave_up). */
   readonly messages = new Counter({
     name: 'agent_bridge_messages_total',
     help: 'Messages processed by workers, by platform and outcome',
@@ -25,16 +25,16 @@ export class Metrics {
 
   readonly agentLatency = new Histogram({
     name: 'agent_bridge_agent_request_duration_seconds',
-    help: 'Latency of agent service calls, by endpoint, instance and HTTP status',
-    labelNames: ['endpoint', 'instance', 'status'] as const,
+    help: 'Latency of agent service calls, by endpoint, agent instance and HTTP status',
+    labelNames: ['endpoint', 'agent_instance', 'status'] as const,
     buckets: [0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 120],
     registers: [this.registry],
   });
 
   readonly agentRequests = new Counter({
     name: 'agent_bridge_agent_requests_total',
-    help: 'Agent service calls, by endpoint, instance and HTTP status (or error kind)',
-    labelNames: ['endpoint', 'instance', 'status'] as const,
+    help: 'Agent service calls, by endpoint, agent instance and HTTP status (or error kind)',
+    labelNames: ['endpoint', 'agent_instance', 'status'] as const,
     registers: [this.registry],
   });
 

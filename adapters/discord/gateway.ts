@@ -28,6 +28,8 @@ export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, conte
   return new Client({
     intents: gatewayIntents(contentIntent),
     partials: [Partials.Channel],
+    // Internal sharding: Discord's recommended shard count (1 below ~1,000 guilds, required past 2,500).
+    shards: 'auto',
     rest: restOptions(config),
     // Nothing the gateway process sends may ping anyone.
     allowedMentions: { parse: [], repliedUser: false },

@@ -45,7 +45,8 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     async (channelId) => {
       await rest.post(Routes.channelTyping(channelId));
     },
-    { refreshMs: options.typingRefreshMs },
+    // A stop can be missed (the job is retried elsewhere): never type much longer than a chat call may take.
+    { refreshMs: options.typingRefreshMs, maxMs: (deps.config.agent?.timeoutMs ?? 120_000) + 30_000 },
   );
 
   async function create(target: ReplyTarget, content: string, replyTo: boolean, nonce: string): Promise<void> {

@@ -32,6 +32,9 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   const client = options.client ?? createWebClient(slack.botToken, { apiUrl: slack.apiUrl, logger: createBoltLogger(logger) });
   const reaction = options.workingReaction ?? slack.workingReaction;
   const users = createUserDirectory(client, 10 * 60_000);
+  // The bot's own user ID, to drop its mentions from thread transcripts (they address it).
+  let botUser: Promise<string | undefined> | undefined;
+  const botUserId = () => (botUser ??= client.auth.test().then((r) => r.user_id, () => ((botUser = undefined), undefined)));
 
   const post = async (target: ReplyTarget, text: string, what: string) => {
     try {
@@ -65,7 +68,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
       if (outcome === 'failed') await react(client, logger, 'add', target, 'warning', 'already_reacted');
     },
 
-    fetchThread: (target, limit) => fetchThread(client, users, target, limit),
+    fetchThread: async (target, limit) => fetchThread(client, users, target, limit, await botUserId()),
   };
 }
 
@@ -91,7 +94,7 @@ interface SlackMessage {
   bot_profile?: { name?: string };
 }
 
-async function fetchThread(client: WebClient, users: UserDirectory, target: ReplyTarget, limit: number): Promise<ThreadMessage[]> {
+async function fetchThread(client: WebClient, users: UserDirectory, target: ReplyTarget, limit: number, botUserId?: string): Promise<ThreadMessage[]> {
   if (!target.threadId || target.inline || limit <= 0) return [];
   if (compareTs(target.threadId, target.messageId) >= 0) return [];
   const earlier: SlackMessage[] = [];
@@ -115,7 +118,7 @@ async function fetchThread(client: WebClient, users: UserDirectory, target: Repl
       const isBot = Boolean(m.bot_id) || m.subtype === 'bot_message';
       let author = m.bot_profile?.name ?? m.username ?? (isBot ? 'bot' : (m.user ?? 'someone'));
       if (!isBot && m.user) author = await users.get(m.user).then((u) => u.name, () => m.user!);
-      return { author, text: slackTextToPlain(m.text ?? ''), isBot };
+      return { author, text: slackTextToPlain(m.text ?? '', botUserId), isBot };
     }),
   );
 }

@@ -109,16 +109,21 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
     const message = toIncomingMessage({ channelId: b.channel, userName: b.userName, messageId: b.messageId, text: b.text, mention: b.mention });
     // Like a platform: the message is in the channel first, then its event reaches the bridge.
     if (await store.claimMessageId(message.messageId)) {
-      await store.append({
-        type: 'message',
-        channelId: b.channel,
-        messageId: message.messageId,
-        userId: message.userId,
-        userName: b.userName,
-        text: stripMention(b.text).text,
-        mention: message.mentionsBot,
-        at: message.receivedAt,
-      });
+      try {
+        await store.append({
+          type: 'message',
+          channelId: b.channel,
+          messageId: message.messageId,
+          userId: message.userId,
+          userName: b.userName,
+          text: stripMention(b.text).text,
+          mention: message.mentionsBot,
+          at: message.receivedAt,
+        });
+      } catch (err) {
+        await store.releaseMessageId(message.messageId).catch(() => {});
+        throw err;
+      }
     }
     res.json({ messageId: message.messageId, result: await ingress.handle(message) });
   });

@@ -24,6 +24,8 @@ export interface WebEventStore {
   history(channelId: string, options: { count: number; afterId?: string }): Promise<StoredWebEvent[]>;
   /** True the first time a client message ID is seen (a double submit posts one message). */
   claimMessageId(messageId: string): Promise<boolean>;
+  /** Forgets a claimed ID whose message could not be posted, so a retry posts it. */
+  releaseMessageId(messageId: string): Promise<void>;
 }
 
 // One round trip, atomic: the stream entry and its announcement never part ways.
@@ -63,6 +65,9 @@ export function createWebEventStore(options: WebEventStoreOptions): WebEventStor
     },
     async claimMessageId(messageId) {
       return (await redis.set(keys.seen(messageId), '1', 'EX', 86_400, 'NX')) === 'OK';
+    },
+    async releaseMessageId(messageId) {
+      await redis.del(keys.seen(messageId));
     },
   };
 }

@@ -44,11 +44,17 @@ export function compareStreamIds(a: string, b: string): number {
   return seq === 0n ? 0 : seq < 0n ? -1 : 1;
 }
 
-/** Parses one stored or published event; undefined when it is not one (never throws). */
+/** Validates one event read back from Redis; undefined when it is not one (never throws). */
+export function toStoredEvent(id: unknown, value: unknown): StoredWebEvent | undefined {
+  if (typeof id !== 'string' || !isStreamId(id)) return undefined;
+  const parsed = webEventSchema.safeParse(value);
+  return parsed.success ? { ...parsed.data, id } : undefined;
+}
+
+/** Parses one stored event's JSON; undefined when it is not one (never throws). */
 export function parseStoredEvent(id: string, json: string): StoredWebEvent | undefined {
   try {
-    const parsed = webEventSchema.safeParse(JSON.parse(json));
-    return parsed.success ? { ...parsed.data, id } : undefined;
+    return toStoredEvent(id, JSON.parse(json));
   } catch {
     return undefined;
   }

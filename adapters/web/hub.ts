@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../src/logger.js';
-import { parseStoredEvent, type StoredWebEvent } from './events.js';
+import { toStoredEvent, type StoredWebEvent } from './events.js';
 
 export type WebEventListener = (event: StoredWebEvent) => void;
 
@@ -32,14 +32,13 @@ export function createWebEventHub(options: WebEventHubOptions): WebEventHub {
   let stopped: Promise<void> | undefined;
 
   const dispatch = (payload: string) => {
-    let id: unknown;
-    let event: unknown;
+    let stored: StoredWebEvent | undefined;
     try {
-      ({ id, e: event } = JSON.parse(payload) as { id?: unknown; e?: unknown });
+      const { id, e } = JSON.parse(payload) as { id?: unknown; e?: unknown };
+      stored = toStoredEvent(id, e);
     } catch {
-      // Handled below as not an event.
+      // Not JSON: reported below.
     }
-    const stored = typeof id === 'string' && event !== undefined ? parseStoredEvent(id, JSON.stringify(event)) : undefined;
     if (!stored) {
       logger.warn('ignored a malformed web event announcement');
       return;

@@ -27,7 +27,7 @@ export interface QueueInfo {
 
 /**
  * What the composition root hands an adapter factory. Adapters get everything through
- * here (never from globals or process.env), so tests pass their own.
+ * here (never from globals or the environment), so tests pass their own.
  */
 export interface AdapterContext {
   config: Readonly<Config>;

@@ -38,9 +38,7 @@ export function mountDashboard(app: Express, options: DashboardOptions): boolean
   serverAdapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({
     queues: options.queues.map((queue) => new BullMQAdapter(queue)),
-    // @bull-board/express 9.10.1 pins its own @bull-board/api 9.10.1 beside the project's 9.10.2;
-    // the two copies' types differ only in private fields. Drop the cast once the versions match.
-    serverAdapter: serverAdapter as unknown as Parameters<typeof createBullBoard>[0]['serverAdapter'],
+    serverAdapter,
   });
 
   app.use(DASHBOARD_PATH, basicAuth(user, password, logger), serverAdapter.getRouter());

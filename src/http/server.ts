@@ -13,6 +13,8 @@ export interface HttpServerOptions {
   redis: Redis;
   /** Whether the agent service answered recently (probing it when not). */
   agentReady: () => Promise<boolean>;
+  /** True once shutdown began: /readyz then says 503 so load balancers stop sending work. */
+  stopping?: () => boolean;
   /** Called before /metrics is rendered, to refresh gauges such as queue depth. */
   beforeMetrics?: () => Promise<void>;
 }
@@ -36,6 +38,10 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
   });
 
   app.get('/readyz', async (_req, res) => {
+    if (options.stopping?.()) {
+      res.status(503).json({ status: 'stopping' });
+      return;
+    }
     const [redisOk, agentOk] = await Promise.all([
       options.redis
         .ping()

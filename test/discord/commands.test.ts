@@ -33,14 +33,14 @@ function run(user: EmuUser, subcommand: string, options: Record<string, string> 
 }
 
 const ADMIN_COMMANDS: Array<[string, Record<string, string>, RegExp]> = [
-  ['instances', {}, /demo-helper/],
-  ['bind', { instance: 'demo-poet', mode: 'mention' }, /demo-poet/],
-  ['status', {}, /demo-poet/],
-  ['set', { setting: 'errors', value: 'reaction' }, /reaction/],
-  ['set', { setting: 'quota-user-per-minute', value: '5' }, /5/],
-  ['why', {}, /./],
-  ['audit', {}, /bind/],
-  ['unbind', {}, /./],
+  ['instances', {}, /demo-helper[\s\S]*demo-poet/],
+  ['bind', { instance: 'demo-poet', mode: 'mention' }, /Channel bound[\s\S]*demo-poet/],
+  ['status', {}, /Bound to `demo-poet`/],
+  ['set', { setting: 'errors', value: 'reaction' }, /Setting changed[\s\S]*warning reaction/],
+  ['set', { setting: 'quota-user-per-minute', value: '5' }, /Quota `user-per-minute` is now 5/],
+  ['why', {}, /Why no answer/],
+  ['audit', {}, /Audit log[\s\S]*bind/],
+  ['unbind', {}, /Channel unbound/],
 ];
 
 describe('/agent through the real bridge', () => {
@@ -136,6 +136,7 @@ describe('/agent through the real bridge', () => {
       fields: { key: 'API_KEY', value: CANARY.credential },
     });
     const text = await answerOf(submit, 'credential error');
+    expect(text).toMatch(/No instance with ID `no-such-instance`/);
     expect(submit.original?.flags).toBe(EPHEMERAL);
     expect(text).not.toContain(CANARY.credential);
     expect(h.logs.text).not.toContain(CANARY.credential);

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { chromium, type Browser, type Page } from 'playwright-core';
@@ -38,6 +38,7 @@ describe('the playground in a browser, started as `npm start` with no configurat
   let baseUrl: string;
 
   beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (.ci/run does when needed)`);
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
     app = spawnApp({ HTTP_PORT: String(port), QUEUE_PREFIX: PREFIX });

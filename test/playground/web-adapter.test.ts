@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import express from 'express';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
@@ -8,7 +9,7 @@ import { webPlatform } from '../../adapters/web/index.js';
 import { sessionValue } from '../../adapters/web/auth.js';
 import { compareStreamIds } from '../../adapters/web/events.js';
 import { openSse, payload } from './sse-client.js';
-import { post, startHarness, type Harness } from './harness.js';
+import { post, REDIS_URL, startHarness, type Harness } from './harness.js';
 
 const target = (messageId: string, channelId = 'general') => ({ channelId, messageId });
 
@@ -141,6 +142,22 @@ describe('web adapter (no token)', () => {
       expect(sse.events.slice(before).some((e) => e.data.includes('for general only'))).toBe(false);
     } finally {
       sse.close();
+    }
+  });
+
+  it('ignores malformed announcements and keeps streaming', async () => {
+    const sse = await openSse(`${h.baseUrl}/playground/events?channel=random`);
+    const publisher = new Redis(REDIS_URL);
+    try {
+      await sse.waitFor((e) => e.event === 'ready');
+      await publisher.publish(`${h.prefix}:web:events`, 'not json');
+      await publisher.publish(`${h.prefix}:web:events`, JSON.stringify({ id: '1-0', e: { type: 'bogus', channelId: 'random' } }));
+      await h.workerPort.postNotice(target(randomUUID(), 'random'), 'still here');
+      await sse.waitFor((e) => e.event === 'message' && payload(e).text === 'still here');
+      expect(sse.events.some((e) => e.data.includes('bogus'))).toBe(false);
+    } finally {
+      sse.close();
+      await publisher.quit();
     }
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RecordedCall } from '../emulators/slack/index.js';
+import { sendSigned, type RecordedCall } from '../emulators/slack/index.js';
 import { botMention, chatCalls, say, startSlackBridge, W, type SlackHarness } from './harness.js';
 
 interface Answer {
@@ -119,6 +119,13 @@ describe('POST /slack/events signatures', () => {
     expect(chatCalls(h).length).toBe(before + 1);
     expect(h.slack.callsOf('response_url')).toHaveLength(0);
     expect((await h.bridge.bindings.get('slack', W.general))?.instanceId).toBe('demo-helper');
+  });
+
+  it('answers Slack’s URL verification challenge', async () => {
+    const body = JSON.stringify({ token: 't', challenge: 'chal-123', type: 'url_verification' });
+    const r = await sendSigned(h.eventsUrl, h.slack.identity.signingSecret, body, 'application/json');
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ challenge: 'chal-123' });
   });
 
   it('answers 503 once stopped', async () => {

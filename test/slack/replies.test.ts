@@ -97,4 +97,20 @@ describe('Slack replies', () => {
     expect(notice.params.text).toBeTruthy();
     expect(h.slack.reactionsOn(W.general, m.ts)).toEqual(['warning']);
   });
+
+  it('sends the thread so far with a follow-up when the channel has context: thread', async () => {
+    const channel = 'C0CONTEXT';
+    for (const text of ['bind demo-helper', 'set context thread']) {
+      const ack = await h.to.command({ text, user: W.admin, channel });
+      await h.slack.waitForCall('response_url', (c) => c.response.id === ack.responseUrlId);
+    }
+    const root = await say(h, { channel, text: `${botMention(h)} what is 2+2?` });
+    await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === root.ts && c.response.ok === true);
+    await say(h, { channel, text: 'and times 3?', threadTs: root.ts });
+    const call = await h.agent.waitForCalls(1, (c) => c.endpoint === 'chat' && String((c.json as { message?: string }).message).includes('and times 3?'));
+    const sent = (call[0]!.json as { message: string }).message;
+    expect(sent).toContain('Earlier messages in this thread:');
+    expect(sent).toContain('Uma User: what is 2+2?');
+    expect(sent).toMatch(/\(bot\): echo: what is 2\+2\?/);
+  });
 });

@@ -101,7 +101,7 @@ describe('Slack reply port', () => {
     slack.userMessage({ channel: 'C0PORT002', user: 'U0UMA0001', text: 'later', threadTs: root.ts });
     const thread = await port.fetchThread!({ channelId: 'C0PORT002', threadId: root.ts, messageId: trigger.ts }, 10);
     expect(thread).toEqual([
-      { author: 'Uma', text: 'root @UBOT0001 question & more', isBot: false },
+      { author: 'Uma', text: 'root question & more', isBot: false },
       { author: 'bot', text: 'bot says', isBot: true },
     ]);
     expect(await port.fetchThread!({ channelId: 'C0PORT002', threadId: root.ts, messageId: trigger.ts }, 1)).toHaveLength(1);

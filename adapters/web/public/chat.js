@@ -144,7 +144,6 @@ export function createChat({ getUser, onActivity, onCredentialForm }) {
     source.addEventListener('ready', () => {
       list.setAttribute('aria-busy', 'false');
       list.scrollTop = list.scrollHeight;
-      sendStatus.dataset.connection = '';
       if (sendStatus.dataset.kind === 'connection') status('');
     });
     source.addEventListener('problem', (e) => status(JSON.parse(e.data).error, 'connection'));

@@ -1,0 +1,38 @@
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { decodeConversationId, encodeConversationId } from '../../src/core/conversation.js';
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    return statSync(path).isDirectory() ? files(path) : path.endsWith('.ts') ? [path] : [];
+  });
+}
+
+describe('architecture', () => {
+  it('nothing in src/ imports a chat platform SDK', () => {
+    const offenders = files('src').filter((f) =>
+      /from\s+['"](discord\.js|@discordjs\/[^'"]*|@slack\/[^'"]*)['"]|import\(\s*['"](discord\.js|@discordjs|@slack)/.test(readFileSync(f, 'utf8')),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('only the config module reads process.env in src/ and adapters/', () => {
+    const offenders = [...files('src'), ...files('adapters')].filter(
+      (f) => !f.startsWith(join('src', 'config')) && /process\.env/.test(readFileSync(f, 'utf8')),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it('conversation IDs round-trip, even with separators inside a part', () => {
+    const refs = [
+      { platform: 'slack', workspaceId: 'T1', channelId: 'C1', threadId: '1700.1' },
+      { platform: 'discord', workspaceId: 'dm', channelId: '998877' },
+      { platform: 'web', workspaceId: 'local', channelId: 'a:b%c' },
+    ] as const;
+    for (const ref of refs) expect(decodeConversationId(encodeConversationId(ref))).toEqual(ref);
+    expect(encodeConversationId(refs[0])).toBe('slack:T1:C1:1700.1');
+    expect(() => decodeConversationId('email:x:y')).toThrow(/not a conversation ID/);
+  });
+});

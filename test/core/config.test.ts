@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+
+const real = { AGENT_API_BASE_URL: 'https://openhelixai.com/api/v1', AGENT_API_KEY: 'key-1234' };
+
+function problem(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('config', () => {
+  it('with nothing set, runs the demo with documented defaults, frozen', () => {
+    const c = loadConfig({});
+    expect(c.mode).toBe('demo');
+    expect(c).toMatchObject({
+      role: 'all',
+      http: { host: '127.0.0.1', port: 3000 },
+      redis: { url: 'redis://127.0.0.1:6379' },
+      queue: { prefix: 'agent-bridge', concurrency: 50, attempts: 5 },
+      maxMessageChars: 8000,
+      playground: { enabled: true },
+    });
+    expect(Object.isFrozen(c)).toBe(true);
+    expect(Object.isFrozen(c.queue)).toBe(true);
+  });
+
+  it('reads the agent service settings and strips a trailing slash', () => {
+    const c = loadConfig({ ...real, AGENT_API_BASE_URL: 'https://x.test/api/v1/', AGENT_TIMEOUT_MS: '5000' });
+    expect(c.mode).toBe('real');
+    expect(c.agent).toMatchObject({ baseUrl: 'https://x.test/api/v1', apiKey: 'key-1234', timeoutMs: 5000, otherTimeoutMs: 15000 });
+    expect(c.secrets).toContain('key-1234');
+  });
+
+  it('names the variable and the fix for each wrong setting', () => {
+    expect(problem({ ...real, WORKER_CONCURRENCY: 'lots' })).toMatch(/WORKER_CONCURRENCY must be a whole number/);
+    expect(problem({ ...real, ROLE: 'boss' })).toMatch(/ROLE must be all, ingress or worker/);
+    expect(problem({ ...real, AGENT_API_BASE_URL: 'ftp://x' })).toMatch(/AGENT_API_BASE_URL must be an http\(s\) URL/);
+    expect(problem({ ...real, REDIS_URL: 'localhost:6379' })).toMatch(/REDIS_URL must start with redis:\/\//);
+    expect(problem({ ...real, BINDINGS: 'C0123=inst' })).toMatch(/BINDINGS entry "C0123=inst" is not platform:channel=instance/);
+    expect(problem({ ...real, LOG_LEVEL: 'loud' })).toMatch(/LOG_LEVEL must be one of/);
+  });
+
+  it('refuses a partial configuration instead of falling back to the demo', () => {
+    expect(problem({ SLACK_BOT_TOKEN: 'xoxb-1' })).toMatch(/AGENT_API_BASE_URL is missing.*demo is off/);
+    expect(problem({ AGENT_API_BASE_URL: 'https://x.test/api/v1' })).toMatch(/AGENT_API_KEY is missing/);
+    expect(problem({ ...real, SLACK_BOT_TOKEN: 'xoxb-1' })).toMatch(/SLACK_SIGNING_SECRET is missing/);
+    expect(problem({ ...real, SLACK_SIGNING_SECRET: 'sig' })).toMatch(/SLACK_BOT_TOKEN is missing/);
+    expect(problem({ ...real, ADMIN_USER: 'ops' })).toMatch(/ADMIN_USER and ADMIN_PASSWORD go together/);
+  });
+
+  it('requires PLAYGROUND_TOKEN when HTTP_HOST exposes the playground', () => {
+    expect(problem({ HTTP_HOST: '0.0.0.0' })).toMatch(/PLAYGROUND_TOKEN is missing/);
+    expect(loadConfig({ HTTP_HOST: '0.0.0.0', PLAYGROUND_TOKEN: 'a-long-token' }).playground).toEqual({ enabled: true, token: 'a-long-token' });
+    // With a real platform the playground is off unless PLAYGROUND=true.
+    const slack = { ...real, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' };
+    expect(loadConfig(slack).playground.enabled).toBe(false);
+    expect(loadConfig({ ...slack, PLAYGROUND: 'true' }).playground.enabled).toBe(true);
+  });
+
+  it('parses BINDINGS defaults', () => {
+    const c = loadConfig({ ...real, BINDINGS: 'slack:C0123=inst_a, discord:998877=inst_b' });
+    expect(c.bindings).toEqual([
+      { platform: 'slack', channelId: 'C0123', instanceId: 'inst_a' },
+      { platform: 'discord', channelId: '998877', instanceId: 'inst_b' },
+    ]);
+  });
+});

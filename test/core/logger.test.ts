@@ -1,0 +1,24 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger, SecretRegistry } from '../../src/logger.js';
+import { LogCapture } from '../support/pipeline.js';
+
+describe('logger redaction', () => {
+  it('removes secret values from every line, whatever field or message carries them', () => {
+    const registry = new SecretRegistry();
+    const logs = new LogCapture();
+    const logger = createLogger({ level: 'trace', registry, destination: logs });
+    registry.add('sk-canary-"quoted"\\value');
+    const release = registry.add('credential-canary-42');
+    logger.info({ note: 'key is sk-canary-"quoted"\\value' }, 'hello');
+    logger.error(new Error('boom credential-canary-42'));
+    logger.warn({ url: `https://x.test/?k=${encodeURIComponent('credential-canary-42')}` }, 'url');
+    logger.info({ headers: { authorization: 'Bearer abc', 'x-api-key': 'abc' }, token: 't', value: 'v' }, 'fields');
+    expect(logs.text).not.toContain('sk-canary');
+    expect(logs.text).not.toContain('credential-canary-42');
+    expect(logs.text).not.toContain('Bearer abc');
+    expect(logs.text.match(/\[REDACTED\]/g)!.length).toBeGreaterThanOrEqual(5);
+    release();
+    logger.info('credential-canary-42 released');
+    expect(logs.lines.at(-1)).toContain('credential-canary-42 released');
+  });
+});

@@ -1,0 +1,97 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { startDiscordEmulator, type DiscordEmulator, type Json } from '../emulators/discord/index.js';
+
+/** The emulator's own protocol, checked with a bare WebSocket (what discord.js relies on). */
+let emu: DiscordEmulator | undefined;
+afterEach(async () => {
+  await emu?.close();
+  emu = undefined;
+});
+
+class Peer {
+  readonly received: Json[] = [];
+  readonly ws: WebSocket;
+  closeCode?: number;
+  constructor(url: string) {
+    this.ws = new WebSocket(`${url}?v=10&encoding=json`);
+    this.ws.on('message', (raw) => this.received.push(JSON.parse(String(raw)) as Json));
+    this.ws.on('close', (code) => (this.closeCode = code));
+  }
+  send(payload: Json) {
+    this.ws.send(JSON.stringify(payload));
+  }
+  async next(pred: (p: Json) => boolean, label: string): Promise<Json> {
+    for (let i = 0; i < 250; i++) {
+      const found = this.received.find(pred);
+      if (found) return found;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    throw new Error(`no ${label}`);
+  }
+}
+
+const GUILDS_AND_MESSAGES = (1 << 0) | (1 << 9) | (1 << 12);
+
+describe('Discord emulator protocol', () => {
+  it('speaks HELLO, IDENTIFY → READY + GUILD_CREATE, heartbeat ACK, and RESUME with replay', async () => {
+    emu = await startDiscordEmulator({ heartbeatIntervalMs: 1234 });
+    const gateway = await fetch(`${emu.apiUrl}/v10/gateway/bot`, { headers: { authorization: `Bot ${emu.token}` } }).then((r) => r.json() as Promise<Json>);
+    expect(gateway).toMatchObject({ url: emu.wsUrl, shards: 1 });
+    const a = new Peer(gateway.url);
+    expect((await a.next((p) => p.op === 10, 'HELLO')).d).toEqual({ heartbeat_interval: 1234 });
+    a.send({ op: 2, d: { token: emu.token, intents: GUILDS_AND_MESSAGES, properties: {} } });
+    const ready = await a.next((p) => p.t === 'READY', 'READY');
+    expect(ready).toMatchObject({ s: 1, d: { session_id: expect.any(String), resume_gateway_url: emu.wsUrl, guilds: [{ unavailable: true }] } });
+    expect(await a.next((p) => p.t === 'GUILD_CREATE', 'GUILD_CREATE')).toMatchObject({ s: 2, d: { id: emu.world.guildId } });
+    a.send({ op: 1, d: 2 });
+    await a.next((p) => p.op === 11, 'HEARTBEAT_ACK');
+
+    emu.dropConnection();
+    const missed = emu.sendMessage({ author: emu.world.users.bob, channel: emu.world.channels.general, content: 'while away' });
+    const b = new Peer(ready.d.resume_gateway_url);
+    await b.next((p) => p.op === 10, 'HELLO');
+    b.send({ op: 6, d: { token: emu.token, session_id: ready.d.session_id, seq: 2 } });
+    const replayed = await b.next((p) => p.t === 'MESSAGE_CREATE', 'replayed MESSAGE_CREATE');
+    expect(replayed).toMatchObject({ s: 3, d: { id: missed.id, content: '', channel_type: 0, guild_id: emu.world.guildId } });
+    expect(await b.next((p) => p.t === 'RESUMED', 'RESUMED')).toMatchObject({ s: 4 });
+    b.ws.close();
+  });
+
+  it('closes with 4014 when the Message Content intent is not allowed, and 4004 for a bad token', async () => {
+    emu = await startDiscordEmulator({ allowMessageContent: false });
+    const a = new Peer(emu.wsUrl);
+    await a.next((p) => p.op === 10, 'HELLO');
+    a.send({ op: 2, d: { token: emu.token, intents: GUILDS_AND_MESSAGES | (1 << 15), properties: {} } });
+    for (let i = 0; i < 100 && a.closeCode === undefined; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(a.closeCode).toBe(4014);
+    const b = new Peer(emu.wsUrl);
+    await b.next((p) => p.op === 10, 'HELLO');
+    b.send({ op: 2, d: { token: 'wrong', intents: 1, properties: {} } });
+    for (let i = 0; i < 100 && b.closeCode === undefined; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(b.closeCode).toBe(4004);
+  });
+
+  it('checks Authorization where Discord does, decodes paths, and refuses > 2000 characters', async () => {
+    emu = await startDiscordEmulator();
+    const api = `${emu.apiUrl}/v10`;
+    expect((await fetch(`${api}/users/%40me`)).status).toBe(401);
+    const me = await fetch(`${api}/users/%40me`, { headers: { authorization: `Bot ${emu.token}` } });
+    expect(me.status).toBe(200);
+    const post = (content: string) =>
+      fetch(`${api}/channels/${emu!.world.channels.general.id}/messages`, {
+        method: 'POST',
+        headers: { authorization: `Bot ${emu!.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ content }),
+      });
+    const tooLong = await post('x'.repeat(2001));
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.json()).toMatchObject({ code: 50035 });
+    emu.failNextMessageCreates(1, { status: 429, retryAfterSeconds: 2.5 });
+    const limited = await post('hi');
+    expect(limited.status).toBe(429);
+    expect(limited.headers.get('retry-after')).toBe('3');
+    expect(await limited.json()).toEqual({ message: 'You are being rate limited.', retry_after: 2.5, global: false });
+    expect((await post('hi')).status).toBe(200);
+  });
+});

@@ -1,0 +1,38 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const read = (name: string) => readFileSync(new URL(`../../adapters/slack/${name}`, import.meta.url), 'utf8');
+/** The YAML list items under a key, by indentation (enough for these two files). */
+const items = (yaml: string, key: string) => {
+  const lines = yaml.split('\n');
+  const start = lines.findIndex((l) => l.trim() === `${key}:`);
+  const out: string[] = [];
+  for (const l of lines.slice(start + 1)) {
+    const m = /^\s+- ([^\s#]+)/.exec(l);
+    if (!m) break;
+    out.push(m[1]!);
+  }
+  return out;
+};
+
+describe.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])('%s', (file) => {
+  const yaml = read(file);
+  it('subscribes to what the adapter listens for and grants what it calls', () => {
+    expect(items(yaml, 'bot_events').sort()).toEqual(['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim']);
+    expect(items(yaml, 'bot')).toEqual(
+      expect.arrayContaining(['app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history', 'chat:write', 'reactions:write', 'users:read', 'commands']),
+    );
+    expect(yaml).toMatch(/- command: \/agent\n/);
+    expect(yaml).toMatch(/messages_tab_enabled: true/);
+    expect(yaml).toMatch(/interactivity:\n\s+is_enabled: true/);
+  });
+  it(file.includes('socket') ? 'turns Socket Mode on and names no URL' : 'sends events, commands and interactivity to /slack/events', () => {
+    if (file.includes('socket')) {
+      expect(yaml).toMatch(/socket_mode_enabled: true/);
+      expect(yaml).not.toMatch(/^\s+(request_)?url:/m);
+    } else {
+      expect(yaml).toMatch(/socket_mode_enabled: false/);
+      expect(yaml.match(/^\s+(request_)?url: https:\/\/bridge\.example\.com\/slack\/events$/gm)).toHaveLength(3);
+    }
+  });
+});
