@@ -34,7 +34,7 @@ async function main(): Promise<void> {
         timeoutMs: 120_000,
         otherTimeoutMs: 15_000,
       },
-      playground: { enabled: true },
+      playground: { ...config.playground, enabled: true },
     });
   }
 
