@@ -5,7 +5,8 @@ import type { AdapterContext } from '../../src/core/platform-context.js';
 import { createAdminCheck } from './admin.js';
 import { createBoltLogger } from './bolt-logger.js';
 import { registerCredentialModal } from './credential-modal.js';
-import { toPlatformError } from './errors.js';
+import { slackErrorCode, toPlatformError } from './errors.js';
+import { PlatformError } from '../../src/core/errors.js';
 import { registerMessageListeners } from './message-listener.js';
 import type { BotIdentity } from './normalise.js';
 import { createSeenOnce } from './seen-once.js';
@@ -135,9 +136,18 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
         try {
           await identity();
         } catch (err) {
-          throw new Error(`Slack did not accept SLACK_BOT_TOKEN (${(err as Error).message})`, { cause: err });
+          const refused = err instanceof PlatformError && (err.kind === 'unauthorized' || err.kind === 'forbidden');
+          const where = slackApiUrl(slack.apiUrl);
+          throw new Error(refused ? `Slack did not accept SLACK_BOT_TOKEN (${(err as Error).message})` : `could not reach Slack at ${where} (${(err as Error).message})`, { cause: err });
         }
-        if (mode === 'socket') await app.start();
+        if (mode === 'socket') {
+          try {
+            await app.start();
+          } catch (err) {
+            const code = slackErrorCode(err);
+            throw new Error(`Socket Mode did not connect${code ? ` (${code}: check SLACK_APP_TOKEN, an xapp- token with connections:write)` : `: ${(err as Error).message}`}`, { cause: err });
+          }
+        }
         logger.info({ mode }, mode === 'socket' ? 'Slack connected over Socket Mode' : `Slack listening at POST ${SLACK_EVENTS_PATH}`);
       })();
       return started;

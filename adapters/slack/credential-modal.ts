@@ -123,8 +123,9 @@ export function registerCredentialModal(app: App, deps: CredentialModalDeps): vo
     if (!key) return fieldError(KEY_BLOCK, 'Enter the key name.');
     if (!value.trim()) return fieldError(VALUE_BLOCK, 'Enter the secret value.');
 
-    const user = body.user;
-    const caller = slackCaller({ teamId: body.team?.id ?? user.team_id, channelId: meta.c, userId: user.id, userName: user.name });
+    const user = body.user as Partial<typeof body.user> | undefined;
+    if (!user || typeof user.id !== 'string' || !user.id) return fieldError(KEY_BLOCK, 'This form could not be read: run the command again.');
+    const caller = slackCaller({ teamId: body.team?.id ?? user.team_id, channelId: meta.c, userId: user.id, userName: typeof user.name === 'string' ? user.name : undefined });
     if (!(await deps.isAdmin(user.id))) {
       const refusal = await deps.commands.refuse(caller, 'credential');
       return fieldError(KEY_BLOCK, [refusal.title, ...refusal.lines].join(' '));

@@ -37,6 +37,13 @@ function problem(title: string, line: string): CommandReply {
  * response URL. Everything but `help` is for admins; a bare or unknown command gets help.
  */
 export function registerSlashCommand(app: App, deps: SlashCommandDeps): void {
+  // Another command routed to this app (the manifest and SLACK_COMMAND differ): say so, and ack.
+  const other = new RegExp(`^(?!${deps.commandName.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$)`);
+  app.command(other, async ({ command, ack }) => {
+    deps.logger.warn({ command: String(command.command).slice(0, 40) }, `a slash command other than ${deps.commandName} reached the bridge: make SLACK_COMMAND match the manifest`);
+    await ack({ response_type: 'ephemeral', text: `This app answers ${deps.commandName}. Ask the operator to make SLACK_COMMAND match the app's slash command.` });
+  });
+
   app.command(deps.commandName, async ({ command, ack, respond, client }) => {
     await ack();
     const caller = callerOf(command);

@@ -128,6 +128,12 @@ describe('POST /slack/events signatures', () => {
     expect(r.body).toMatchObject({ challenge: 'chal-123' });
   });
 
+  it('acks a slash command meant for another name and says what to fix', async () => {
+    const r = await h.to.command({ text: 'help', user: W.admin, channel: W.general, command: '/other' });
+    expect(r.status).toBe(200);
+    expect(JSON.stringify(r.body)).toContain('This app answers /agent');
+  });
+
   it('answers 503 once stopped', async () => {
     await h.adapter.stop();
     const m = h.slack.userMessage({ channel: W.general, user: W.user, text: 'late' });

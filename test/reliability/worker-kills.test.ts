@@ -1,0 +1,154 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { encodeConversationId } from '../../src/core/conversation.js';
+import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+import { sleep, until, watchProcessErrors } from './support/guards.js';
+import { messageRecord, SHARED_REDIS } from './support/keys.js';
+import { figures, Ledger } from './support/ledger.js';
+import { startWorker, type WorkerProcess } from './support/workers.js';
+
+/**
+ * Worker processes SIGKILLed again and again while 300 messages in 30 conversations flow:
+ * every message answered exactly once, in order per conversation, and the agent asked again
+ * only for messages whose call was in flight when a worker died.
+ */
+const CONVERSATIONS = 30;
+const PER_CONVERSATION = 10;
+const KILLS = 4;
+
+let p: Pipeline | undefined;
+let redis: Redis | undefined;
+const workers: WorkerProcess[] = [];
+const guard = watchProcessErrors();
+
+afterAll(async () => {
+  guard.stop();
+  await Promise.all(workers.map((w) => w.kill9()));
+  redis?.disconnect();
+  await p?.close();
+});
+
+describe('worker processes killed with SIGKILL during traffic', () => {
+  it(`${CONVERSATIONS * PER_CONVERSATION} messages, ${KILLS} kills: each answered once, in order, re-asked only when in flight`, async () => {
+    p = await startPipeline({ ROLE: 'ingress', LOG_LEVEL: 'warn' });
+    const pl = p;
+    redis = new Redis(SHARED_REDIS);
+    // Calls take a while, so every kill finds some in flight.
+    pl.agent.setDelay(150, { endpoint: 'chat' });
+    const env = {
+      AGENT_API_BASE_URL: pl.agent.baseUrl,
+      AGENT_API_KEY: pl.agent.apiKey,
+      QUEUE_PREFIX: pl.prefix,
+      SINK_URL: pl.sink.url,
+      WORKER_LOCK_DURATION_MS: '1000',
+      WORKER_STALLED_INTERVAL_MS: '500',
+      WORKER_CONCURRENCY: '20',
+      RETRY_BASE_DELAY_MS: '20',
+      LOG_LEVEL: 'warn',
+    };
+    const live: Array<WorkerProcess | undefined> = [];
+    for (let i = 0; i < 2; i++) {
+      const w = await startWorker(env);
+      workers.push(w);
+      live.push(w);
+    }
+
+    const ledger = new Ledger();
+    const byText = new Map<string, { messageId: string; conversationId: string }>();
+    const messages = [];
+    for (let i = 0; i < PER_CONVERSATION; i++) {
+      for (let c = 0; c < CONVERSATIONS; c++) {
+        const channelId = `kill${c}`;
+        const text = `k${c}-${i}`;
+        const m = webMessage(text, { channelId, isDirect: true });
+        ledger.send(channelId, m.messageId);
+        byText.set(text, { messageId: m.messageId, conversationId: encodeConversationId(m.conversation) });
+        messages.push(m);
+      }
+    }
+
+    /** Messages whose agent call started and whose answer was not recorded: in flight. */
+    const inFlight = async (): Promise<string[]> => {
+      const called = new Set(pl.agent.chatCalls().map((c) => c.message));
+      const found: string[] = [];
+      for (const text of called) {
+        const ref = byText.get(text);
+        if (!ref) continue;
+        const record = await messageRecord(redis!, pl.prefix, ref.conversationId, ref.messageId);
+        if (Object.keys(record).length > 0 && record.reply === undefined) found.push(ref.messageId);
+      }
+      return found;
+    };
+
+    const kills: Array<{ at: number; victim: number; inFlight: string[] }> = [];
+    const started = Date.now();
+    const traffic = (async () => {
+      for (const m of messages) {
+        await expect(pl.bridge.ingress.handle(m)).resolves.toMatchObject({ status: 'queued' });
+        await sleep(35);
+      }
+    })();
+    const killer = (async () => {
+      for (let k = 0; k < KILLS; k++) {
+        await sleep(k === 0 ? 1_500 : 2_400);
+        const victim = k % 2;
+        await live[victim]!.kill9();
+        kills.push({ at: Date.now() - started, victim, inFlight: await inFlight() });
+        const replacement = await startWorker(env);
+        workers.push(replacement);
+        live[victim] = replacement;
+      }
+    })();
+    await Promise.all([traffic, killer]);
+
+    const total = messages.length;
+    await pl.sink.waitFor((posts) => new Set(posts.map((x) => x.messageId)).size >= total, 60_000).catch(() => undefined);
+    // Quiet period past the lock and stalled-check intervals: a late duplicate would show here.
+    await sleep(2_500);
+    await until(async () => (await pl.bridge.queue.counts()).active === 0, 'queue idle', 10_000).catch(() => undefined);
+
+    const result = ledger.evaluate(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId));
+    const notices = pl.sink.posts.filter((x) => x.kind === 'notice');
+    const calls = pl.agent.chatCalls();
+    const callsPer = new Map<string, number>();
+    for (const c of calls) {
+      const id = byText.get(c.message)?.messageId;
+      if (id) callsPer.set(id, (callsPer.get(id) ?? 0) + 1);
+    }
+    const inFlightTotal = kills.reduce((n, k) => n + k.inFlight.length, 0);
+    const unexplained: string[] = [];
+    for (const [id, n] of callsPer) {
+      const allowed = 1 + kills.filter((k) => k.inFlight.includes(id)).length;
+      if (n > allowed) unexplained.push(`${id}: ${n} calls, allowed ${allowed}`);
+    }
+    figures('sigkill', {
+      messages: total,
+      conversations: CONVERSATIONS,
+      kills: kills.length,
+      killTimesMs: kills.map((k) => k.at),
+      inFlightAtKills: kills.map((k) => k.inFlight.length),
+      agentCalls: calls.length,
+      extraCalls: calls.length - total,
+      lost: result.lost,
+      duplicated: result.duplicated,
+      outOfOrder: result.outOfOrder,
+      notices: notices.length,
+      unexplainedRecalls: unexplained.length,
+      ms: Date.now() - started,
+      examples: result.examples,
+    });
+
+    expect(kills).toHaveLength(KILLS);
+    expect(inFlightTotal).toBeGreaterThan(0);
+    expect(notices).toEqual([]);
+    expect(result).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0, unknown: 0 });
+    expect(unexplained).toEqual([]);
+    expect(calls.length - total).toBeLessThanOrEqual(inFlightTotal);
+    // Each conversation reached the agent in order (first call of each message).
+    for (let c = 0; c < CONVERSATIONS; c++) {
+      const asked = [...new Set(calls.map((x) => x.message).filter((t) => t.startsWith(`k${c}-`)))];
+      expect(asked).toEqual([...Array(PER_CONVERSATION).keys()].map((i) => `k${c}-${i}`));
+    }
+    expect(guard.errors).toEqual([]);
+  }, 120_000);
+});

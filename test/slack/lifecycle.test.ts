@@ -1,0 +1,70 @@
+import express from 'express';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createSlackAdapter } from '../../adapters/slack/adapter.js';
+import type { Commands } from '../../src/commands/types.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { AdapterContext } from '../../src/core/platform-context.js';
+import { createLogger, SecretRegistry } from '../../src/logger.js';
+import { startSlackEmulator, type SlackEmulator } from '../emulators/slack/index.js';
+import { LogCapture } from '../support/pipeline.js';
+
+/** The adapter alone, with stand-ins for the core: start-up errors must say what to fix. */
+describe('Slack adapter start-up', () => {
+  let slack: SlackEmulator;
+  let redis: Redis;
+  beforeAll(async () => {
+    slack = await startSlackEmulator();
+    redis = new Redis({ lazyConnect: true });
+  });
+  afterAll(async () => {
+    redis.disconnect();
+    await slack.close();
+  });
+
+  function context(env: Record<string, string>): AdapterContext {
+    const config = loadConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:1/api/v1', AGENT_API_KEY: 'k', SLACK_API_URL: slack.apiUrl, PLAYGROUND: 'false', ...env });
+    return {
+      config,
+      logger: createLogger({ level: 'debug', destination: new LogCapture() }),
+      secrets: new SecretRegistry(),
+      ingress: { handle: async () => ({ status: 'dropped', reason: 'not_bound' }) },
+      commands: {} as Commands,
+      http: express(),
+      redis,
+      replyPort: {} as AdapterContext['replyPort'],
+      bindings: {} as AdapterContext['bindings'],
+      queueInfo: {} as AdapterContext['queueInfo'],
+    };
+  }
+
+  it('names SLACK_BOT_TOKEN when Slack refuses it', async () => {
+    const adapter = createSlackAdapter(context({ SLACK_BOT_TOKEN: 'xoxb-wrong', SLACK_SIGNING_SECRET: 's' }));
+    await expect(adapter.start()).rejects.toThrow(/Slack did not accept SLACK_BOT_TOKEN \(.*invalid_auth/);
+    await adapter.stop();
+  });
+
+  it('says Slack is unreachable when it is', async () => {
+    const adapter = createSlackAdapter(context({ SLACK_BOT_TOKEN: 'xoxb-x', SLACK_SIGNING_SECRET: 's', SLACK_API_URL: 'http://127.0.0.1:9/api/' }));
+    await expect(adapter.start()).rejects.toThrow(/could not reach Slack at http:\/\/127\.0\.0\.1:9\/api\//);
+  });
+
+  it('names SLACK_APP_TOKEN when Socket Mode is refused', async () => {
+    const adapter = createSlackAdapter(context({ SLACK_BOT_TOKEN: slack.identity.botToken, SLACK_APP_TOKEN: 'xapp-wrong' }));
+    expect(adapter.mode).toBe('socket');
+    await expect(adapter.start()).rejects.toThrow(/Socket Mode did not connect \(invalid_auth: check SLACK_APP_TOKEN/);
+    await adapter.stop();
+  });
+
+  it('starts and stops idempotently in both modes, asking auth.test once each', async () => {
+    const okAuth = () => slack.callsOf('auth.test').filter((c) => c.response.ok === true).length;
+    const before = okAuth();
+    for (const env of [{ SLACK_SIGNING_SECRET: 's' }, { SLACK_APP_TOKEN: slack.identity.appToken }]) {
+      const adapter = createSlackAdapter(context({ SLACK_BOT_TOKEN: slack.identity.botToken, ...env }));
+      await Promise.all([adapter.start(), adapter.start()]);
+      expect(await adapter.identity()).toEqual({ userId: slack.identity.botUserId, botId: slack.identity.botId, teamId: slack.identity.teamId });
+      await Promise.all([adapter.stop(), adapter.stop()]);
+    }
+    expect(okAuth() - before).toBe(2);
+  });
+});
