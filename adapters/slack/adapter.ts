@@ -71,6 +71,11 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       ...(options.clientPingTimeoutMs ? { clientPingTimeout: options.clientPingTimeoutMs } : {}),
       // Bolt hands these to the Socket Mode client: apps.connections.open goes to SLACK_API_URL too.
       installerOptions: { clientOptions: { slackApiUrl: slackApiUrl(slack.apiUrl) } },
+      // A payload Bolt cannot process is acked anyway: redelivering it would fail the same way.
+      processEventErrorHandler: async ({ error }) => {
+        logger.warn({ err: { message: error.message } }, 'Bolt could not process a Socket Mode envelope; acknowledged it');
+        return true;
+      },
     });
   } else {
     if (!slack.signingSecret) throw new Error('SLACK_SIGNING_SECRET is missing: HTTP mode verifies every request from Slack (or set SLACK_APP_TOKEN for Socket Mode)');
@@ -86,6 +91,16 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       // Ack first, then run the listener: the ingress never holds Slack's 3 seconds.
       processBeforeResponse: false,
       logger: boltLogger,
+      // Bolt answers 500 by default, which makes Slack redeliver a payload that will fail again.
+      processEventErrorHandler: async ({ error, response }) => {
+        if (response.headersSent) {
+          logger.error({ err: { message: error.message } }, 'a Slack listener failed after its ack');
+          return false;
+        }
+        logger.warn({ err: { message: error.message } }, 'Bolt could not process a Slack request; answered 400');
+        response.writeHead(400).end();
+        return true;
+      },
     });
   }
 

@@ -130,4 +130,18 @@ describe('discord chat through the real bridge', () => {
     const empty = h.discord.sendMessage({ author: w().users.alice, channel: w().channels.general, content: mention(h.discord) });
     expect((await answered(empty, 'hint')).content).toMatch(/mention me/i);
   });
+
+  it('sends the thread transcript with the message when the channel opted in (context thread)', async () => {
+    const set = h.discord.runCommand({ user: w().users.alice, channel: w().channels.general, subcommand: 'set', options: { setting: 'context', value: 'thread' } });
+    await h.discord.waitFor(() => set.original?.content.includes('Setting changed'), 'context set');
+    h.discord.sendMessage({ author: w().users.alice, channel: w().channels.thread, content: 'the build is red since Monday' });
+    const m = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.thread, content: `${mention(h.discord)} why is it red?` });
+    await answered(m, 'reply with context');
+    const prompt = h.agent.chatCalls().at(-1)!.message;
+    expect(prompt).toMatch(/^Earlier messages in this thread:/);
+    expect(prompt).toContain('Alice: the build is red since Monday');
+    expect(prompt).toMatch(/agent-bridge \(bot\): echo/);
+    expect(prompt.trimEnd().endsWith('why is it red?')).toBe(true);
+    expect(prompt).not.toContain(m.id);
+  });
 });

@@ -85,6 +85,14 @@ describe('/agent through the real bridge', () => {
     },
   );
 
+  it('parses no mentions in any answer (instance names could hold @everyone)', () => {
+    const answers = [...h.discord.store.interactions.values()].flatMap((i) =>
+      i.responses.filter((r) => r.kind === 'edit-original' || r.kind === 'followup' || r.type === 4),
+    );
+    expect(answers.length).toBeGreaterThan(10);
+    for (const a of answers) expect(a.data.allowed_mentions).toEqual({ parse: [] });
+  });
+
   it('records refused attempts in the audit log', async () => {
     const i = run(w().users.alice, 'audit');
     expect(await answerOf(i, 'audit')).toMatch(/refused/i);

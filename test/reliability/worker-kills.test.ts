@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { encodeConversationId } from '../../src/core/conversation.js';
 import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
 import { sleep, until, watchProcessErrors } from './support/guards.js';
-import { messageRecord, SHARED_REDIS } from './support/keys.js';
+import { SHARED_REDIS } from './support/keys.js';
 import { figures, Ledger } from './support/ledger.js';
 import { startWorker, type WorkerProcess } from './support/workers.js';
 
@@ -55,7 +55,7 @@ describe('worker processes killed with SIGKILL during traffic', () => {
 
     const ledger = new Ledger();
     const byText = new Map<string, { messageId: string; conversationId: string }>();
-    const messages = [];
+    const messages: ReturnType<typeof webMessage>[] = [];
     for (let i = 0; i < PER_CONVERSATION; i++) {
       for (let c = 0; c < CONVERSATIONS; c++) {
         const channelId = `kill${c}`;
@@ -69,37 +69,45 @@ describe('worker processes killed with SIGKILL during traffic', () => {
 
     /** Messages whose agent call started and whose answer was not recorded: in flight. */
     const inFlight = async (): Promise<string[]> => {
-      const called = new Set(pl.agent.chatCalls().map((c) => c.message));
-      const found: string[] = [];
-      for (const text of called) {
-        const ref = byText.get(text);
-        if (!ref) continue;
-        const record = await messageRecord(redis!, pl.prefix, ref.conversationId, ref.messageId);
-        if (Object.keys(record).length > 0 && record.reply === undefined) found.push(ref.messageId);
-      }
-      return found;
+      const called = [...new Set(pl.agent.chatCalls().map((c) => c.message))].flatMap((t) => byText.get(t) ?? []);
+      const batch = redis!.pipeline();
+      for (const ref of called) batch.hgetall(`${pl.prefix}:chat:conv:${ref.conversationId}:msg:${ref.messageId}`);
+      const records = ((await batch.exec()) ?? []).map(([, r]) => r as Record<string, string>);
+      return called.filter((_, i) => Object.keys(records[i] ?? {}).length > 0 && records[i]!.reply === undefined).map((r) => r.messageId);
     };
 
     const kills: Array<{ at: number; victim: number; inFlight: string[] }> = [];
+    const replacements: Array<Promise<void>> = [];
     const started = Date.now();
+    // Waves of one message per conversation, so many calls are in flight at any moment.
     const traffic = (async () => {
-      for (const m of messages) {
-        await expect(pl.bridge.ingress.handle(m)).resolves.toMatchObject({ status: 'queued' });
-        await sleep(35);
+      for (let i = 0; i < PER_CONVERSATION; i++) {
+        const wave = messages.slice(i * CONVERSATIONS, (i + 1) * CONVERSATIONS);
+        for (const m of wave) await expect(pl.bridge.ingress.handle(m)).resolves.toMatchObject({ status: 'queued' });
+        await sleep(700);
       }
     })();
     const killer = (async () => {
       for (let k = 0; k < KILLS; k++) {
-        await sleep(k === 0 ? 1_500 : 2_400);
-        const victim = k % 2;
-        await live[victim]!.kill9();
-        kills.push({ at: Date.now() - started, victim, inFlight: await inFlight() });
-        const replacement = await startWorker(env);
-        workers.push(replacement);
-        live[victim] = replacement;
+        await sleep(k === 0 ? 1_200 : 1_600);
+        const victim = await until(() => {
+          const i = [k % 2, 1 - (k % 2)].find((j) => live[j] !== undefined);
+          return i === undefined ? undefined : i + 1;
+        }, 'a live worker to kill', 20_000).then((i) => i - 1);
+        const w = live[victim]!;
+        live[victim] = undefined;
+        await w.kill9();
+        kills.push({ at: Date.now() - started, victim: w.pid, inFlight: await inFlight() });
+        replacements.push(
+          startWorker(env).then((r) => {
+            workers.push(r);
+            live[victim] = r;
+          }),
+        );
       }
     })();
     await Promise.all([traffic, killer]);
+    await Promise.all(replacements);
 
     const total = messages.length;
     await pl.sink.waitFor((posts) => new Set(posts.map((x) => x.messageId)).size >= total, 60_000).catch(() => undefined);

@@ -134,6 +134,23 @@ describe('POST /slack/events signatures', () => {
     expect(JSON.stringify(r.body)).toContain('This app answers /agent');
   });
 
+  it('survives malformed payloads that are correctly signed', async () => {
+    const send = (body: string, type: 'application/json' | 'application/x-www-form-urlencoded') => sendSigned(h.eventsUrl, h.slack.identity.signingSecret, body, type);
+    const form = (payload: unknown) => new URLSearchParams({ payload: typeof payload === 'string' ? payload : JSON.stringify(payload) }).toString();
+    const results = [
+      await send('not json', 'application/json'),
+      await send('{"type":"event_callback","event":null}', 'application/json'),
+      await send(JSON.stringify({ type: 'event_callback', team_id: 'T', event: { type: 'message', channel: ['C'], ts: {}, text: 5 } }), 'application/json'),
+      await send(form('{broken'), 'application/x-www-form-urlencoded'),
+      await send(form({ type: 'view_submission', view: { callback_id: 'agent_bridge_credential' } }), 'application/x-www-form-urlencoded'),
+      await send(form({ type: 'view_submission', user: { id: W.admin }, view: { callback_id: 'agent_bridge_credential', private_metadata: '{"i":1}', state: { values: 7 } } }), 'application/x-www-form-urlencoded'),
+      await send(new URLSearchParams({ command: '/agent', text: 'x'.repeat(10_000), user_id: W.user, channel_id: W.general, response_url: 'http://127.0.0.1:9/none', trigger_id: 't' }).toString(), 'application/x-www-form-urlencoded'),
+    ];
+    for (const r of results) expect([200, 400]).toContain(r.status);
+    const ok = await say(h, { channel: W.general, text: `${botMention(h)} still alive?` });
+    await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === ok.ts && c.response.ok === true);
+  });
+
   it('answers 503 once stopped', async () => {
     await h.adapter.stop();
     const m = h.slack.userMessage({ channel: W.general, user: W.user, text: 'late' });

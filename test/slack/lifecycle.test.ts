@@ -59,7 +59,7 @@ describe('Slack adapter start-up', () => {
   it('starts and stops idempotently in both modes, asking auth.test once each', async () => {
     const okAuth = () => slack.callsOf('auth.test').filter((c) => c.response.ok === true).length;
     const before = okAuth();
-    for (const env of [{ SLACK_SIGNING_SECRET: 's' }, { SLACK_APP_TOKEN: slack.identity.appToken }]) {
+    for (const env of [{ SLACK_SIGNING_SECRET: 's' }, { SLACK_APP_TOKEN: slack.identity.appToken }] as Array<Record<string, string>>) {
       const adapter = createSlackAdapter(context({ SLACK_BOT_TOKEN: slack.identity.botToken, ...env }));
       await Promise.all([adapter.start(), adapter.start()]);
       expect(await adapter.identity()).toEqual({ userId: slack.identity.botUserId, botId: slack.identity.botId, teamId: slack.identity.teamId });

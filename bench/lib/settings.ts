@@ -1,0 +1,66 @@
+/**
+ * Sizes of every scenario. `BENCH_QUICK=1` shrinks them to a smoke run of about a minute or
+ * two; `BENCH_ONLY=1,3` runs some scenarios; `BENCH_PROFILE=1` writes CPU profiles of the
+ * worker processes to bench/results/*.cpuprofile; `REDIS_URL` picks another Redis.
+ */
+export interface BenchSettings {
+  quick: boolean;
+  profile: boolean;
+  only: ReadonlySet<number> | undefined;
+  redisUrl: string;
+  /** Scenario 1: messages drained for warm-up, then measured. */
+  warmupMessages: number;
+  throughputMessages: number;
+  /** Best of this many alternating bridge/floor runs (the machine is shared). */
+  throughputRounds: number;
+  /** Scenario 2. */
+  latencyRates: number[];
+  latencyWarmupMs: number;
+  latencyMeasureMs: number;
+  /** Scenarios 3 and 4: the agent's delay and how many times each slot is filled. */
+  slowDelayMs: number;
+  slowConcurrencies: number[];
+  slowWaves: number;
+  scaleWorkers: number[];
+  scaleConcurrency: number;
+  scaleWaves: number;
+  /** Scenario 5. */
+  slackRate: number;
+  slackWarmupMs: number;
+  slackMeasureMs: number;
+  /** Scenario 6: how long the process idles before RSS is read. */
+  idleSettleMs: number;
+}
+
+export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettings {
+  const quick = ['1', 'true', 'yes'].includes((env.BENCH_QUICK ?? '').toLowerCase());
+  const only = env.BENCH_ONLY
+    ? new Set(
+        env.BENCH_ONLY.split(',')
+          .map((s) => Number(s.trim()))
+          .filter((n) => Number.isInteger(n) && n >= 1 && n <= 6),
+      )
+    : undefined;
+  return {
+    quick,
+    profile: ['1', 'true', 'yes'].includes((env.BENCH_PROFILE ?? '').toLowerCase()),
+    only,
+    redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    warmupMessages: quick ? 500 : 3_000,
+    throughputMessages: quick ? 3_000 : 20_000,
+    throughputRounds: quick ? 1 : 2,
+    latencyRates: [200, 1_000],
+    latencyWarmupMs: quick ? 1_000 : 3_000,
+    latencyMeasureMs: quick ? 3_000 : 10_000,
+    slowDelayMs: 2_000,
+    slowConcurrencies: [500, 2_000],
+    slowWaves: quick ? 2 : 5,
+    scaleWorkers: [1, 2, 4],
+    scaleConcurrency: 500,
+    scaleWaves: quick ? 2 : 4,
+    slackRate: 200,
+    slackWarmupMs: quick ? 1_000 : 3_000,
+    slackMeasureMs: quick ? 3_000 : 10_000,
+    idleSettleMs: quick ? 2_000 : 5_000,
+  };
+}

@@ -1,0 +1,50 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { now } from '../lib/clock.js';
+import type { Handlers } from '../lib/ipc.js';
+
+/** What a worker process reports about one measured window. */
+export interface ProbeReading {
+  /** RSS (bytes) after a full GC, just before the window. */
+  rssBase: number;
+  /** Highest RSS (bytes) sampled every 100 ms during the window. */
+  rssPeak: number;
+  eldP50Ms: number;
+  eldP99Ms: number;
+  eldMaxMs: number;
+}
+
+/**
+ * The commands every bench process answers: `clock` (for the driver's offset), `rss`, and
+ * `probeStart`/`probeRead` around a measured window (RSS peak and event-loop delay).
+ */
+export function probeHandlers(): Handlers {
+  const eld = monitorEventLoopDelay({ resolution: 10 });
+  eld.enable();
+  let base = 0;
+  let peak = 0;
+  let timer: NodeJS.Timeout | undefined;
+  const rss = () => process.memoryUsage.rss();
+  return {
+    clock: () => now(),
+    rss: () => rss(),
+    probeStart: () => {
+      (globalThis as { gc?: () => void }).gc?.();
+      clearInterval(timer);
+      base = rss();
+      peak = base;
+      timer = setInterval(() => (peak = Math.max(peak, rss())), 100);
+      eld.reset();
+      return base;
+    },
+    probeRead: (): ProbeReading => {
+      clearInterval(timer);
+      peak = Math.max(peak, rss());
+      return { rssBase: base, rssPeak: peak, eldP50Ms: eld.percentile(50) / 1e6, eldP99Ms: eld.percentile(99) / 1e6, eldMaxMs: eld.max / 1e6 };
+    },
+  };
+}
+
+/** Exits shortly after the reply to `stop` went out. */
+export function exitSoon(code = 0): void {
+  setTimeout(() => process.exit(code), 50);
+}

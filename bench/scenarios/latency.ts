@@ -1,0 +1,84 @@
+import { percentile } from '../lib/stats.js';
+import { row, TARGETS, type ResultRow } from '../report/rows.js';
+import { collectPosts, waitForPosts, type BenchContext } from './context.js';
+import { openLoop, warmUp } from './drive.js';
+import { openPath, type GenericPath, type PathKind } from './paths.js';
+
+export interface LatencyResult {
+  rate: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  max: number;
+  measured: number;
+  /** Most the sender fell behind its schedule (ms). */
+  senderLagMs: number;
+}
+
+/**
+ * Open-loop arrivals at `rate` for warm-up + measurement; latency of a measured message is
+ * the time from when it was due to be sent to when its reply reached the sink.
+ */
+export async function measureLatency(ctx: BenchContext, path: GenericPath, rate: number, tag: string): Promise<LatencyResult> {
+  const s = ctx.settings;
+  const warmCount = Math.round((rate * s.latencyWarmupMs) / 1000);
+  const due = new Map<string, number>();
+  await collectPosts(ctx);
+  const run = await openLoop(rate, s.latencyWarmupMs + s.latencyMeasureMs, (i, dueAt) => {
+    const id = `${tag}-${i}`;
+    if (i >= warmCount) due.set(id, dueAt);
+    return path.send(id, id, `question ${i}`);
+  });
+  if (run.failed > 0) throw new Error(`${path.kind}: ${run.failed} sends failed at ${rate}/s (${run.firstError})`);
+  await waitForPosts(ctx, run.sent, 60_000);
+  const posts = await collectPosts(ctx);
+  const latencies: number[] = [];
+  for (const [id, dueAt] of due) {
+    const at = posts.byId.get(id);
+    if (at === undefined) throw new Error(`${path.kind}: no reply for ${id}`);
+    latencies.push(at - dueAt);
+  }
+  return {
+    rate,
+    p50: percentile(latencies, 50),
+    p95: percentile(latencies, 95),
+    p99: percentile(latencies, 99),
+    max: percentile(latencies, 100),
+    measured: latencies.length,
+    senderLagMs: run.maxLagMs,
+  };
+}
+
+/** Scenario 2: ingress → reply posted at fixed rates, one worker process at concurrency 50. */
+export async function latencyScenario(ctx: BenchContext): Promise<{ rows: ResultRow[]; results: Record<PathKind, LatencyResult[]> }> {
+  const s = ctx.settings;
+  const results: Record<PathKind, LatencyResult[]> = { bridge: [], floor: [] };
+  const paths: GenericPath[] = [];
+  try {
+    for (const kind of ['floor', 'bridge'] as const) {
+      const path = await openPath(ctx, kind, 's2');
+      paths.push(path);
+      await path.startWorkers(1, 50, `s2-${kind}-worker`);
+      await warmUp(ctx, path, s.warmupMessages, 'warm');
+    }
+    for (const rate of s.latencyRates) {
+      for (const path of paths) {
+        const r = await measureLatency(ctx, path, rate, `r${rate}`);
+        ctx.log(`  s2 ${path.kind} ${rate}/s: p50 ${r.p50.toFixed(2)} p95 ${r.p95.toFixed(2)} p99 ${r.p99.toFixed(2)} ms (sender lag ≤ ${r.senderLagMs.toFixed(1)} ms)`);
+        results[path.kind].push(r);
+      }
+    }
+  } finally {
+    await Promise.all(paths.map((p) => p.close()));
+  }
+  const rows: ResultRow[] = [];
+  s.latencyRates.forEach((rate, i) => {
+    const b = results.bridge[i]!;
+    const f = results.floor[i]!;
+    const note = `${b.measured} messages after ${s.latencyWarmupMs / 1000} s warm-up`;
+    rows.push(row(`2 · latency p50 at ${rate}/s`, 'ms', b.p50, f.p50, undefined, undefined, 2));
+    rows.push(row(`2 · latency p95 at ${rate}/s`, 'ms', b.p95, f.p95, undefined, undefined, 2));
+    rows.push(row(`2 · latency p99 at ${rate}/s`, 'ms', b.p99, f.p99, TARGETS.p99, note, 2));
+  });
+  return { rows, results };
+}

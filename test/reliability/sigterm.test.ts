@@ -1,0 +1,163 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { encodeConversationId } from '../../src/core/conversation.js';
+import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+import { sleep, until, watchProcessErrors } from './support/guards.js';
+import { SHARED_REDIS } from './support/keys.js';
+import { figures, Ledger } from './support/ledger.js';
+import { startWorker, type WorkerProcess } from './support/workers.js';
+
+/**
+ * SIGTERM to worker processes under load: each stops within its bound (SHUTDOWN_TIMEOUT_MS plus
+ * a little), jobs in flight either finish or go back to the queue, and once workers run again
+ * every message is answered exactly once, in order.
+ */
+let p: Pipeline | undefined;
+let redis: Redis | undefined;
+const workers: WorkerProcess[] = [];
+const guard = watchProcessErrors();
+
+afterEach(async () => {
+  await Promise.all(workers.splice(0).map((w) => w.kill9()));
+  redis?.disconnect();
+  redis = undefined;
+  await p?.close();
+  p = undefined;
+});
+
+async function setup(conversations: number, perConversation: number, workerEnv: Record<string, string>) {
+  p = await startPipeline({ ROLE: 'ingress', LOG_LEVEL: 'warn' });
+  const pl = p;
+  redis = new Redis(SHARED_REDIS);
+  const env = {
+    AGENT_API_BASE_URL: pl.agent.baseUrl,
+    AGENT_API_KEY: pl.agent.apiKey,
+    QUEUE_PREFIX: pl.prefix,
+    SINK_URL: pl.sink.url,
+    WORKER_LOCK_DURATION_MS: '1000',
+    WORKER_STALLED_INTERVAL_MS: '500',
+    WORKER_CONCURRENCY: '20',
+    RETRY_BASE_DELAY_MS: '20',
+    LOG_LEVEL: 'info',
+    ...workerEnv,
+  };
+  const start = async () => {
+    const w = await startWorker(env);
+    workers.push(w);
+    return w;
+  };
+  const ledger = new Ledger();
+  const byText = new Map<string, { messageId: string; conversationId: string }>();
+  const messages: ReturnType<typeof webMessage>[] = [];
+  for (let i = 0; i < perConversation; i++) {
+    for (let c = 0; c < conversations; c++) {
+      const channelId = `term${c}`;
+      const text = `t${c}-${i}`;
+      const m = webMessage(text, { channelId, isDirect: true });
+      ledger.send(channelId, m.messageId);
+      byText.set(text, { messageId: m.messageId, conversationId: encodeConversationId(m.conversation) });
+      messages.push(m);
+    }
+  }
+  const inFlight = async (): Promise<string[]> => {
+    const called = [...new Set(pl.agent.chatCalls().map((c) => c.message))].flatMap((t) => byText.get(t) ?? []);
+    const batch = redis!.pipeline();
+    for (const ref of called) batch.hgetall(`${pl.prefix}:chat:conv:${ref.conversationId}:msg:${ref.messageId}`);
+    const records = ((await batch.exec()) ?? []).map(([, r]) => r as Record<string, string>);
+    return called.filter((_, i) => Object.keys(records[i] ?? {}).length > 0 && records[i]!.reply === undefined).map((r) => r.messageId);
+  };
+  const evaluate = () => {
+    const calls = pl.agent.chatCalls();
+    return { result: ledger.evaluate(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId)), calls };
+  };
+  return { pl, start, messages, inFlight, evaluate, total: messages.length };
+}
+
+describe('SIGTERM under load', () => {
+  it('in-flight jobs that can finish within SHUTDOWN_TIMEOUT_MS finish; the process exits 0', async () => {
+    const s = await setup(10, 3, { SHUTDOWN_TIMEOUT_MS: '8000' });
+    s.pl.agent.setDelay(150, { endpoint: 'chat' });
+    const w = await s.start();
+    for (const m of s.messages) await s.pl.bridge.ingress.handle(m);
+    await s.pl.agent.waitForCalls(5, (c) => c.endpoint === 'chat');
+    const tookMs = await w.term();
+    const exit = await w.exited;
+    const answeredAtStop = new Set(s.pl.sink.posts.map((x) => x.messageId)).size;
+    // Everything the stopped worker took was finished: no message is left half-done.
+    const halfDone = await s.inFlight();
+    await s.start();
+    await s.pl.sink.waitFor((posts) => new Set(posts.map((x) => x.messageId)).size >= s.total, 30_000).catch(() => undefined);
+    await sleep(1_500);
+    const { result, calls } = s.evaluate();
+    figures('sigterm-graceful', { messages: s.total, stopMs: tookMs, exitCode: exit.code, answeredByStoppedWorker: answeredAtStop, agentCalls: calls.length, ...result });
+    expect(exit).toEqual({ code: 0, signal: null });
+    expect(w.output()).not.toContain('did not finish in time');
+    expect(halfDone).toEqual([]);
+    expect(answeredAtStop).toBeGreaterThan(0);
+    expect(result).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0 });
+    expect(calls).toHaveLength(s.total);
+    expect(guard.errors).toEqual([]);
+  }, 60_000);
+
+  it('jobs that cannot finish in time go back to the queue; after a restart every message is answered once', async () => {
+    const conversations = 20;
+    const s = await setup(conversations, 6, { SHUTDOWN_TIMEOUT_MS: '700' });
+    // Each call outlasts the shutdown bound: SIGTERM always finds jobs it cannot finish.
+    s.pl.agent.setDelay(900, { endpoint: 'chat' });
+    const a = await s.start();
+    const b = await s.start();
+    const started = Date.now();
+    for (const m of s.messages) await s.pl.bridge.ingress.handle(m);
+    await s.pl.agent.waitForCalls(conversations, (c) => c.endpoint === 'chat', 15_000);
+    const terms: Array<{ stopMs: number; code: number | null; inFlight: number }> = [];
+    const inFlightIds: string[][] = [];
+
+    // One worker stops while the other keeps going; then the other stops too.
+    const stopA = await a.term();
+    console.log('A OUTPUT', a.output());
+    inFlightIds.push(await s.inFlight());
+    terms.push({ stopMs: stopA, code: (await a.exited).code, inFlight: inFlightIds.at(-1)!.length });
+    await sleep(1_500);
+    const stopB = await b.term();
+    inFlightIds.push(await s.inFlight());
+    terms.push({ stopMs: stopB, code: (await b.exited).code, inFlight: inFlightIds.at(-1)!.length });
+    const answeredWhileUp = new Set(s.pl.sink.posts.map((x) => x.messageId)).size;
+
+    // Nothing runs while no worker is up (no process left behind).
+    await sleep(1_200);
+    const postsWhileDown = s.pl.sink.posts.length;
+    await sleep(800);
+    expect(s.pl.sink.posts.length).toBe(postsWhileDown);
+
+    s.pl.agent.setDelay(50, { endpoint: 'chat' });
+    await s.start();
+    await s.start();
+    await s.pl.sink.waitFor((posts) => new Set(posts.map((x) => x.messageId)).size >= s.total, 45_000).catch(() => undefined);
+    await sleep(2_000);
+    await until(async () => (await s.pl.bridge.queue.counts()).active === 0, 'queue idle', 10_000).catch(() => undefined);
+    const { result, calls } = s.evaluate();
+    const allowedExtra = inFlightIds.reduce((n, ids) => n + ids.length, 0);
+    figures('sigterm-forced', {
+      messages: s.total,
+      conversations,
+      terms,
+      answeredBeforeRestart: answeredWhileUp,
+      agentCalls: calls.length,
+      extraCalls: calls.length - s.total,
+      allowedExtra,
+      ms: Date.now() - started,
+      ...result,
+    });
+    for (const t of terms) {
+      expect(t.code).toBe(0);
+      // SHUTDOWN_TIMEOUT_MS (700) plus closing HTTP and Redis.
+      expect(t.stopMs).toBeLessThan(3_000);
+    }
+    expect(terms[0]!.inFlight).toBeGreaterThan(0);
+    expect(a.output()).toContain('did not finish in time');
+    expect(result).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0, unknown: 0 });
+    expect(calls.length - s.total).toBeLessThanOrEqual(allowedExtra);
+    expect(s.pl.sink.posts.filter((x) => x.kind === 'notice')).toEqual([]);
+    expect(guard.errors).toEqual([]);
+  }, 90_000);
+});
