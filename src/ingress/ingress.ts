@@ -8,6 +8,8 @@ import type { Metrics } from '../metrics.js';
 import type { ChatQueue } from '../queue/chat-queue.js';
 import { jobIdFor, type ChatMessage } from '../queue/types.js';
 import { notices } from './notices.js';
+import { describeQuotaHit } from '../quota/message.js';
+import type { QuotaResult } from '../quota/quota.js';
 import type { DropReason, Ingress, IngressResult } from './types.js';
 
 /** Quota check before a job is queued (src/quota). */
@@ -17,7 +19,7 @@ export interface QuotaGate {
     channelId: string;
     userId: string;
     overrides?: Partial<QuotaLimits>;
-  }): Promise<{ ok: true } | { ok: false; scope: 'user' | 'channel'; window: 'minute' | 'day'; retryAfterMs: number; limit?: number }>;
+  }): Promise<QuotaResult>;
 }
 
 /** Where drops are kept for `/agent why` (src/diagnostics). */
@@ -88,12 +90,15 @@ export function createIngress(o: IngressOptions): Ingress {
       const explicitlyAddressed = m.isDirect || m.mentionsBot || m.repliesToBot;
       if (!binding) return drop(m, 'not_bound', explicitlyAddressed ? notices.notBound(m.platform) : undefined);
 
+      // Without the MessageContent intent an unreadable message can't be answered, whatever the mode.
+      if (m.contentMissing && !explicitlyAddressed) return drop(m, 'content_missing');
+
       const conversationId = encodeConversationId(m.conversation);
       const addressed =
         explicitlyAddressed ||
         binding.mode === 'all' ||
         (m.conversation.threadId !== undefined && (await o.queue.mailbox.isAnswered(conversationId).catch(() => false)));
-      if (!addressed) return drop(m, m.contentMissing ? 'content_missing' : 'not_addressed');
+      if (!addressed) return drop(m, 'not_addressed');
 
       const text = m.text.trim();
       if (!text) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : notices.empty(m.platform));
@@ -107,7 +112,7 @@ export function createIngress(o: IngressOptions): Ingress {
         const verdict = await o.quota
           .consume({ platform: m.platform, channelId: m.bindingChannelId, userId: m.userId, overrides: binding.quota })
           .catch(() => ({ ok: true }) as const);
-        if (!verdict.ok) return drop(m, 'over_quota', notices.overQuota(verdict));
+        if (!verdict.ok) return drop(m, 'over_quota', describeQuotaHit(verdict));
       }
 
       const message: ChatMessage = {

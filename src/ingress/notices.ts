@@ -12,20 +12,5 @@ export const notices = {
   attachments: "Note: attachments aren't forwarded to the agent; only your text was sent.",
   tooLong: (length: number, max: number) =>
     `That message is ${length.toLocaleString('en-US')} characters long; the limit is ${max.toLocaleString('en-US')}. Please shorten it and send it again.`,
-  overQuota: (v: { scope: 'user' | 'channel'; window: 'minute' | 'day'; retryAfterMs: number; limit?: number }) => {
-    const who = v.scope === 'user' ? "You've" : 'This channel has';
-    const limit = v.limit ? ` of ${v.limit} messages` : '';
-    return `${who} reached the limit${limit} per ${v.window}. Try again in ${humanDuration(v.retryAfterMs)}.`;
-  },
   unavailable: "I couldn't accept your message just now (the queue is unavailable). Please send it again in a minute.",
 };
-
-/** 42 seconds, 3 minutes, 5 hours. */
-export function humanDuration(ms: number): string {
-  const s = Math.max(1, Math.ceil(ms / 1000));
-  if (s < 60) return `${s} second${s === 1 ? '' : 's'}`;
-  const m = Math.ceil(s / 60);
-  if (m < 60) return `${m} minute${m === 1 ? '' : 's'}`;
-  const h = Math.ceil(m / 60);
-  return `${h} hour${h === 1 ? '' : 's'}`;
-}

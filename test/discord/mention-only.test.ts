@@ -50,7 +50,7 @@ describe('discord mention-only mode in a channel bound with `all`', () => {
   // Core issue (src/ingress/ingress.ts): `all` mode counts as addressed before `contentMissing`
   // is looked at, so every unreadable message gets the empty-message hint. Flip to `it` once
   // ingress drops contentMissing messages as `content_missing` before the empty check.
-  it.fails('drops unreadable messages silently as content_missing instead of hinting', async () => {
+  it('drops unreadable messages silently as content_missing instead of hinting', async () => {
     const bind = h.discord.runCommand({ user: w().users.alice, channel: w().channels.bound, subcommand: 'bind', options: { instance: 'demo-helper', mode: 'all' } });
     await h.discord.waitFor(() => bind.original?.content || undefined, 'bind answer');
     const plain = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.bound, content: 'unreadable in all mode' });

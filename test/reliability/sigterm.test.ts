@@ -114,7 +114,6 @@ describe('SIGTERM under load', () => {
 
     // One worker stops while the other keeps going; then the other stops too.
     const stopA = await a.term();
-    console.log('A OUTPUT', a.output());
     inFlightIds.push(await s.inFlight());
     terms.push({ stopMs: stopA, code: (await a.exited).code, inFlight: inFlightIds.at(-1)!.length });
     await sleep(1_500);
@@ -148,13 +147,13 @@ describe('SIGTERM under load', () => {
       ms: Date.now() - started,
       ...result,
     });
-    for (const t of terms) {
-      expect(t.code).toBe(0);
-      // SHUTDOWN_TIMEOUT_MS (700) plus closing HTTP and Redis.
-      expect(t.stopMs).toBeLessThan(3_000);
-    }
-    expect(terms[0]!.inFlight).toBeGreaterThan(0);
+    for (const t of terms) expect(t.code).toBe(0);
+    // The bound: SHUTDOWN_TIMEOUT_MS (700) plus closing HTTP and Redis. Soft, so the delivery
+    // checks below still run when it fails (see PATCHES.md: the forced close never happens).
+    expect.soft(terms[0]!.stopMs, 'SIGTERM with jobs that cannot finish returns within the bound').toBeLessThan(3_000);
     expect(a.output()).toContain('did not finish in time');
+    // Returned to the queue, not finished by the stopping worker.
+    expect.soft(terms[0]!.inFlight, 'jobs left in flight by the stopped worker').toBeGreaterThan(0);
     expect(result).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0, unknown: 0 });
     expect(calls.length - s.total).toBeLessThanOrEqual(allowedExtra);
     expect(s.pl.sink.posts.filter((x) => x.kind === 'notice')).toEqual([]);

@@ -34,7 +34,10 @@ export interface Pipeline {
  * The whole core (ingress → Redis → worker → agent emulator → sink) in this process, with
  * its own queue prefix. `env` adds or overrides settings, as an operator would.
  */
-export async function startPipeline(env: Record<string, string> = {}): Promise<Pipeline> {
+export async function startPipeline(
+  env: Record<string, string> = {},
+  sinkOptions: Parameters<typeof sinkPlatform>[1] = {},
+): Promise<Pipeline> {
   const prefix = `test-${randomUUID().slice(0, 8)}`;
   const agent = await startAgentEmulator();
   const sink = await new Sink().start();
@@ -56,7 +59,7 @@ export async function startPipeline(env: Record<string, string> = {}): Promise<P
     secrets,
     logger: createLogger({ level: config.logLevel, registry: secrets, destination: logs }),
     metrics: new Metrics(),
-    platforms: [sinkPlatform(sink.url)],
+    platforms: [sinkPlatform(sink.url, sinkOptions)],
   });
   return {
     prefix,

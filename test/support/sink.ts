@@ -3,11 +3,11 @@ import { once } from 'node:events';
 import { splitMarkdown } from '../../src/render/split-markdown.js';
 import { PlatformError } from '../../src/core/errors.js';
 import type { PlatformModule } from '../../src/core/platform-context.js';
-import type { ReplyPort } from '../../src/core/reply-port.js';
+import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
 
 /** A post the sink accepted. */
 export interface SinkPost {
-  kind: 'chunk' | 'notice';
+  kind: 'chunk' | 'notice' | 'working' | 'done' | 'failed';
   channelId: string;
   messageId: string;
   index: number;
@@ -74,7 +74,7 @@ export class Sink {
 }
 
 /** A reply port that posts to a Sink. Keep-alive connections, like a real platform client. */
-export function sinkPort(url: string, maxChars = 2000): ReplyPort {
+export function sinkPort(url: string, maxChars = 2000, options: { indicators?: boolean; thread?: ThreadMessage[] } = {}): ReplyPort {
   const post = async (body: Omit<SinkPost, 'at'>) => {
     let res: Response;
     try {
@@ -94,14 +94,22 @@ export function sinkPort(url: string, maxChars = 2000): ReplyPort {
     render: (markdown) => splitMarkdown(markdown, maxChars),
     postChunk: (t, text, index) => post({ kind: 'chunk', channelId: t.channelId, messageId: t.messageId, index, text }),
     postNotice: (t, text) => post({ kind: 'notice', channelId: t.channelId, messageId: t.messageId, index: 0, text }),
+    ...(options.indicators
+      ? {
+          startWorking: (t) => post({ kind: 'working', channelId: t.channelId, messageId: t.messageId, index: 0, text: '' }),
+          stopWorking: (t, outcome) =>
+            post({ kind: outcome === 'ok' ? 'done' : 'failed', channelId: t.channelId, messageId: t.messageId, index: 0, text: '' }),
+          fetchThread: async () => options.thread ?? [],
+        }
+      : {}),
   };
 }
 
 /** A platform module whose adapter does nothing (tests call ingress directly) and whose port posts to the sink. */
-export function sinkPlatform(url: string): PlatformModule {
+export function sinkPlatform(url: string, options: { indicators?: boolean; thread?: ThreadMessage[] } = {}): PlatformModule {
   return {
     platform: 'web',
-    createReplyPort: () => sinkPort(url),
+    createReplyPort: () => sinkPort(url, 2000, options),
     createAdapter: () => ({ platform: 'web', start: async () => {}, stop: async () => {} }),
   };
 }

@@ -1,0 +1,127 @@
+import { Agent, request } from 'node:http';
+import { Queue } from 'bullmq';
+import { eventEnvelope, userMessage } from '../../test/emulators/slack/payloads.js';
+import { slackSignature } from '../../test/emulators/slack/sender.js';
+import { SlackState } from '../../test/emulators/slack/state.js';
+import { Child } from '../lib/children.js';
+import { now } from '../lib/clock.js';
+import { deleteKeys } from '../lib/redis-admin.js';
+import { percentile } from '../lib/stats.js';
+import type { SlackInfo } from '../procs/services-types.js';
+import { row, TARGETS, type ResultRow } from '../report/rows.js';
+import type { BenchContext } from './context.js';
+import { openLoop } from './drive.js';
+import type { PathKind } from './paths.js';
+
+const CHANNEL = 'C0GENERAL';
+const bridgeEntry = new URL('../procs/bridge-app.ts', import.meta.url);
+const floorEntry = new URL('../procs/slack-floor.ts', import.meta.url);
+
+export interface AckResult {
+  p50: number;
+  p99: number;
+  max: number;
+  measured: number;
+  /** Jobs found in Redis afterwards: every event should have made one. */
+  queued: number;
+  sent: number;
+}
+
+/** POSTs a signed body; resolves with the status once the whole answer is in. */
+function postSigned(url: URL, agent: Agent, secret: string, body: string): Promise<number> {
+  const timestamp = Math.floor(Date.now() / 1000);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'x-slack-request-timestamp': String(timestamp),
+          'x-slack-signature': slackSignature(secret, timestamp, body),
+          'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)',
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function measureAcks(ctx: BenchContext, kind: PathKind, slack: SlackInfo): Promise<AckResult> {
+  const s = ctx.settings;
+  const prefix = `${ctx.runId}-s5-${kind}`;
+  const id = slack.identity;
+  const env: Record<string, string> =
+    kind === 'bridge'
+      ? {
+          ROLE: 'ingress',
+          REDIS_URL: s.redisUrl,
+          AGENT_API_BASE_URL: ctx.services.readyValue.agentBaseUrl,
+          AGENT_API_KEY: ctx.services.readyValue.agentApiKey,
+          SLACK_BOT_TOKEN: id.botToken,
+          SLACK_SIGNING_SECRET: id.signingSecret,
+          SLACK_API_URL: slack.apiUrl,
+          QUEUE_PREFIX: prefix,
+          HTTP_PORT: '0',
+          PLAYGROUND: 'false',
+          LOG_LEVEL: 'warn',
+          SHUTDOWN_TIMEOUT_MS: '5000',
+          BINDINGS: `slack:${CHANNEL}=demo-helper`,
+        }
+      : { REDIS_URL: s.redisUrl, QUEUE_PREFIX: prefix, SLACK_SIGNING_SECRET: id.signingSecret };
+  const child = await Child.spawn<{ httpPort: number }>(kind === 'bridge' ? bridgeEntry : floorEntry, {
+    label: `s5-${kind}-ingress`,
+    profile: s.profile,
+    env,
+  });
+  const agent = new Agent({ keepAlive: true });
+  try {
+    const url = new URL(`http://127.0.0.1:${child.readyValue.httpPort}/slack/events`);
+    const state = new SlackState(id);
+    const warmCount = Math.round((s.slackRate * s.slackWarmupMs) / 1000);
+    const acks: number[] = [];
+    const run = await openLoop(s.slackRate, s.slackWarmupMs + s.slackMeasureMs, async (i, dueAt) => {
+      const m = userMessage(state, { channel: CHANNEL, user: 'UUSER0001', text: `<@${id.botUserId}> question ${i}` });
+      const body = JSON.stringify(eventEnvelope(state, m.mention));
+      const status = await postSigned(url, agent, id.signingSecret, body);
+      if (status !== 200) throw new Error(`answered ${status}`);
+      if (i >= warmCount) acks.push(now() - dueAt);
+    });
+    if (run.failed > 0) throw new Error(`${kind}: ${run.failed} of ${run.sent} Slack events failed (${run.firstError})`);
+    // The bridge acks before it enqueues: give the last ones a moment to land.
+    await new Promise((r) => setTimeout(r, 1_000));
+    const queue = new Queue('chat', { connection: ctx.redis, prefix });
+    const counts = await queue.getJobCounts('waiting', 'paused', 'prioritized', 'active', 'completed');
+    await queue.close();
+    const queued = Object.values(counts).reduce((a, b) => a + b, 0);
+    return { p50: percentile(acks, 50), p99: percentile(acks, 99), max: percentile(acks, 100), measured: acks.length, queued, sent: run.sent };
+  } finally {
+    agent.destroy();
+    await child.stop();
+    await deleteKeys(ctx.redis, prefix);
+  }
+}
+
+/** Scenario 5: signed Slack events → 200 acknowledgement, at a fixed rate. */
+export async function slackAckScenario(ctx: BenchContext): Promise<ResultRow[]> {
+  const slack = await ctx.services.call<SlackInfo>('startSlack');
+  const r = {} as Record<PathKind, AckResult>;
+  for (const kind of ['floor', 'bridge'] as const) {
+    r[kind] = await measureAcks(ctx, kind, slack);
+    ctx.log(`  s5 ${kind}: ack p50 ${r[kind].p50.toFixed(2)} p99 ${r[kind].p99.toFixed(2)} max ${r[kind].max.toFixed(1)} ms; ${r[kind].queued}/${r[kind].sent} queued`);
+  }
+  const rate = ctx.settings.slackRate;
+  const queuedNote = `jobs queued: bridge ${r.bridge.queued}/${r.bridge.sent}, floor ${r.floor.queued}/${r.floor.sent}`;
+  return [
+    row(`5 · Slack event → 200 ack p50 at ${rate}/s`, 'ms', r.bridge.p50, r.floor.p50, undefined, `${r.bridge.measured} signed app_mention events, ROLE=ingress`, 2),
+    row(`5 · Slack event → 200 ack p99 at ${rate}/s`, 'ms', r.bridge.p99, r.floor.p99, TARGETS.slackAck, queuedNote, 2),
+  ];
+}
