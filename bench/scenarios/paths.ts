@@ -54,8 +54,8 @@ export function bridgeEnv(ctx: BenchContext, prefix: string): Record<string, str
 }
 
 async function queueCounts(queue: Queue): Promise<{ active: number; waiting: number }> {
-  const c = await queue.getJobCounts('active', 'waiting', 'paused', 'prioritized');
-  return { active: c.active ?? 0, waiting: (c.waiting ?? 0) + (c.paused ?? 0) + (c.prioritized ?? 0) };
+  const c = await queue.getJobCounts('active', 'waiting', 'prioritized');
+  return { active: c.active ?? 0, waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) };
 }
 
 function workerPool(spawnOne: (label: string) => Promise<Child>) {

@@ -99,7 +99,7 @@ async function measureAcks(ctx: BenchContext, kind: PathKind, slack: SlackInfo):
     // The bridge acks before it enqueues: give the last ones a moment to land.
     await new Promise((r) => setTimeout(r, 1_000));
     const queue = new Queue('chat', { connection: ctx.redis, prefix });
-    const counts = await queue.getJobCounts('waiting', 'paused', 'prioritized', 'active', 'completed');
+    const counts = await queue.getJobCounts('waiting', 'prioritized', 'active', 'completed');
     await queue.close();
     const queued = Object.values(counts).reduce((a, b) => a + b, 0);
     return { p50: percentile(acks, 50), p99: percentile(acks, 99), max: percentile(acks, 100), measured: acks.length, queued, sent: run.sent };
