@@ -189,13 +189,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     }
   }
 
-  const httpPort = await http.listen();
-  for (const a of adapters) await a.start();
-  logger.info(
-    { role: config.role, platforms: options.platforms.map((p) => p.platform), port: httpPort },
-    'agent-bridge started',
-  );
-
   const stop = () => {
     stopping ??= (async () => {
       logger.info('shutting down');
@@ -208,6 +201,21 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     })();
     return stopping;
   };
+
+  let httpPort: number;
+  try {
+    httpPort = await http.listen();
+    for (const a of adapters) await a.start();
+  } catch (err) {
+    // Nothing started may outlive a failed start-up.
+    await stop();
+    throw err;
+  }
+  logger.info(
+    { role: config.role, platforms: options.platforms.map((p) => p.platform), port: httpPort },
+    'agent-bridge started',
+  );
+
 
   return {
     config,

@@ -42,12 +42,11 @@ async function main(): Promise<void> {
   try {
     bridge = await startBridge({ config, logger, secrets, platforms: await platformsFor(config) });
   } catch (err) {
-    if (err instanceof RedisUnavailableError) {
-      process.stderr.write(`${err.message}\n`);
-      await emulator?.close();
-      process.exit(1);
-    }
-    throw err;
+    // One clear line, never a stack trace: the message says what to fix.
+    const message = err instanceof RedisUnavailableError ? err.message : `start-up failed: ${(err as Error).message}`;
+    process.stderr.write(`${secrets.redact(message)}\n`);
+    await emulator?.close();
+    process.exit(1);
   }
   if (config.mode === 'demo') process.stdout.write(demoBanner(`http://${config.http.host}:${bridge.httpPort}/`));
 

@@ -11,6 +11,8 @@ export interface ProbeReading {
   eldP50Ms: number;
   eldP99Ms: number;
   eldMaxMs: number;
+  /** CPU time (user + system, ms) the process used during the window. */
+  cpuMs: number;
 }
 
 /**
@@ -23,6 +25,7 @@ export function probeHandlers(): Handlers {
   let base = 0;
   let peak = 0;
   let timer: NodeJS.Timeout | undefined;
+  let cpu = process.cpuUsage();
   const rss = () => process.memoryUsage.rss();
   return {
     clock: () => now(),
@@ -34,12 +37,14 @@ export function probeHandlers(): Handlers {
       peak = base;
       timer = setInterval(() => (peak = Math.max(peak, rss())), 100);
       eld.reset();
+      cpu = process.cpuUsage();
       return base;
     },
     probeRead: (): ProbeReading => {
+      const used = process.cpuUsage(cpu);
       clearInterval(timer);
       peak = Math.max(peak, rss());
-      return { rssBase: base, rssPeak: peak, eldP50Ms: eld.percentile(50) / 1e6, eldP99Ms: eld.percentile(99) / 1e6, eldMaxMs: eld.max / 1e6 };
+      return { rssBase: base, rssPeak: peak, eldP50Ms: eld.percentile(50) / 1e6, eldP99Ms: eld.percentile(99) / 1e6, eldMaxMs: eld.max / 1e6, cpuMs: (used.user + used.system) / 1000 };
     },
   };
 }

@@ -21,6 +21,8 @@ export interface SlowResult {
   rssPerInFlightKb: number;
   /** Highest p99 of the worker processes. */
   eldP99Ms: number;
+  /** Worker CPU time per message (µs), all processes. */
+  cpuPerMessageUs: number;
 }
 
 /**
@@ -78,6 +80,7 @@ export async function measureSlow(
     rssPeakMb: peak / 2 ** 20,
     rssPerInFlightKb: (peak - base) / 1024 / Math.max(1, inFlight),
     eldP99Ms: max(readings.map((r) => r.eldP99Ms)),
+    cpuPerMessageUs: (readings.reduce((sum, r) => sum + r.cpuMs, 0) * 1000) / count,
   };
 }
 
@@ -97,7 +100,7 @@ export async function slowRun(
     const r = await measureSlow(ctx, path, workers, workerCount * concurrency, waves, tag);
     ctx.log(
       `  ${tag} ${path.kind}: ${workerCount}×c${concurrency}: ${Math.round(r.throughput)} msg/s (${r.idealPct.toFixed(1)}% of ideal), ` +
-        `${r.inFlight} in flight, RSS ${r.rssBaseMb.toFixed(0)}→${r.rssPeakMb.toFixed(0)} MB, ELD p99 ${r.eldP99Ms.toFixed(1)} ms`,
+        `${r.inFlight} in flight, RSS ${r.rssBaseMb.toFixed(0)}→${r.rssPeakMb.toFixed(0)} MB, ELD p99 ${r.eldP99Ms.toFixed(1)} ms, ${Math.round(r.cpuPerMessageUs)} µs CPU per message`,
     );
     return r;
   } finally {

@@ -119,11 +119,11 @@ describe('Redis restarted during traffic', () => {
     const m = hs.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(hs)} during the outage` });
     const delivery = await hs.to.event(m.mention);
     await hs.to.event(m.message);
-    const notice = await hs.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === m.ts && /couldn.t accept/.test(c.params.text ?? ''), 20_000);
+    // Redis stays down for 13 s, longer than the ~10 s the ingress keeps trying.
+    const restarted = sleep(13_000).then(() => redis!.start());
+    const notice = await hs.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === m.ts && /couldn.t accept/.test(c.params.text ?? ''), 30_000);
     const toldAfterMs = notice.at - started;
-
-    await sleep(Math.max(0, 11_000 - (Date.now() - started)));
-    await redis.start();
+    await restarted;
     const after = await ask('after the outage');
     await until(() => replied(after.ts).length > 0, 'answer after the restart', 30_000);
     for (const e of early) await until(() => replied(e.ts).length > 0, `answer to ${e.ts}`, 15_000);
@@ -139,11 +139,12 @@ describe('Redis restarted during traffic', () => {
     });
     expect(delivery).toMatchObject({ acked: true, status: 200 });
     expect(delivery.ms).toBeLessThan(3_000);
-    // Told once (app_mention and message are the same message), and never answered.
-    expect(hs.slack.posted((c) => c.params.thread_ts === m.ts)).toHaveLength(1);
     expect(hs.agent.chatCalls().filter((c) => c.message.includes('during the outage'))).toHaveLength(0);
     for (const e of [...early, after]) expect(replied(e.ts)).toHaveLength(1);
     expect(replied(lateAccepted.ts).length).toBeLessThanOrEqual(1);
     expect(guard.errors).toEqual([]);
+    // Told once (app_mention and message are one message), within the bound, while Redis is still down.
+    expect.soft(hs.slack.posted((c) => c.params.thread_ts === m.ts), 'notices for one message').toHaveLength(1);
+    expect.soft(toldAfterMs, 'ms until the user was told').toBeLessThan(12_500);
   }, 90_000);
 });

@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { AgentApiError, PlatformError } from '../../src/core/errors.js';
+import { backoffDelay, decide, RATE_LIMIT_BUDGET } from '../../src/worker/error-policy.js';
+import { explainFailure } from '../../src/worker/plain-words.js';
+
+const policy = { attempts: 5, baseDelayMs: 1000, random: () => 0.5 };
+
+describe('error policy: one place maps errors to queue behaviour', () => {
+  it('retries 5xx, timeouts and network errors with exponential backoff and jitter, then gives up', () => {
+    for (const kind of ['server_error', 'timeout', 'network'] as const) {
+      const err = new AgentApiError(kind, 'x');
+      expect(decide(err, 0, policy)).toEqual({ action: 'retry', delayMs: 750, counts: true });
+      expect(decide(err, 3, policy)).toEqual({ action: 'retry', delayMs: 6000, counts: true });
+      expect(decide(err, 4, policy)).toEqual({ action: 'give-up' });
+    }
+  });
+
+  it('jitter stays within [half, full) of the exponential step and is capped', () => {
+    expect(backoffDelay(2, { ...policy, random: () => 0 })).toBe(2000);
+    expect(backoffDelay(2, { ...policy, random: () => 0.999 })).toBe(3998);
+    expect(backoffDelay(30, { ...policy, maxDelayMs: 60_000, random: () => 0 })).toBe(30_000);
+  });
+
+  it("an agent 429 pauses the queue for Retry-After; a platform 429 delays only this reply; both are bounded", () => {
+    const agent429 = new AgentApiError('rate_limited', 'slow down', { retryAfterMs: 7000 });
+    expect(decide(agent429, 0, policy)).toEqual({ action: 'rate-limit', delayMs: 7000 });
+    const slack429 = new PlatformError('slack', 'rate_limited', 'ratelimited', { retryAfterMs: 3000 });
+    expect(decide(slack429, 0, policy)).toEqual({ action: 'retry', delayMs: 3000, counts: false });
+    expect(decide(agent429, 0, policy, policy.attempts * RATE_LIMIT_BUDGET - 1)).toEqual({ action: 'give-up' });
+  });
+
+  it('gives up at once on other 4xx, invalid answers, platform refusals and unknown errors', () => {
+    for (const kind of ['bad_request', 'not_found', 'unauthorized', 'forbidden', 'invalid_response'] as const) {
+      expect(decide(new AgentApiError(kind, 'x'), 0, policy)).toEqual({ action: 'give-up' });
+    }
+    expect(decide(new PlatformError('slack', 'refused', 'not_in_channel', { code: 'not_in_channel' }), 0, policy)).toEqual({ action: 'give-up' });
+    expect(decide(new TypeError('bug'), 0, policy)).toEqual({ action: 'give-up' });
+  });
+
+  it('explains each failure in plain words', () => {
+    expect(explainFailure(new AgentApiError('timeout', 'x'))).toBe("The agent didn't answer in time. Please try again.");
+    expect(explainFailure(new AgentApiError('server_error', 'x'))).toMatch(/having trouble/);
+    expect(explainFailure(new Error('x'))).toMatch(/Something went wrong/);
+  });
+});
