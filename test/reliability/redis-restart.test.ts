@@ -141,7 +141,10 @@ describe('Redis restarted during traffic', () => {
     expect(delivery.ms).toBeLessThan(3_000);
     expect(hs.agent.chatCalls().filter((c) => c.message.includes('during the outage'))).toHaveLength(0);
     for (const e of [...early, after]) expect(replied(e.ts)).toHaveLength(1);
+    // Sent as Redis died: answered once, or the user was told; never silently lost.
+    const toldLate = hs.slack.posted((c) => c.params.thread_ts === lateAccepted.ts && /couldn.t accept/.test(c.params.text ?? '')).length;
     expect(replied(lateAccepted.ts).length).toBeLessThanOrEqual(1);
+    expect(replied(lateAccepted.ts).length + toldLate).toBeGreaterThan(0);
     expect(guard.errors).toEqual([]);
     // Told once (app_mention and message are one message), within the bound, while Redis is still down.
     expect.soft(hs.slack.posted((c) => c.params.thread_ts === m.ts), 'notices for one message').toHaveLength(1);

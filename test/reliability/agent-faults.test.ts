@@ -1,0 +1,240 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { RATE_LIMIT_BUDGET } from '../../src/worker/error-policy.js';
+import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+import type { SinkPost } from '../support/sink.js';
+import { sleep, watchProcessErrors } from './support/guards.js';
+import { figures, Ledger } from './support/ledger.js';
+
+/**
+ * The agent service misbehaving: bursts of 5xx, hangs past AGENT_TIMEOUT_MS, 429 storms with
+ * Retry-After, malformed 200 bodies, connection resets. Retries are bounded and back off, the
+ * user is told in plain words on give-up, and calls are counted so no hot loop goes unseen.
+ */
+let p: Pipeline | undefined;
+const guard = watchProcessErrors();
+
+afterEach(async () => {
+  await p?.close();
+  p = undefined;
+  expect(guard.errors).toEqual([]);
+});
+
+/** A channel bound to its own instance, so faults can be aimed at one message's calls. */
+async function lane(pl: Pipeline, name: string) {
+  pl.agent.instances.push({ id: name, name, status: 'running', type: 'assistant' });
+  await pl.bridge.bindings.set('web', name, { instanceId: name, mode: 'mention', errorPolicy: 'reply', context: 'off', source: 'admin' });
+  return {
+    send: async (text: string) => {
+      const m = webMessage(text, { channelId: name });
+      await expect(pl.bridge.ingress.handle(m)).resolves.toMatchObject({ status: 'queued' });
+      return m;
+    },
+    calls: () => pl.agent.chatCalls(name),
+    scope: { endpoint: 'chat' as const, instanceId: name },
+  };
+}
+
+const postsFor = (pl: Pipeline, messageId: string) => pl.sink.posts.filter((x) => x.messageId === messageId);
+const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
+const PLAIN = {
+  trouble: 'The agent service is having trouble right now. Please try again later.',
+  timeout: "The agent didn't answer in time. Please try again.",
+  busy: 'The agent service is busy right now. Please try again in a few minutes.',
+  unreadable: "The agent service sent an answer that couldn't be read. Please try again.",
+};
+/** A give-up notice: the plain words, a reference, and nothing of the service's own answer. */
+function expectPlainNotice(posts: SinkPost[], words: string) {
+  expect(posts).toHaveLength(1);
+  expect(posts[0]!.kind).toBe('notice');
+  expect(posts[0]!.text).toMatch(new RegExp(`^${words.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(ref [A-Z0-9]{6}\\)$`));
+}
+
+describe('agent service faults', () => {
+  it('5xx bursts and connection resets: retried with growing backoff, answered once, or given up after JOB_ATTEMPTS', async () => {
+    p = await startPipeline({ JOB_ATTEMPTS: '4', RETRY_BASE_DELAY_MS: '100', LOG_LEVEL: 'warn' });
+    const pl = p;
+    const burst = await lane(pl, 'burst5xx');
+    const resets = await lane(pl, 'resets');
+    const doomed = await lane(pl, 'doomed5xx');
+    const doomedResets = await lane(pl, 'doomedresets');
+    pl.agent.failNext(3, { status: 503, body: '<html><body><h1>503 Service Unavailable</h1></body></html>' }, burst.scope);
+    pl.agent.resetNext(2, resets.scope);
+    pl.agent.failNext(50, { status: 502, body: { error: 'bad gateway upstream' } }, doomed.scope);
+    pl.agent.resetNext(50, doomedResets.scope);
+    const [a, b, c, d] = [await burst.send('after a burst'), await resets.send('after resets'), await doomed.send('never'), await doomedResets.send('never either')];
+    await pl.sink.waitFor((posts) => [a, b, c, d].every((m) => posts.some((x) => x.messageId === m.messageId)), 20_000);
+    await sleep(800);
+
+    expect(postsFor(pl, a.messageId).map((x) => x.kind)).toEqual(['chunk']);
+    expect(postsFor(pl, b.messageId).map((x) => x.kind)).toEqual(['chunk']);
+    expectPlainNotice(postsFor(pl, c.messageId), PLAIN.trouble);
+    expectPlainNotice(postsFor(pl, d.messageId), PLAIN.trouble);
+    expect(burst.calls()).toHaveLength(4);
+    expect(resets.calls()).toHaveLength(3);
+    // Bounded: exactly JOB_ATTEMPTS calls, then the user is told.
+    expect(doomed.calls()).toHaveLength(4);
+    expect(doomedResets.calls()).toHaveLength(4);
+    // Backoff: base·2^n·[0.5, 1) → at least 50, 100, 200 ms, and growing overall.
+    const g = gaps(doomed.calls().map((x) => x.at));
+    g.forEach((ms, n) => expect(ms).toBeGreaterThanOrEqual(100 * 2 ** n * 0.5 - 15));
+    expect(g[2]!).toBeGreaterThan(g[0]!);
+    figures('agent-5xx-resets', { burstCalls: burst.calls().length, resetCalls: resets.calls().length, doomedCalls: doomed.calls().length, doomedResetCalls: doomedResets.calls().length, backoffGapsMs: g });
+  }, 40_000);
+
+  it('hangs past AGENT_TIMEOUT_MS: each call cut at the limit, JOB_ATTEMPTS calls, then "didn\'t answer in time"', async () => {
+    p = await startPipeline({ JOB_ATTEMPTS: '3', AGENT_TIMEOUT_MS: '300', RETRY_BASE_DELAY_MS: '50', LOG_LEVEL: 'warn' });
+    const pl = p;
+    const hang = await lane(pl, 'hangs');
+    const once = await lane(pl, 'hangsonce');
+    pl.agent.hangNext(10, hang.scope);
+    pl.agent.hangNext(1, once.scope);
+    const started = Date.now();
+    const m = await hang.send('are you there?');
+    const n = await once.send('slow once');
+    await pl.sink.waitFor((posts) => [m, n].every((x) => posts.some((y) => y.messageId === x.messageId)), 15_000);
+    const tookMs = Date.now() - started;
+    await sleep(500);
+    expectPlainNotice(postsFor(pl, m.messageId), PLAIN.timeout);
+    expect(postsFor(pl, n.messageId).map((x) => x.kind)).toEqual(['chunk']);
+    expect(hang.calls()).toHaveLength(3);
+    expect(once.calls()).toHaveLength(2);
+    // Each attempt waited the full limit: no early give-up, no stacking of hung calls.
+    gaps(hang.calls().map((x) => x.at)).forEach((ms) => expect(ms).toBeGreaterThanOrEqual(300));
+    expect(pl.agent.hangingCount()).toBe(0);
+    figures('agent-hangs', { calls: hang.calls().length, tookMs });
+  }, 30_000);
+
+  it('a 429 storm with Retry-After pauses every job for the wait, costs no attempt, and gives up after its own budget', async () => {
+    p = await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' });
+    const pl = p;
+    const storm = await lane(pl, 'storm');
+    const endless = await lane(pl, 'endless429');
+    const bystander = await lane(pl, 'bystander');
+    // Two 429s (Retry-After: 1) then an answer; and one lane that is refused with 429 forever.
+    pl.agent.rateLimitNext(2, 1, storm.scope);
+    pl.agent.rateLimitNext(100, 1, endless.scope);
+    const a = await storm.send('storm then answer');
+    const e = await endless.send('never let in');
+    await pl.agent.waitForCalls(2, (c) => c.endpoint === 'chat');
+    const b = await bystander.send('innocent bystander');
+    await pl.sink.waitFor((posts) => [a, b, e].every((m) => posts.some((x) => x.messageId === m.messageId)), 25_000);
+    await sleep(500);
+
+    expect(postsFor(pl, a.messageId).map((x) => x.kind)).toEqual(['chunk']);
+    expect(postsFor(pl, b.messageId).map((x) => x.kind)).toEqual(['chunk']);
+    expectPlainNotice(postsFor(pl, e.messageId), PLAIN.busy);
+    // A 429 is not an attempt: the storm lane got through although JOB_ATTEMPTS is 2.
+    expect(storm.calls()).toHaveLength(3);
+    // Bounded by its own budget (JOB_ATTEMPTS × RATE_LIMIT_BUDGET), not a hot loop.
+    expect(endless.calls()).toHaveLength(2 * RATE_LIMIT_BUDGET);
+    // Retry-After honoured: consecutive calls of a rate-limited lane are ≥ 1 s apart.
+    for (const lanes of [storm, endless]) gaps(lanes.calls().map((x) => x.at)).forEach((ms) => expect(ms).toBeGreaterThanOrEqual(950));
+    // The pause is queue-wide: the bystander's call did not slip in while the service said wait.
+    const all = pl.agent.chatCalls().map((x) => x.at);
+    expect(Math.min(...gaps(all))).toBeGreaterThanOrEqual(0);
+    const firstLimited = storm.calls()[0]!.at;
+    expect(bystander.calls()[0]!.at - firstLimited).toBeGreaterThanOrEqual(950);
+    figures('agent-429-storm', { stormCalls: storm.calls().length, endlessCalls: endless.calls().length, gapsMs: gaps(endless.calls().map((x) => x.at)) });
+  }, 40_000);
+
+  it('Retry-After: 0 and unreadable Retry-After values do not turn into a hot loop', async () => {
+    p = await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' });
+    const pl = p;
+    const zero = await lane(pl, 'zero429');
+    const junk = await lane(pl, 'junk429');
+    pl.agent.rateLimitNext(100, 0, zero.scope);
+    pl.agent.failNext(100, { status: 429, body: { error: 'slow down' }, retryAfter: 'soon-ish' }, junk.scope);
+    const a = await zero.send('zero');
+    const b = await junk.send('junk');
+    await pl.sink.waitFor((posts) => [a, b].every((m) => posts.some((x) => x.messageId === m.messageId)), 20_000);
+    await sleep(300);
+    expectPlainNotice(postsFor(pl, a.messageId), PLAIN.busy);
+    expectPlainNotice(postsFor(pl, b.messageId), PLAIN.busy);
+    expect(zero.calls()).toHaveLength(2 * RATE_LIMIT_BUDGET);
+    expect(junk.calls()).toHaveLength(2 * RATE_LIMIT_BUDGET);
+    // Floors: Retry-After 0 still waits ≥ 50 ms; an unreadable one counts as 1 s.
+    gaps(zero.calls().map((x) => x.at)).forEach((ms) => expect(ms).toBeGreaterThanOrEqual(45));
+    gaps(junk.calls().map((x) => x.at)).forEach((ms) => expect(ms).toBeGreaterThanOrEqual(950));
+    figures('agent-429-zero', { zeroCalls: zero.calls().length, junkCalls: junk.calls().length });
+  }, 30_000);
+
+  it('malformed 200 bodies are given up at once (one call each) with plain words', async () => {
+    p = await startPipeline({ JOB_ATTEMPTS: '5', LOG_LEVEL: 'warn' });
+    const pl = p;
+    const bodies = ['{"nope":1}', 'not json at all', '', '[]', '{"response":5}', 'null', '<html>200 OK</html>', '{"response":"half', `{"response":${'1'.repeat(400)}}`];
+    const sent = [];
+    for (const [i, body] of bodies.entries()) {
+      const l = await lane(pl, `malformed${i}`);
+      pl.agent.malformedNext(1, body, l.scope);
+      sent.push({ l, m: await l.send(`malformed ${i}`) });
+    }
+    await pl.sink.waitFor((posts) => sent.every(({ m }) => posts.some((x) => x.messageId === m.messageId)), 15_000);
+    await sleep(300);
+    for (const { l, m } of sent) {
+      expectPlainNotice(postsFor(pl, m.messageId), PLAIN.unreadable);
+      expect(l.calls()).toHaveLength(1);
+    }
+    figures('agent-malformed', { bodies: bodies.length, calls: pl.agent.chatCalls().length });
+  }, 30_000);
+
+  it('a random mix of faults over 60 messages: each answered once or given up once, in order, calls within budget', async () => {
+    const attempts = 3;
+    p = await startPipeline({ JOB_ATTEMPTS: String(attempts), AGENT_TIMEOUT_MS: '250', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' });
+    const pl = p;
+    const fault = fc.constantFrom('ok', 'ok', 'ok', '500', '503html', 'reset', 'hang', 'malformed', '400');
+    const plans = fc.sample(fc.array(fault, { minLength: 0, maxLength: 4 }), { numRuns: 60, seed: 4242 });
+    const ledger = new Ledger();
+    const lanes = [];
+    for (let c = 0; c < 6; c++) lanes.push(await lane(pl, `mix${c}`));
+    const expected = new Map<string, 'chunk' | 'notice'>();
+    const callBudget = new Map<string, number>();
+    // One message at a time per lane so each plan hits its own message's calls.
+    await Promise.all(
+      lanes.map(async (l, c) => {
+        for (let i = c; i < plans.length; i += lanes.length) {
+          const plan = plans[i]!;
+          let failures = 0;
+          let outcome: 'chunk' | 'notice' = 'chunk';
+          for (const f of plan) {
+            if (f === 'ok') break;
+            if (f === '500') pl.agent.failNext(1, { status: 500, body: { error: 'boom' } }, l.scope);
+            if (f === '503html') pl.agent.failNext(1, { status: 503, body: '<html>down</html>' }, l.scope);
+            if (f === 'reset') pl.agent.resetNext(1, l.scope);
+            if (f === 'hang') pl.agent.hangNext(1, l.scope);
+            if (f === 'malformed') pl.agent.malformedNext(1, '{"x":1}', l.scope);
+            if (f === '400') pl.agent.failNext(1, { status: 400, body: { error: 'bad' } }, l.scope);
+            failures++;
+            if (f === 'malformed' || f === '400' || failures >= attempts) {
+              outcome = 'notice';
+              break;
+            }
+          }
+          const before = l.calls().length;
+          const m = await l.send(`mix ${i}`);
+          ledger.send(`mix${c}`, m.messageId);
+          expected.set(m.messageId, outcome);
+          await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId), 15_000);
+          callBudget.set(m.messageId, l.calls().length - before);
+          // Faults not consumed by this message would hit the next one: there must be none left.
+          expect(outcome === 'notice' || l.calls().length - before === failures + 1).toBe(true);
+          if (outcome === 'notice') expect(l.calls().length - before).toBe(Math.min(failures, attempts));
+        }
+      }),
+    );
+    await sleep(300);
+    const result = ledger.evaluate(pl.sink.posts.map((x) => x.messageId));
+    for (const [id, kind] of expected) expect(postsFor(pl, id).map((x) => x.kind)).toEqual([kind]);
+    for (const n of callBudget.values()) expect(n).toBeLessThanOrEqual(attempts);
+    figures('agent-random-mix', {
+      messages: ledger.messages,
+      answered: [...expected.values()].filter((k) => k === 'chunk').length,
+      gaveUp: [...expected.values()].filter((k) => k === 'notice').length,
+      agentCalls: pl.agent.chatCalls().length,
+      lost: result.lost,
+      duplicated: result.duplicated,
+      outOfOrder: result.outOfOrder,
+    });
+    expect(result).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0 });
+  }, 90_000);
+});
