@@ -65,7 +65,12 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   // A Cluster client speaks the same commands; the stores are typed against the plain client.
   const redis = createRedis(config.redis, { name: 'agent-bridge' }) as Redis;
-  redis.on('error', (err) => logger.warn({ err: { message: err.message } }, 'redis connection error'));
+  // Until the first connection, start-up reports an unreachable Redis in one line of its own.
+  let connectedOnce = false;
+  redis.once('ready', () => (connectedOnce = true));
+  redis.on('error', (err) => {
+    if (connectedOnce) logger.warn({ err: { message: err.message } }, 'redis connection error');
+  });
   await waitForRedis(redis, config.redis.url);
 
   if (!options.agentApi && !config.agent) throw new Error('no agent service configured');
@@ -97,17 +102,11 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const ports: ReplyPorts = {};
   for (const p of options.platforms) ports[p.platform] = p.createReplyPort({ config, logger, redis });
 
-  const commands = createCommands({
-    agentApi,
-    bindings,
-    quota,
-    dropLog,
-    audit,
-    queueStats: () => queue.counts(),
-    logger,
-    secrets,
-    commandName: config.slack?.command ?? '/agent',
-  });
+  const commandsFor = (commandName: string) =>
+    createCommands({ agentApi, bindings, quota, dropLog, audit, queueStats: () => queue.counts(), logger, secrets, commandName });
+  const commands = commandsFor('/agent');
+  // Slack's slash command name is configurable; answers there must name it as users type it.
+  const slackCommands = config.slack && config.slack.command !== '/agent' ? commandsFor(config.slack.command) : commands;
 
   const q = config.quotas;
   const anyDefaultQuota = q.userPerDay + q.userPerMinute + q.channelPerDay + q.channelPerMinute > 0;
@@ -178,7 +177,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         logger: logger.child({ platform: p.platform }),
         secrets,
         ingress,
-        commands,
+        commands: p.platform === 'slack' ? slackCommands : commands,
         http: http.app,
         redis,
         replyPort: ports[p.platform]!,

@@ -145,9 +145,11 @@ describe('agent service faults', () => {
     const junk = await lane(pl, 'junk429');
     pl.agent.rateLimitNext(100, 0, zero.scope);
     pl.agent.failNext(100, { status: 429, body: { error: 'slow down' }, retryAfter: 'soon-ish' }, junk.scope);
+    // One after the other: the pause is queue-wide, so each lane's waits are measured alone.
     const a = await zero.send('zero');
+    await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === a.messageId), 20_000);
     const b = await junk.send('junk');
-    await pl.sink.waitFor((posts) => [a, b].every((m) => posts.some((x) => x.messageId === m.messageId)), 20_000);
+    await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === b.messageId), 20_000);
     await sleep(300);
     expectPlainNotice(postsFor(pl, a.messageId), PLAIN.busy);
     expectPlainNotice(postsFor(pl, b.messageId), PLAIN.busy);
@@ -156,8 +158,27 @@ describe('agent service faults', () => {
     // Floors: Retry-After 0 still waits ≥ 50 ms; an unreadable one counts as 1 s.
     gaps(zero.calls().map((x) => x.at)).forEach((ms) => expect(ms).toBeGreaterThanOrEqual(45));
     gaps(junk.calls().map((x) => x.at)).forEach((ms) => expect(ms).toBeGreaterThanOrEqual(950));
-    figures('agent-429-zero', { zeroCalls: zero.calls().length, junkCalls: junk.calls().length });
+    figures('agent-429-zero', { zeroCalls: zero.calls().length, zeroGapsMs: gaps(zero.calls().map((x) => x.at)), junkCalls: junk.calls().length });
   }, 30_000);
+
+  it('a later 429 with a shorter Retry-After does not cut a longer pause short', async () => {
+    p = await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' });
+    const pl = p;
+    const long = await lane(pl, 'long429');
+    const short = await lane(pl, 'short429');
+    pl.agent.rateLimitNext(1, 2, long.scope);
+    pl.agent.rateLimitNext(1, 0, short.scope);
+    // Both calls in flight together: the 2 s answer comes first, the 0 s answer 300 ms later.
+    pl.agent.setDelay(300, short.scope);
+    const b = await short.send('wait no time');
+    await pl.agent.waitForCalls(1, (c) => c.instanceId === 'short429');
+    const a = await long.send('wait two seconds');
+    await pl.sink.waitFor((posts) => [a, b].every((m) => posts.some((x) => x.messageId === m.messageId && x.kind === 'chunk')), 15_000);
+    const waited = long.calls()[1]!.at - long.calls()[0]!.at;
+    figures('agent-429-overlap', { longLaneWaitMs: waited, retryAfterMs: 2000 });
+    // The service asked for 2 s on that call; a 0 s answer to another call must not shorten it.
+    expect(waited).toBeGreaterThanOrEqual(1_950);
+  }, 20_000);
 
   it('malformed 200 bodies are given up at once (one call each) with plain words', async () => {
     p = await startPipeline({ JOB_ATTEMPTS: '5', LOG_LEVEL: 'warn' });

@@ -1,0 +1,35 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
+const main = join(process.cwd(), 'src', 'main.ts');
+
+/** Runs `npm start`'s entry in an empty folder (no .env) with only these variables. */
+function start(env: Record<string, string>) {
+  return spawnSync(tsx, [main], {
+    cwd: mkdtempSync(join(tmpdir(), 'ab-start-')),
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+}
+
+describe('start-up failures explain themselves in one line', () => {
+  it('Redis not reachable: says so and how to get one', () => {
+    const r = start({ REDIS_URL: 'redis://127.0.0.1:6399', HTTP_PORT: '0' });
+    expect(r.status).toBe(1);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/^Redis is not reachable at redis:\/\/127\.0\.0\.1:6399: .*docker compose up -d redis.*apt-get install redis-server/);
+    expect(r.stdout).not.toMatch(/ECONNREFUSED/);
+  });
+
+  it('a wrong setting names the variable and stops before anything starts', () => {
+    const r = start({ WORKER_CONCURRENCY: '-3' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/WORKER_CONCURRENCY must be a whole number from 1/);
+  });
+});
