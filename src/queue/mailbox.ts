@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { luaScript } from './lua-script.js';
 import type { ChatMessage, MessageProgress } from './types.js';
 
 /**
@@ -51,6 +52,11 @@ const TAKEOVER = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) return 1 end
 return 0`;
 
+const push = luaScript(PUSH, 3);
+const acquire = luaScript(ACQUIRE, 2);
+const advance = luaScript(ADVANCE, 2);
+const takeOver = luaScript(TAKEOVER, 1);
+
 const DAY = 86_400;
 
 export interface MailboxOptions {
@@ -92,9 +98,8 @@ export class Mailbox {
   /** Adds a message to its conversation. Returns false when the message was seen before. */
   async push(message: ChatMessage): Promise<boolean> {
     const k = this.keys(message.conversationId);
-    const added = await this.redis.eval(
-      PUSH,
-      3,
+    const added = await push(
+      this.redis,
       this.seenKey(message.platform, message.messageId),
       k.mbox,
       k.msg + message.messageId,
@@ -109,7 +114,7 @@ export class Mailbox {
   /** Takes (or keeps) the conversation's lease for `holder` and returns the head message. */
   async acquire(conversationId: string, holder: string): Promise<AcquireResult> {
     const k = this.keys(conversationId);
-    const r = (await this.redis.eval(ACQUIRE, 2, k.mbox, k.lease, holder, this.messageTtl, k.msg)) as [
+    const r = (await acquire(this.redis, k.mbox, k.lease, holder, this.messageTtl, k.msg)) as [
       string,
       string?,
       string[]?,
@@ -120,13 +125,13 @@ export class Mailbox {
 
   /** Moves the lease from a holder that is gone (its job finished or failed) to `holder`. */
   async takeOver(conversationId: string, from: string, holder: string): Promise<boolean> {
-    return (await this.redis.eval(TAKEOVER, 1, this.keys(conversationId).lease, from, holder, this.messageTtl)) === 1;
+    return (await takeOver(this.redis, this.keys(conversationId).lease, from, holder, this.messageTtl)) === 1;
   }
 
   /** Finishes the head message and returns the next one, or undefined after releasing the lease on an empty mailbox. */
   async advance(conversationId: string, holder: string, done: string): Promise<MailboxHead | undefined> {
     const k = this.keys(conversationId);
-    const r = (await this.redis.eval(ADVANCE, 2, k.mbox, k.lease, holder, done, k.msg, this.messageTtl)) as [
+    const r = (await advance(this.redis, k.mbox, k.lease, holder, done, k.msg, this.messageTtl)) as [
       string?,
       string[]?,
     ];
