@@ -166,6 +166,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       concurrency: config.queue.concurrency,
       lockDurationMs: config.queue.lockDurationMs,
       stalledIntervalMs: config.queue.stalledIntervalMs,
+      drops: dropLog,
     });
   }
 

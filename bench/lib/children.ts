@@ -1,4 +1,5 @@
 import { fork, type ChildProcess } from 'node:child_process';
+import { readdir, rename, unlink } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { now } from './clock.js';
 import type { IpcReady, IpcReply } from './ipc.js';
@@ -57,13 +58,15 @@ export class Child<R = unknown> {
   /** Starts `entry` (a .ts file under bench/) and waits for its ready message. */
   static async spawn<R>(entry: URL, o: SpawnOptions): Promise<Child<R>> {
     const execArgv = ['--import', 'tsx', '--expose-gc'];
-    if (o.profile) execArgv.push('--cpu-prof', '--cpu-prof-dir', resultsDir, '--cpu-prof-name', `${o.label}.cpuprofile`);
+    // One profile per thread (tsx runs its loader in a second one): see nameProfile.
+    if (o.profile) execArgv.push('--cpu-prof', '--cpu-prof-dir', resultsDir);
     const proc = fork(fileURLToPath(entry), [], {
       execArgv,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...o.env },
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     });
     const child = new Child<R>(o.label, proc);
+    if (o.profile) child.exited = child.exited.then(() => nameProfile(proc.pid ?? -1, o.label));
     live.add(child as Child);
     child.readyValue = await new Promise<R>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${o.label} did not start: ${child.output()}`)), o.readyTimeoutMs ?? 60_000);
@@ -148,4 +151,15 @@ export async function killAll(): Promise<void> {
 /** Stops children in parallel. */
 export async function stopAll(children: readonly Child[]): Promise<void> {
   await Promise.all(children.map((c) => c.stop()));
+}
+
+/** Keeps the main thread's profile of a child as `<label>.cpuprofile` and drops the loader thread's. */
+async function nameProfile(pid: number, label: string): Promise<void> {
+  const pattern = new RegExp(`^CPU\\.\\d+\\.\\d+\\.${pid}\\.(\\d+)\\.\\d+\\.cpuprofile$`);
+  for (const file of await readdir(resultsDir).catch(() => [] as string[])) {
+    const m = pattern.exec(file);
+    if (!m) continue;
+    if (m[1] === '0') await rename(`${resultsDir}${file}`, `${resultsDir}${label}.cpuprofile`).catch(() => undefined);
+    else await unlink(`${resultsDir}${file}`).catch(() => undefined);
+  }
 }

@@ -13,6 +13,8 @@ export interface LatencyResult {
   measured: number;
   /** Most the sender fell behind its schedule (ms). */
   senderLagMs: number;
+  /** Replies per second over the measured window: below `rate` means a backlog built up. */
+  answeredRate: number;
 }
 
 /**
@@ -33,10 +35,14 @@ export async function measureLatency(ctx: BenchContext, path: GenericPath, rate:
   await waitForPosts(ctx, run.sent, 60_000);
   const posts = await collectPosts(ctx);
   const latencies: number[] = [];
+  let firstDue = Number.POSITIVE_INFINITY;
+  let lastReply = 0;
   for (const [id, dueAt] of due) {
     const at = posts.byId.get(id);
     if (at === undefined) throw new Error(`${path.kind}: no reply for ${id}`);
     latencies.push(at - dueAt);
+    firstDue = Math.min(firstDue, dueAt);
+    lastReply = Math.max(lastReply, at);
   }
   return {
     rate,
@@ -46,6 +52,7 @@ export async function measureLatency(ctx: BenchContext, path: GenericPath, rate:
     max: percentile(latencies, 100),
     measured: latencies.length,
     senderLagMs: run.maxLagMs,
+    answeredRate: latencies.length / ((lastReply - firstDue) / 1000),
   };
 }
 
@@ -75,7 +82,12 @@ export async function latencyScenario(ctx: BenchContext): Promise<{ rows: Result
   s.latencyRates.forEach((rate, i) => {
     const b = results.bridge[i]!;
     const f = results.floor[i]!;
-    const note = `${b.measured} messages after ${s.latencyWarmupMs / 1000} s warm-up`;
+    const behind = [b, f].filter((r) => r.answeredRate < 0.95 * rate);
+    const note =
+      `${b.measured} messages after ${s.latencyWarmupMs / 1000} s warm-up` +
+      (behind.length
+        ? `; above capacity, replies/s: bridge ${Math.round(b.answeredRate)}, floor ${Math.round(f.answeredRate)} (a backlog grew, p99 measures it)`
+        : '');
     rows.push(row(`2 · latency p50 at ${rate}/s`, 'ms', b.p50, f.p50, undefined, undefined, 2));
     rows.push(row(`2 · latency p95 at ${rate}/s`, 'ms', b.p95, f.p95, undefined, undefined, 2));
     rows.push(row(`2 · latency p99 at ${rate}/s`, 'ms', b.p99, f.p99, TARGETS.p99, note, 2));

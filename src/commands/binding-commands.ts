@@ -114,7 +114,7 @@ export function createBindingCommands(deps: CommandsDeps, instances: InstanceCac
         line =
           change.limit === undefined
             ? `Quota ${code(change.name)} is back to the default.`
-            : `Quota ${code(change.name)} is now ${change.limit === 0 ? 'unlimited' : `${change.limit} messages`}.`;
+            : `Quota ${code(change.name)} is now ${change.limit === 0 ? 'unlimited' : `${change.limit} message${change.limit === 1 ? '' : 's'}`}.`;
       }
       await bindings.set(caller.platform, caller.channelId, next);
       const canonical = describeChange(change);

@@ -49,6 +49,8 @@ export class ChatQueue {
         conversationId: message.conversationId,
         messageId: message.messageId,
         instanceId: message.instanceId,
+        channelId: message.channelId,
+        userId: message.userId,
       },
       { jobId },
     );

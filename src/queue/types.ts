@@ -30,6 +30,9 @@ export interface ChatJobData {
   conversationId: string;
   messageId: string;
   instanceId: string;
+  /** For `/agent why` when the message waits behind a retried one. */
+  channelId?: string;
+  userId?: string;
 }
 
 /** Progress of a message, recorded after each step so a retry resumes where it stopped. */

@@ -2,6 +2,7 @@ import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } fr
 import type { Logger } from '../logger.js';
 import type { Mailbox, MailboxHead } from '../queue/mailbox.js';
 import { QUEUE_NAME, type ChatJobData } from '../queue/types.js';
+import type { DropLog } from '../diagnostics/drop-log.js';
 import type { MessageProcessor } from './process-message.js';
 
 export interface ChatWorkerOptions {
@@ -18,6 +19,8 @@ export interface ChatWorkerOptions {
   lockDurationMs: number;
   /** How often BullMQ looks for jobs whose worker died. */
   stalledIntervalMs: number;
+  /** Where a message stuck behind a retried one is noted for `/agent why`. */
+  drops?: DropLog;
 }
 
 export interface ChatWorker {
@@ -47,7 +50,18 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
           acquired = await o.mailbox.acquire(conversationId, holder);
         }
       }
-      if (!acquired.held) return { behind: acquired.holder };
+      if (!acquired.held) {
+        // Waiting behind a message that is itself waiting (retry, rate limit) is worth explaining.
+        if ((state === 'delayed' || state === 'waiting') && job.data.channelId && job.data.userId) {
+          await o.drops?.record(job.data.platform, job.data.channelId, {
+            messageId: job.data.messageId,
+            userId: job.data.userId,
+            reason: 'queued',
+            at: Date.now(),
+          });
+        }
+        return { behind: acquired.holder };
+      }
     }
 
     let head: MailboxHead | undefined = acquired.head;

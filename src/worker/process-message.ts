@@ -126,7 +126,8 @@ export class MessageProcessor {
   }
 
   private async prompt(m: ChatMessage, port: ReplyPort, log: Logger): Promise<string> {
-    if (m.context !== 'thread' || !port.fetchThread || !m.reply.threadId) return m.text;
+    // Each port decides what "the thread" is (Slack/Discord threads; the playground's channel).
+    if (m.context !== 'thread' || !port.fetchThread) return m.text;
     try {
       const earlier = await port.fetchThread(m.reply, this.o.threadContext.maxMessages);
       return buildThreadPrompt(earlier, m, this.o.threadContext.maxChars);

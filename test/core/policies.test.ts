@@ -108,3 +108,19 @@ describe('why no answer', () => {
     expect(p.logs.text).toMatch(/"reason":"not_addressed".*message dropped|message dropped.*not_addressed/);
   });
 });
+
+describe('why: queued behind others', () => {
+  it('notes a message waiting behind one that is being retried', async () => {
+    p = await startPipeline({ RETRY_BASE_DELAY_MS: '1500' });
+    p.agent.failNext(1, { status: 503 }, { endpoint: 'chat' });
+    await p.bridge.ingress.handle(webMessage('first, retried'));
+    await p.agent.waitForCalls(1, (c) => c.endpoint === 'chat');
+    await new Promise((r) => setTimeout(r, 200));
+    await p.bridge.ingress.handle(webMessage('second, waits'));
+    await new Promise((r) => setTimeout(r, 300));
+    const why = (await p.bridge.commands.why(caller)).lines.join('\n');
+    expect(why).toContain('waiting in line behind earlier messages');
+    await p.sink.waitFor((posts) => posts.length === 2, 15_000);
+    expect(p.sink.posts.map((x) => x.text).join('\n')).toMatch(/first, retried[\s\S]*second, waits/);
+  });
+});

@@ -1,0 +1,133 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startSlackBridge, W, type SlackHarness } from '../slack/harness.js';
+import { pool, sleep, until, watchProcessErrors } from './support/guards.js';
+import { startReliabilityDiscord, type ReliabilityDiscord } from './support/discord.js';
+import { figures, Ledger } from './support/ledger.js';
+
+/**
+ * A burst through the real adapters' ingress: signed Slack events into POST /slack/events
+ * (Bolt, real Redis, the core worker, the agent emulator) and discord.js over the emulated
+ * gateway. Nothing lost, nothing duplicated, order kept within each conversation.
+ *
+ * Slack carries the full 5,000 messages over 200 conversations. Discord carries a smaller
+ * share: @discordjs/rest holds every bot to Discord's global 50 requests per second, and each
+ * reply costs two (typing + message), so 5,000 replies alone would take over 3 minutes here.
+ */
+const SLACK_CONVERSATIONS = Number(process.env.RELIABILITY_SLACK_CONVERSATIONS ?? 200);
+const SLACK_PER_CONVERSATION = Number(process.env.RELIABILITY_SLACK_PER_CONVERSATION ?? 25);
+const DISCORD_CHANNELS = 25;
+const DISCORD_PER_CHANNEL = 20;
+
+let slack: SlackHarness | undefined;
+let discord: ReliabilityDiscord | undefined;
+const guard = watchProcessErrors();
+
+afterEach(async () => {
+  await slack?.close();
+  await discord?.close();
+  slack = undefined;
+  discord = undefined;
+});
+
+describe('load through the real adapters', () => {
+  it(`Slack: ${SLACK_CONVERSATIONS * SLACK_PER_CONVERSATION} signed events over ${SLACK_CONVERSATIONS} conversations`, async () => {
+    slack = await startSlackBridge({ mode: 'http', agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn' } });
+    const h = slack;
+    // 20 channels bound with mode `all`, 10 threads in each: 200 conversations.
+    const channels = Array.from({ length: 20 }, (_, i) => `C0LOAD${String(i).padStart(3, '0')}`);
+    for (const channel of channels) {
+      await h.bridge.bindings.set('slack', channel, { instanceId: 'demo-helper', mode: 'all', errorPolicy: 'reply', context: 'off', source: 'admin' });
+    }
+    const ledger = new Ledger();
+    const conversations = Array.from({ length: SLACK_CONVERSATIONS }, (_, c) => ({ channel: channels[c % channels.length]!, index: c, root: undefined as string | undefined }));
+    const started = Date.now();
+    let slowestAckMs = 0;
+    let refusedAcks = 0;
+    // Waves: message i of every conversation, 48 requests at a time; a conversation's next
+    // message is sent only after Slack got the ack for its previous one.
+    for (let i = 0; i < SLACK_PER_CONVERSATION; i++) {
+      await pool(conversations, 48, async (conv) => {
+        const text = `L${conv.index}-${i}`;
+        const m = h.slack.userMessage({ channel: conv.channel, user: W.user, text, ...(conv.root ? { threadTs: conv.root } : {}) });
+        conv.root ??= m.ts;
+        ledger.send(`${conv.channel}/${conv.root}`, text);
+        const ack = await h.to.event(m.message);
+        slowestAckMs = Math.max(slowestAckMs, ack.ms);
+        if (!ack.acked) refusedAcks++;
+      });
+    }
+    const sentMs = Date.now() - started;
+    const total = SLACK_CONVERSATIONS * SLACK_PER_CONVERSATION;
+    const answers = () => h.slack.posted((c) => (c.params.text ?? '').startsWith('echo: L'));
+    await until(() => answers().length >= total, `${total} answers`, 180_000, 250).catch(() => undefined);
+    const doneMs = Date.now() - started;
+    await sleep(1_500);
+
+    // Each answer, attributed to the message it quotes and checked to be in that message's thread.
+    const misplaced: string[] = [];
+    const answered = answers().map((c) => {
+      const text = (c.params.text ?? '').slice('echo: '.length);
+      const [idx] = text.slice(1).split('-');
+      const conv = conversations[Number(idx)]!;
+      if (c.params.channel !== conv.channel || c.params.thread_ts !== conv.root) misplaced.push(text);
+      return text;
+    });
+    const result = ledger.evaluate(answered);
+    const chatCalls = h.agent.chatCalls().length;
+    figures('load-slack', {
+      messages: total,
+      conversations: SLACK_CONVERSATIONS,
+      sentMs,
+      doneMs,
+      perSecond: Math.round((total / doneMs) * 1000),
+      slowestAckMs,
+      refusedAcks,
+      agentCalls: chatCalls,
+      misplaced: misplaced.length,
+      ...result,
+    });
+    expect(refusedAcks).toBe(0);
+    expect(slowestAckMs).toBeLessThan(3_000);
+    expect(result).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0, unknown: 0 });
+    expect(misplaced).toEqual([]);
+    expect(chatCalls).toBe(total);
+    expect(guard.errors).toEqual([]);
+  }, 240_000);
+
+  it(`Discord: ${DISCORD_CHANNELS * DISCORD_PER_CHANNEL} gateway messages over ${DISCORD_CHANNELS} channels`, async () => {
+    discord = await startReliabilityDiscord({ agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn' }, extraChannels: DISCORD_CHANNELS });
+    const d = discord;
+    const w = d.discord.world;
+    const ledger = new Ledger();
+    const started = Date.now();
+    const byId = new Map<string, string>();
+    for (let i = 0; i < DISCORD_PER_CHANNEL; i++) {
+      for (const channel of d.extra) {
+        const m = d.discord.sendMessage({ author: w.users.bob, channel, content: `D${channel.name}-${i}` });
+        ledger.send(channel.id, m.id as string);
+        byId.set(m.id as string, channel.id);
+      }
+    }
+    const total = ledger.messages;
+    const answered = () => d.discord.botMessages().filter((m) => byId.has(m.message_reference?.message_id as string));
+    await until(() => answered().length >= total, `${total} answers`, 120_000, 250).catch(() => undefined);
+    const doneMs = Date.now() - started;
+    await sleep(1_000);
+    const replies = answered();
+    const misplaced = replies.filter((m) => byId.get(m.message_reference?.message_id as string) !== m.channel_id);
+    const result = ledger.evaluate(replies.map((m) => m.message_reference?.message_id as string));
+    figures('load-discord', {
+      messages: total,
+      conversations: DISCORD_CHANNELS,
+      doneMs,
+      perSecond: Math.round((total / doneMs) * 1000),
+      agentCalls: d.agent.chatCalls().length,
+      misplaced: misplaced.length,
+      ...result,
+    });
+    expect(result).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0, unknown: 0 });
+    expect(misplaced).toEqual([]);
+    expect(d.agent.chatCalls()).toHaveLength(total);
+    expect(guard.errors).toEqual([]);
+  }, 180_000);
+});
