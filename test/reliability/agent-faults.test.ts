@@ -184,7 +184,7 @@ describe('agent service faults', () => {
     p = await startPipeline({ JOB_ATTEMPTS: '5', LOG_LEVEL: 'warn' });
     const pl = p;
     const bodies = ['{"nope":1}', 'not json at all', '', '[]', '{"response":5}', 'null', '<html>200 OK</html>', '{"response":"half', `{"response":${'1'.repeat(400)}}`];
-    const sent = [];
+    const sent: Array<{ l: Awaited<ReturnType<typeof lane>>; m: ReturnType<typeof webMessage> }> = [];
     for (const [i, body] of bodies.entries()) {
       const l = await lane(pl, `malformed${i}`);
       pl.agent.malformedNext(1, body, l.scope);

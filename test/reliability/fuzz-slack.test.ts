@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 /** A signed POST with any body and content type, as Slack would sign it. */
-async function post(body: string | Buffer, contentType: string, extra: Record<string, string> = {}): Promise<number> {
+async function post(body: string, contentType: string, extra: Record<string, string> = {}): Promise<number> {
   const ts = Math.floor(Date.now() / 1000);
   const res = await fetch(h.eventsUrl, {
     method: 'POST',
@@ -38,7 +38,7 @@ async function post(body: string | Buffer, contentType: string, extra: Record<st
     headers: {
       'content-type': contentType,
       'x-slack-request-timestamp': String(ts),
-      'x-slack-signature': slackSignature(h.slack.identity.signingSecret, ts, body.toString()),
+      'x-slack-signature': slackSignature(h.slack.identity.signingSecret, ts, body),
       ...extra,
     },
     body,
@@ -159,12 +159,53 @@ describe('Slack ingress on malformed signed requests', () => {
     }, { requiredKeys: [] });
     const cases = fc.sample(fc.tuple(payload, fc.constantFrom('json', 'cut', 'garbage', 'missing')), { numRuns: 300, seed: 3303 });
     await fuzz(cases, async ([pl, how]) => {
+      const meta = (pl as { view?: { private_metadata?: unknown } }).view?.private_metadata;
+      try {
+        const i = typeof meta === 'string' ? (JSON.parse(meta) as { i?: unknown } | null)?.i : undefined;
+        if (typeof i === 'string') sentIds.add(i.trim());
+      } catch {
+        // not JSON: no instance ID to expect
+      }
       const json = JSON.stringify(pl);
       const value = how === 'json' ? json : how === 'cut' ? json.slice(0, json.length >> 1) : how === 'garbage' ? '}{\u0000' : undefined;
       const body = value === undefined ? 'nothing=here' : new URLSearchParams({ payload: value }).toString();
       return post(body, 'application/x-www-form-urlencoded');
     });
   }, 120_000);
+
+  it('credential forms submitted by an admin with nasty instance IDs and keys: answered, escaped, value kept secret', async () => {
+    const submission = fc.record({
+      id: fc.oneof(fc.constantFrom(...NASTY), fc.string({ unit: 'grapheme', minLength: 1, maxLength: 30 })),
+      key: fc.oneof(fc.constantFrom('GOOD_KEY', 'a.b-c_d', ...NASTY), fc.string({ maxLength: 40 })),
+      value: fc.uuid().map((u) => `fz-${u}-value`),
+    });
+    const cases = fc.sample(submission, { numRuns: 120, seed: 4404 });
+    for (const c of cases) sentIds.add(c.id.trim());
+    const before = h.agent.calls.filter((c) => c.endpoint === 'credentials').length;
+    await fuzz(cases, async ({ id, key, value }) => {
+      const payload = {
+        type: 'view_submission',
+        team: { id: 'T0EMU', domain: 'emulated' },
+        user: { id: W.admin, username: 'ada', name: 'ada', team_id: 'T0EMU' },
+        api_app_id: h.slack.identity.appId,
+        view: {
+          id: 'VFUZZ',
+          callback_id: 'agent_bridge_credential',
+          private_metadata: JSON.stringify({ i: id, c: W.general }),
+          state: { values: { [KEY_BLOCK]: { [INPUT_ACTION]: { type: 'plain_text_input', value: key } }, [VALUE_BLOCK]: { [INPUT_ACTION]: { type: 'plain_text_input', value } } } },
+        },
+      };
+      return post(new URLSearchParams({ payload: JSON.stringify(payload) }).toString(), 'application/x-www-form-urlencoded');
+    });
+    const reached = h.agent.calls.filter((c) => c.endpoint === 'credentials').length - before;
+    figures('fuzz-slack-credentials', { submissions: cases.length, reachedService: reached, stored: [...h.agent.credentials.values()].reduce((n, m) => n + m.size, 0) });
+    expect(reached).toBeGreaterThan(0);
+    for (const { value } of cases) {
+      expect(h.logs.text).not.toContain(value);
+      for (const call of h.slack.calls) expect(call.rawBody).not.toContain(value);
+    }
+    expect(unsafeAgentCalls(h.agent.calls, sentIds)).toEqual([]);
+  }, 60_000);
 
   it('afterwards: still answers, nothing crashed, every agent path escaped', async () => {
     // Bodies at and past any sane size are refused or ignored, not fatal.

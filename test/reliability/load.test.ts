@@ -75,8 +75,7 @@ describe('load through the real adapters', () => {
     const result = ledger.evaluate(answered);
     const chatCalls = h.agent.chatCalls().length;
     figures('load-slack', {
-      messages: total,
-      conversations: SLACK_CONVERSATIONS,
+      ...result,
       sentMs,
       doneMs,
       perSecond: Math.round((total / doneMs) * 1000),
@@ -84,7 +83,6 @@ describe('load through the real adapters', () => {
       refusedAcks,
       agentCalls: chatCalls,
       misplaced: misplaced.length,
-      ...result,
     });
     expect(refusedAcks).toBe(0);
     expect(slowestAckMs).toBeLessThan(3_000);
@@ -117,13 +115,11 @@ describe('load through the real adapters', () => {
     const misplaced = replies.filter((m) => byId.get(m.message_reference?.message_id as string) !== m.channel_id);
     const result = ledger.evaluate(replies.map((m) => m.message_reference?.message_id as string));
     figures('load-discord', {
-      messages: total,
-      conversations: DISCORD_CHANNELS,
+      ...result,
       doneMs,
       perSecond: Math.round((total / doneMs) * 1000),
       agentCalls: d.agent.chatCalls().length,
       misplaced: misplaced.length,
-      ...result,
     });
     expect(result).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0, unknown: 0 });
     expect(misplaced).toEqual([]);

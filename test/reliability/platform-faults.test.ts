@@ -82,7 +82,7 @@ describe('platform faults on posting a reply', () => {
     d.discord.failNextMessageCreates(3, { status: 429, retryAfterSeconds: 0.3 });
     d.discord.failNextMessageCreates(2, { status: 502 });
     d.discord.failNextMessageCreates(1, { status: 503 });
-    const sent = [];
+    const sent: ReturnType<typeof d.discord.sendMessage>[] = [];
     for (let i = 0; i < 12; i++) sent.push(d.discord.sendMessage({ author: w.users.alice, channel: w.channels.general, content: `<@${w.bot.id}> discord fault ${i}` }));
     await d.discord.waitFor(() => sent.every((m) => d.discord.repliesTo(m.id).length > 0), 'every message answered', 30_000);
     await sleep(1_000);
@@ -91,7 +91,7 @@ describe('platform faults on posting a reply', () => {
     for (const m of sent) ledger.send('general', m.id);
     const answered = d.discord.botMessages(w.channels.general.id).map((m) => m.message_reference?.message_id as string).filter(Boolean);
     const result = ledger.evaluate(answered);
-    figures('platform-discord', { messages: sent.length, refusedCreates: creates.filter((c) => c.status !== 200).length, creates: creates.length, agentCalls: d.agent.chatCalls().length, ...result });
+    figures('platform-discord', { ...result, messages: sent.length, refusedCreates: creates.filter((c) => c.status !== 200).length, creates: creates.length, agentCalls: d.agent.chatCalls().length });
     expect(creates.filter((c) => c.status !== 200)).toHaveLength(6);
     expect(result).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0 });
     expect(d.agent.chatCalls()).toHaveLength(sent.length);

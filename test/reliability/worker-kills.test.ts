@@ -40,8 +40,10 @@ describe('worker processes killed with SIGKILL during traffic', () => {
       AGENT_API_KEY: pl.agent.apiKey,
       QUEUE_PREFIX: pl.prefix,
       SINK_URL: pl.sink.url,
-      WORKER_LOCK_DURATION_MS: '1000',
-      WORKER_STALLED_INTERVAL_MS: '500',
+      // Short enough to recover in seconds, long enough that a busy 2-core box does not miss a
+      // renewal: a job whose lock lapses while its worker lives is run twice (see the SIGSTOP test).
+      WORKER_LOCK_DURATION_MS: '2000',
+      WORKER_STALLED_INTERVAL_MS: '1000',
       WORKER_CONCURRENCY: '20',
       RETRY_BASE_DELAY_MS: '20',
       LOG_LEVEL: 'warn',
@@ -112,7 +114,7 @@ describe('worker processes killed with SIGKILL during traffic', () => {
     const total = messages.length;
     await pl.sink.waitFor((posts) => new Set(posts.map((x) => x.messageId)).size >= total, 60_000).catch(() => undefined);
     // Quiet period past the lock and stalled-check intervals: a late duplicate would show here.
-    await sleep(2_500);
+    await sleep(3_500);
     await until(async () => (await pl.bridge.queue.counts()).active === 0, 'queue idle', 10_000).catch(() => undefined);
 
     const result = ledger.evaluate(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId));
@@ -159,4 +161,43 @@ describe('worker processes killed with SIGKILL during traffic', () => {
     }
     expect(guard.errors).toEqual([]);
   }, 120_000);
+
+  it('a worker paused (SIGSTOP) past its lock while its agent call is in flight: the message is still answered once', async () => {
+    await p?.close();
+    redis?.disconnect();
+    p = await startPipeline({ ROLE: 'ingress', LOG_LEVEL: 'warn' });
+    const pl = p;
+    const env = {
+      AGENT_API_BASE_URL: pl.agent.baseUrl,
+      AGENT_API_KEY: pl.agent.apiKey,
+      QUEUE_PREFIX: pl.prefix,
+      SINK_URL: pl.sink.url,
+      WORKER_LOCK_DURATION_MS: '1000',
+      WORKER_STALLED_INTERVAL_MS: '500',
+      LOG_LEVEL: 'warn',
+    };
+    const a = await startWorker(env);
+    workers.push(a);
+    // A's call hangs; A is then frozen (a long GC pause, a stopped VM, a partition) past its lock.
+    pl.agent.hangNext(1, { endpoint: 'chat' });
+    const m = webMessage('frozen in flight', { channelId: 'frozen', isDirect: true });
+    await pl.bridge.ingress.handle(m);
+    await pl.agent.waitForCalls(1, (c) => c.endpoint === 'chat');
+    process.kill(a.pid, 'SIGSTOP');
+    try {
+      const b = await startWorker(env);
+      workers.push(b);
+      // B finds the job stalled, takes it over and answers.
+      await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId), 20_000);
+    } finally {
+      process.kill(a.pid, 'SIGCONT');
+    }
+    // A wakes up and its call returns: it must notice it no longer owns the job.
+    pl.agent.releaseHanging();
+    await sleep(2_500);
+    const posts = pl.sink.posts.filter((x) => x.messageId === m.messageId);
+    figures('sigstop', { agentCalls: pl.agent.chatCalls().length, posts: posts.length });
+    expect(pl.agent.chatCalls()).toHaveLength(2);
+    expect(posts, 'replies to the message').toHaveLength(1);
+  }, 60_000);
 });

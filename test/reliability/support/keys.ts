@@ -32,7 +32,7 @@ export function dumpKeysAt(url: string, prefix: string): Promise<string> {
         else if (type === 'hash') out.push(JSON.stringify(await redis.hgetall(key)));
         else if (type === 'list') out.push(JSON.stringify(await redis.lrange(key, 0, -1)));
         else if (type === 'set') out.push(JSON.stringify(await redis.smembers(key)));
-        else if (type === 'zset') out.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+        else if (type === 'zset') out.push(JSON.stringify(await redis.zrange(key, '0', '-1')));
         else if (type === 'stream') out.push(JSON.stringify(await redis.xrange(key, '-', '+')));
       }
     }

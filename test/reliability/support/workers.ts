@@ -13,6 +13,8 @@ export interface WorkerProcess {
   kill9(): Promise<void>;
   /** SIGTERM, then waits for the exit; resolves with how long the process took. */
   term(): Promise<number>;
+  /** SIGTERM; if the process is still there after `limitMs`, SIGKILL. Says how long and whether SIGTERM sufficed. */
+  termWithin(limitMs: number): Promise<{ ms: number; stoppedBySigterm: boolean }>;
 }
 
 /** Starts `support/worker-entry.ts` with only the given environment; resolves once it is ready. */
@@ -57,6 +59,19 @@ export async function startWorker(env: Record<string, string>): Promise<WorkerPr
       if (!gone()) child.kill('SIGTERM');
       await exited;
       return Date.now() - started;
+    },
+    async termWithin(limitMs) {
+      const started = Date.now();
+      if (!gone()) child.kill('SIGTERM');
+      let timer: NodeJS.Timeout | undefined;
+      const inTime = await Promise.race([exited.then(() => true), new Promise<boolean>((r) => (timer = setTimeout(() => r(false), limitMs)))]);
+      clearTimeout(timer);
+      const ms = Date.now() - started;
+      if (!inTime) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+      return { ms, stoppedBySigterm: inTime };
     },
   };
 }
