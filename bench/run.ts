@@ -12,7 +12,7 @@ import { deleteKeys } from './lib/redis-admin.js';
 import { benchSettings } from './lib/settings.js';
 import type { ServicesInfo } from './procs/services-types.js';
 import { latencyChart } from './report/chart.js';
-import { machineInfo } from './report/machine.js';
+import { cpuTicks, finishMachineInfo, machineInfo } from './report/machine.js';
 import { resultsDocument, resultsTable } from './report/markdown.js';
 import { failedRow, type ResultRow } from './report/rows.js';
 import type { BenchContext } from './scenarios/context.js';
@@ -71,6 +71,7 @@ async function main(): Promise<number> {
     return 1;
   }
   const machine = await machineInfo(redis, settings.quick);
+  const ticksAtStart = cpuTicks();
   log(`agent-bridge benchmark (${machine.mode}, run ${runId}) on ${machine.cores} cores, Node ${machine.node}, Redis ${machine.redis}; load average ${machine.loadAverageAtStart.join(' ')}`);
 
   services = await Child.spawn<ServicesInfo>(new URL('./procs/services.ts', import.meta.url), { label: 'services', env: {} });
@@ -105,6 +106,7 @@ async function main(): Promise<number> {
     }
   }
 
+  finishMachineInfo(machine, ticksAtStart);
   const date = new Date().toISOString();
   const base = settings.only ? 'partial' : settings.quick ? 'latest-quick' : 'latest';
   const chartFile = `${base}-latency.svg`;
@@ -128,6 +130,7 @@ async function main(): Promise<number> {
   const missed = rows.filter((r) => r.met === false).map((r) => r.name);
   log(`wrote bench/results/${base}.json, ${base}.md${latency ? ` and ${chartFile}` : ''}`);
   log(missed.length ? `targets missed: ${missed.join('; ')}` : 'every target met');
+  log(`machine CPU in use during the run (all processes, not only the bench): ${machine.cpuBusyPercent ?? '?'}%; load average at the end ${machine.loadAverageAtEnd?.join(' ')}`);
   return failures > 0 ? 1 : 0;
 }
 

@@ -82,6 +82,10 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     ctx.http.post(SLACK_EVENTS_PATH, (req: Request, res: Response, next: NextFunction) => {
       if (stopped) return void res.status(503).set('Retry-After', '5').end();
       if (req.readableEnded) logger.error('a body parser read the Slack request before Bolt: mount the Slack adapter before express.json()');
+      // Bolt refuses timestamps older than 5 minutes but not ones from the future; a replay
+      // window must be closed on both sides.
+      const ts = Number(req.headers['x-slack-request-timestamp']);
+      if (Number.isFinite(ts) && ts * 1000 - Date.now() > 5 * 60_000) return void res.status(401).end();
       next();
     });
     receiver = new ExpressReceiver({

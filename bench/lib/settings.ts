@@ -50,23 +50,23 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     only,
     redisUrl: env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     warmupMessages: quick ? 500 : 3_000,
-    throughputMessages: quick ? 3_000 : 15_000,
+    throughputMessages: quick ? 2_000 : 15_000,
     throughputRounds: quick ? 1 : 2,
     latencyRates: [200, 1_000],
     latencyWarmupMs: quick ? 1_000 : 3_000,
-    latencyMeasureMs: quick ? 3_000 : 10_000,
+    latencyMeasureMs: quick ? 2_000 : 10_000,
     latencyRounds: quick ? 1 : 2,
     slowDelayMs: 2_000,
     slowConcurrencies: [500, 2_000],
-    slowWaves: quick ? 2 : 5,
+    slowWaves: quick ? 1 : 5,
     scaleWorkers: [1, 2, 4],
     // Four workers at the ideal rate must fit in two cores, or the run measures CPU, not
     // scale-out (scenario 3 at concurrency 2,000 covers that regime); override to compare.
     scaleConcurrency: positiveInt(env.BENCH_SCALE_CONCURRENCY, 100),
-    scaleWaves: quick ? 2 : 4,
+    scaleWaves: quick ? 1 : 4,
     slackRate: 200,
     slackWarmupMs: quick ? 1_000 : 3_000,
-    slackMeasureMs: quick ? 3_000 : 10_000,
+    slackMeasureMs: quick ? 2_000 : 10_000,
     idleSettleMs: quick ? 2_000 : 5_000,
   };
 }

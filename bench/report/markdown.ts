@@ -23,7 +23,8 @@ export function resultsDocument(machine: MachineInfo, date: string, rows: readon
     '# agent-bridge benchmark: latest run',
     '',
     `${date} · ${machine.mode} run · ${machine.cores} cores (${machine.cpuModel}) · Node ${machine.node} · Redis ${machine.redis} · BullMQ ${machine.bullmq}`,
-    `Load average when the run started: ${machine.loadAverageAtStart.join(' / ')} (other work on the machine shows up in every figure; see docs/benchmark.md).`,
+    `Load average at the start ${machine.loadAverageAtStart.join(' / ')}, at the end ${machine.loadAverageAtEnd?.join(' / ') ?? '?'}; ` +
+      `machine CPU in use during the run ${machine.cpuBusyPercent ?? '?'}% (everything on the machine, not only the bench: other work shows up in every figure; see docs/benchmark.md).`,
     '',
     resultsTable(rows),
     '',

@@ -91,12 +91,9 @@ export async function latencyScenario(ctx: BenchContext): Promise<{ rows: Result
   const results: Record<PathKind, LatencyResult[]> = { bridge: [], floor: [] };
   const paths: Array<{ path: GenericPath; workers: Child[] }> = [];
   try {
-    for (const kind of ['floor', 'bridge'] as const) {
-      const path = await openPath(ctx, kind, 's2');
-      paths.push({ path, workers: [] });
-      paths.at(-1)!.workers = await path.startWorkers(1, 50, `s2-${kind}-worker`);
-      await warmUp(ctx, path, s.warmupMessages, 'warm');
-    }
+    for (const kind of ['floor', 'bridge'] as const) paths.push({ path: await openPath(ctx, kind, 's2'), workers: [] });
+    await Promise.all(paths.map(async (p) => (p.workers = await p.path.startWorkers(1, 50, `s2-${p.path.kind}-worker`))));
+    for (const { path } of paths) await warmUp(ctx, path, s.warmupMessages, 'warm');
     for (const rate of s.latencyRates) {
       const best: Partial<Record<PathKind, LatencyResult>> = {};
       for (let round = 1; round <= s.latencyRounds; round++) {

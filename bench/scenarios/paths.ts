@@ -26,7 +26,7 @@ export interface GenericPath {
   pause(): Promise<void>;
   resume(): Promise<void>;
   counts(): Promise<{ active: number; waiting: number }>;
-  /** Starts worker processes (in parallel) with this concurrency each. */
+  /** Starts more worker processes (in parallel) with this concurrency each; returns all running ones. */
   startWorkers(count: number, concurrency: number, label: string): Promise<Child[]>;
   stopWorkers(): Promise<void>;
   /** Stops workers and ingress and deletes the path's Redis keys. */
@@ -62,7 +62,9 @@ function workerPool(spawnOne: (label: string) => Promise<Child>) {
   let workers: Child[] = [];
   return {
     async start(count: number, label: string): Promise<Child[]> {
-      const started = await Promise.allSettled(Array.from({ length: count }, (_, i) => spawnOne(count > 1 ? `${label}-${i + 1}` : label)));
+      const first = workers.length;
+      const name = (i: number) => (count === 1 && first === 0 ? label : `${label}-${first + i + 1}`);
+      const started = await Promise.allSettled(Array.from({ length: count }, (_, i) => spawnOne(name(i))));
       workers.push(...started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])));
       const failed = started.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;

@@ -84,28 +84,26 @@ export async function measureSlow(
   };
 }
 
-/** Starts workers, warms them with the fast agent, then measures with the slow one. */
+/** Warms running workers with the fast agent, then measures them with the slow one. */
 export async function slowRun(
   ctx: BenchContext,
   path: GenericPath,
-  workerCount: number,
+  workers: readonly Child[],
   concurrency: number,
   waves: number,
   tag: string,
 ): Promise<SlowResult> {
-  const workers = await path.startWorkers(workerCount, concurrency, `${tag}-${path.kind}-worker`);
   try {
-    await warmUp(ctx, path, Math.min(2_000, workerCount * 500), `${tag}-warm`);
+    await warmUp(ctx, path, Math.min(2_000, workers.length * 500), `${tag}-warm`);
     await ctx.services.call('setDelay', ctx.settings.slowDelayMs);
-    const r = await measureSlow(ctx, path, workers, workerCount * concurrency, waves, tag);
+    const r = await measureSlow(ctx, path, workers, workers.length * concurrency, waves, tag);
     ctx.log(
-      `  ${tag} ${path.kind}: ${workerCount}×c${concurrency}: ${Math.round(r.throughput)} msg/s (${r.idealPct.toFixed(1)}% of ideal), ` +
+      `  ${tag} ${path.kind}: ${workers.length}×c${concurrency}: ${Math.round(r.throughput)} msg/s (${r.idealPct.toFixed(1)}% of ideal), ` +
         `${r.inFlight} in flight, RSS ${r.rssBaseMb.toFixed(0)}→${r.rssPeakMb.toFixed(0)} MB, ELD p99 ${r.eldP99Ms.toFixed(1)} ms, ${Math.round(r.cpuPerMessageUs)} µs CPU per message`,
     );
     return r;
   } finally {
     await ctx.services.call('setDelay', 0);
-    await path.stopWorkers();
   }
 }
 
@@ -118,7 +116,13 @@ export async function slowAgentScenario(ctx: BenchContext): Promise<ResultRow[]>
     for (const kind of ['floor', 'bridge'] as const) paths.push(await openPath(ctx, kind, 's3'));
     for (const c of s.slowConcurrencies) {
       const r = {} as Record<PathKind, SlowResult>;
-      for (const path of paths) r[path.kind] = await slowRun(ctx, path, 1, c, s.slowWaves, `s3c${c}`);
+      try {
+        // Both paths' workers start together; the idle one costs next to nothing meanwhile.
+        const workers = await Promise.all(paths.map((p) => p.startWorkers(1, c, `s3c${c}-${p.kind}-worker`)));
+        for (const [i, path] of paths.entries()) r[path.kind] = await slowRun(ctx, path, workers[i]!, c, s.slowWaves, `s3c${c}`);
+      } finally {
+        await Promise.all(paths.map((p) => p.stopWorkers()));
+      }
       const last = c === Math.max(...s.slowConcurrencies);
       const waves = `${c * s.slowWaves} messages (${s.slowWaves} waves), agent ${s.slowDelayMs / 1000} s`;
       rows.push(row(`3 · slow agent c=${c}: in flight`, 'jobs', r.bridge.inFlight, r.floor.inFlight, undefined, undefined, 0));

@@ -54,12 +54,9 @@ export async function throughputScenario(ctx: BenchContext): Promise<ResultRow[]
   const best: Record<PathKind, DrainResult> = { bridge: { ...none }, floor: { ...none } };
   const paths: Array<{ path: GenericPath; workers: Child[] }> = [];
   try {
-    for (const kind of ['floor', 'bridge'] as const) {
-      const path = await openPath(ctx, kind, 's1');
-      paths.push({ path, workers: [] });
-      paths.at(-1)!.workers = await path.startWorkers(1, 50, `s1-${kind}-worker`);
-      await warmUp(ctx, path, s.warmupMessages, 'warm');
-    }
+    for (const kind of ['floor', 'bridge'] as const) paths.push({ path: await openPath(ctx, kind, 's1'), workers: [] });
+    await Promise.all(paths.map(async (p) => (p.workers = await p.path.startWorkers(1, 50, `s1-${p.path.kind}-worker`))));
+    for (const { path } of paths) await warmUp(ctx, path, s.warmupMessages, 'warm');
     for (let round = 1; round <= s.throughputRounds; round++) {
       for (const { path, workers } of paths) {
         const r = await measureDrain(ctx, path, workers, s.throughputMessages, `r${round}`);

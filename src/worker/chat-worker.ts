@@ -30,7 +30,7 @@ export interface ChatWorker {
 }
 
 /** Result of one job, visible in the dashboard. */
-type JobResult = { processed: number } | { behind: string };
+type JobResult = { processed: number } | { behind: string } | { lost: true };
 
 /**
  * Consumes chat jobs. A job drains its conversation's mailbox in order (see mailbox.ts);
@@ -68,7 +68,8 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
     let processed = 0;
     while (head) {
       if (head.message) {
-        const result = await o.processor.process(head);
+        const result = await o.processor.process(head, async () => token === undefined || (await job.extendLock(token, o.lockDurationMs)) === 1);
+        if (result.outcome === 'lost') return { lost: true };
         if (result.outcome === 'retry') {
           const { decision } = result;
           if (decision.action === 'rate-limit') {

@@ -31,7 +31,14 @@ export interface MessageProcessorOptions {
   threadContext: { maxMessages: number; maxChars: number };
 }
 
-export type StepResult = { outcome: 'replied' | 'gave_up' } | { outcome: 'retry'; decision: Exclude<Decision, { action: 'give-up' }> };
+export type StepResult =
+  | { outcome: 'replied' | 'gave_up' }
+  /** Another worker owns the job now (this one was paused past its lock): stop, post nothing. */
+  | { outcome: 'lost' }
+  | { outcome: 'retry'; decision: Exclude<Decision, { action: 'give-up' }> };
+
+/** Whether this worker still holds the job's lock; checked before every visible step. */
+export type OwnershipCheck = () => Promise<boolean>;
 
 /**
  * Answers one message: agent call, then each reply chunk, recording progress after every
@@ -41,7 +48,7 @@ export type StepResult = { outcome: 'replied' | 'gave_up' } | { outcome: 'retry'
 export class MessageProcessor {
   constructor(private readonly o: MessageProcessorOptions) {}
 
-  async process({ messageId, message: m, progress }: MailboxHead): Promise<StepResult> {
+  async process({ messageId, message: m, progress }: MailboxHead, stillOwned: OwnershipCheck = async () => true): Promise<StepResult> {
     const port = this.o.ports[m.platform];
     if (!port) {
       this.o.logger.error({ platform: m.platform, messageId }, 'no reply port for this platform in this process; check its settings');
@@ -61,11 +68,13 @@ export class MessageProcessor {
       } finally {
         log.debug({ ms: Math.round(performance.now() - started) }, 'agent call finished');
       }
+      if (!(await stillOwned())) return this.lost(log);
       await this.o.mailbox.recordReply(m.conversationId, messageId, reply);
     }
 
     const chunks = port.render(reply.trim() ? reply : '_(The agent sent an empty reply.)_');
     for (let i = progress.posted; i < chunks.length; i++) {
+      if (!(await stillOwned())) return this.lost(log);
       try {
         await port.postChunk(m.reply, chunks[i]!, i);
       } catch (err) {
@@ -76,6 +85,11 @@ export class MessageProcessor {
     await port.stopWorking?.(m.reply, 'ok').catch((err) => log.debug({ err }, 'working indicator failed'));
     this.o.metrics.messages.inc({ platform: m.platform, outcome: 'replied' });
     return { outcome: 'replied' };
+  }
+
+  private lost(log: Logger): StepResult {
+    log.warn('lost the job lock (this worker was paused or too slow); another worker answers instead');
+    return { outcome: 'lost' };
   }
 
   private async onError(m: ChatMessage, port: ReplyPort, progress: MailboxHead['progress'], err: unknown): Promise<StepResult> {

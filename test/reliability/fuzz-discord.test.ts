@@ -114,6 +114,30 @@ describe('Discord handlers on odd gateway payloads', () => {
     expect(guard.errors.slice(mark)).toEqual([]);
   }, 90_000);
 
+  it('messages with empty, whitespace-only, huge, control, RTL, emoji and combining text: one clear answer each', async () => {
+    const mark = guard.errors.length;
+    const w = d.discord.world;
+    const texts = ['', '   ', '\t\n ', '\u0000\u0007', 'x'.repeat(1_990), 'y'.repeat(8_001), '\u202Eevil\u202C', 'עברית ومرحبا', '👨‍👩‍👧🙂', 'a\u0300\u0301\u0302', '```', '@everyone @here <@&900000000000000050>', ...NASTY.slice(0, 12)];
+    const sent = texts.map((text) => ({ text, m: d.discord.sendMessage({ author: w.users.alice, channel: w.channels.general, content: `<@${w.bot.id}> ${text}` }) }));
+    await d.discord.waitFor(() => sent.every((x) => d.discord.repliesTo(x.m.id as string).length > 0), 'every odd message answered', 30_000);
+    await sleep(800);
+    const kinds = sent.map((x) => {
+      const t = String(d.discord.repliesTo(x.m.id as string)[0]?.content ?? '');
+      return t.startsWith('echo:') ? 'reply' : /characters long/.test(t) ? 'too long' : /Mention me with a question/.test(t) ? 'hint' : `other: ${t.slice(0, 60)}`;
+    });
+    figures('fuzz-discord-chat-text', { messages: sent.length, kinds: kinds.reduce<Record<string, number>>((acc, k) => ((acc[k] = (acc[k] ?? 0) + 1), acc), {}) });
+    for (const [i, x] of sent.entries()) {
+      expect(d.discord.repliesTo(x.m.id as string), JSON.stringify(x.text.slice(0, 40))).toHaveLength(1);
+      expect(kinds[i]).not.toMatch(/^other/);
+    }
+    expect(kinds[texts.indexOf('y'.repeat(8_001))]).toBe('too long');
+    expect(kinds[texts.indexOf('   ')]).toBe('hint');
+    // Nothing the bot sent could ping anyone.
+    const creates = d.discord.calls.filter((c) => c.method === 'POST' && /^\/channels\/\d+\/messages$/.test(c.path));
+    for (const c of creates) expect(c.json?.allowed_mentions?.parse).toEqual([]);
+    expect(guard.errors.slice(mark)).toEqual([]);
+  }, 60_000);
+
   it('MESSAGE_CREATE with wrong types (embeds a string, attachments a number...): only discord.js itself chokes; the adapter never throws and the bot keeps answering', async () => {
     const mark = guard.errors.length;
     const w = d.discord.world;

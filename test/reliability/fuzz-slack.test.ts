@@ -4,7 +4,7 @@ import { INPUT_ACTION, KEY_BLOCK, VALUE_BLOCK } from '../../adapters/slack/crede
 import { slackSignature } from '../emulators/slack/index.js';
 import { botMention, say, startSlackBridge, W, type SlackHarness } from '../slack/harness.js';
 import { NASTY, unsafeAgentCalls } from './support/agent-paths.js';
-import { pool, until, watchProcessErrors } from './support/guards.js';
+import { pool, sleep, until, watchProcessErrors } from './support/guards.js';
 import { figures } from './support/ledger.js';
 
 /**
@@ -67,9 +67,19 @@ async function fuzz<T>(cases: T[], send: (c: T) => Promise<number>): Promise<voi
 
 const odd = fc.oneof(
   fc.constantFrom<unknown>(...NASTY, '', ' ', null, 0, -1, 1.5, true, [], {}, [null], { ts: 1 }, 'x'.repeat(40_000)),
+  // Objects that break String(x) and template literals, and prototype-looking keys.
+  fc.constantFrom<unknown>({ toString: [] }, { toString: null, valueOf: null }, JSON.parse('{"__proto__":{"polluted":1}}'), { constructor: { prototype: 1 } }),
   fc.string({ unit: 'grapheme', maxLength: 60 }),
   fc.jsonValue({ maxDepth: 2 }),
 );
+/** Form fields are text: odd values as the text they would be sent as. */
+const oddText = odd.map((x) => {
+  try {
+    return typeof x === 'string' ? x : JSON.stringify(x) ?? String(x);
+  } catch {
+    return '[object]';
+  }
+});
 const slackId = fc.oneof(fc.constantFrom(W.general, W.dm, W.user, W.admin, 'C', 'C0GENERAL/../x', '', 'D0USER001'), odd);
 const slackTs = fc.oneof(fc.constantFrom('1700000000.000100', '1700000000.1', '0.0', '.', '1e9', '-1.5', '99999999999999.9'), odd);
 
@@ -120,11 +130,11 @@ describe('Slack ingress on malformed signed requests', () => {
     const fields = fc.record({
       command: fc.oneof(fc.constant('/agent'), fc.constantFrom('/other', '', '/AGENT', '/agent/..')),
       text: fc.oneof(fc.constantFrom(...NASTY).chain((s) => fc.constantFrom(`bind ${s}`, `credential ${s}`, `bind ${s} all`, `set errors ${s}`, s)), fc.string({ maxLength: 100 })),
-      user_id: fc.oneof(fc.constantFrom(W.admin, W.user, W.owner), odd.map(String)),
-      channel_id: fc.oneof(fc.constantFrom(W.general, W.dm, 'C0FUZZ001'), odd.map(String)),
-      channel_name: fc.oneof(fc.constantFrom('general', 'directmessage'), odd.map(String)),
-      team_id: fc.oneof(fc.constant('T0EMU'), odd.map(String)),
-      trigger_id: fc.oneof(fc.constant('bogus-trigger'), odd.map(String)),
+      user_id: fc.oneof(fc.constantFrom(W.admin, W.user, W.owner), oddText),
+      channel_id: fc.oneof(fc.constantFrom(W.general, W.dm, 'C0FUZZ001'), oddText),
+      channel_name: fc.oneof(fc.constantFrom('general', 'directmessage'), oddText),
+      team_id: fc.oneof(fc.constant('T0EMU'), oddText),
+      trigger_id: fc.oneof(fc.constant('bogus-trigger'), oddText),
       response_url: fc.constantFrom(`${h.slack.baseUrl}/respond/RNOPE`, 'not a url', '', 'http://127.0.0.1:9/x'),
     }, { requiredKeys: ['command'] });
     const cases = fc.sample(fc.tuple(fields, fc.boolean()), { numRuns: 200, seed: 2202 });
@@ -205,6 +215,34 @@ describe('Slack ingress on malformed signed requests', () => {
       for (const call of h.slack.calls) expect(call.rawBody).not.toContain(value);
     }
     expect(unsafeAgentCalls(h.agent.calls, sentIds)).toEqual([]);
+  }, 60_000);
+
+  it('chat messages with empty, whitespace-only, huge, control, RTL, emoji and combining text: one clear answer each', async () => {
+    const texts = ['', '   ', '\t\n ', '\u0000\u0007', 'x'.repeat(8_000), 'y'.repeat(8_001), 'z'.repeat(39_000), '\u202Eevil\u202C', 'עברית ومرحبا', '👨‍👩‍👧🙂', 'a\u0300\u0301\u0302', '```', '<!channel> <@U000> &lt;', ...NASTY.slice(0, 12)];
+    const sent: Array<{ text: string; ts: string }> = [];
+    for (const text of texts) {
+      const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `<@${h.slack.identity.botUserId}> ${text}` });
+      await h.to.event(m.mention);
+      await h.to.event(m.message);
+      sent.push({ text, ts: m.ts });
+    }
+    const answers = (ts: string) => h.slack.posted((c) => c.params.thread_ts === ts);
+    await until(() => sent.every((x) => answers(x.ts).length > 0), 'every odd message answered', 20_000);
+    await sleep(800);
+    const kinds = sent.map((x) => {
+      const [a] = answers(x.ts);
+      const t = a?.params.text ?? '';
+      return t.startsWith('echo:') ? 'reply' : /characters long/.test(t) ? 'too long' : /Mention me with a question/.test(t) ? 'hint' : `other: ${t.slice(0, 60)}`;
+    });
+    figures('fuzz-slack-chat-text', { messages: sent.length, kinds: kinds.reduce<Record<string, number>>((acc, k) => ((acc[k] = (acc[k] ?? 0) + 1), acc), {}) });
+    for (const [i, x] of sent.entries()) {
+      expect(answers(x.ts), JSON.stringify(x.text.slice(0, 40))).toHaveLength(1);
+      expect(kinds[i]).not.toMatch(/^other/);
+    }
+    // Longer than MAX_MESSAGE_CHARS (8000): a notice, and the agent is not asked.
+    expect(kinds[texts.indexOf('y'.repeat(8_001))]).toBe('too long');
+    expect(kinds[texts.indexOf('   ')]).toBe('hint');
+    for (const c of h.slack.posted()) expect(c.pings).toEqual([]);
   }, 60_000);
 
   it('afterwards: still answers, nothing crashed, every agent path escaped', async () => {

@@ -78,7 +78,21 @@ describe('worker processes killed with SIGKILL during traffic', () => {
       return called.filter((_, i) => Object.keys(records[i] ?? {}).length > 0 && records[i]!.reply === undefined).map((r) => r.messageId);
     };
 
-    const kills: Array<{ at: number; victim: number; inFlight: string[] }> = [];
+    /**
+     * Messages whose reply the platform accepted but whose `posted` record is not written: a
+     * kill right there makes the retry post again. No platform-neutral bridge can avoid that
+     * (the sink, like Slack, has no idempotency key), so such duplicates are counted apart.
+     */
+    const postedNotRecorded = async (): Promise<string[]> => {
+      const posted = [...new Set(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId))];
+      const refs = posted.flatMap((id) => [...byText.values()].filter((r) => r.messageId === id));
+      const batch = redis!.pipeline();
+      for (const ref of refs) batch.hgetall(`${pl.prefix}:chat:conv:${ref.conversationId}:msg:${ref.messageId}`);
+      const records = ((await batch.exec()) ?? []).map(([, r]) => r as Record<string, string>);
+      return refs.filter((_, i) => records[i]?.reply !== undefined && Number(records[i]?.posted ?? 0) === 0).map((r) => r.messageId);
+    };
+
+    const kills: Array<{ at: number; victim: number; inFlight: string[]; postWindow: string[] }> = [];
     const replacements: Array<Promise<void>> = [];
     const started = Date.now();
     // Waves of one message per conversation, so many calls are in flight at any moment.
@@ -99,7 +113,7 @@ describe('worker processes killed with SIGKILL during traffic', () => {
         const w = live[victim]!;
         live[victim] = undefined;
         await w.kill9();
-        kills.push({ at: Date.now() - started, victim: w.pid, inFlight: await inFlight() });
+        kills.push({ at: Date.now() - started, victim: w.pid, inFlight: await inFlight(), postWindow: await postedNotRecorded() });
         replacements.push(
           startWorker(env).then((r) => {
             workers.push(r);
@@ -126,6 +140,11 @@ describe('worker processes killed with SIGKILL during traffic', () => {
       if (id) callsPer.set(id, (callsPer.get(id) ?? 0) + 1);
     }
     const inFlightTotal = kills.reduce((n, k) => n + k.inFlight.length, 0);
+    const postWindows = new Set(kills.flatMap((k) => k.postWindow));
+    const posted = new Map<string, number>();
+    for (const x of pl.sink.posts.filter((y) => y.kind === 'chunk')) posted.set(x.messageId, (posted.get(x.messageId) ?? 0) + 1);
+    const duplicatedIds = [...posted].filter(([, n]) => n > 1).map(([id]) => id);
+    const unexplainedDuplicates = duplicatedIds.filter((id) => !postWindows.has(id));
     const unexplained: string[] = [];
     for (const [id, n] of callsPer) {
       const allowed = 1 + kills.filter((k) => k.inFlight.includes(id)).length;
@@ -141,6 +160,8 @@ describe('worker processes killed with SIGKILL during traffic', () => {
       extraCalls: calls.length - total,
       lost: result.lost,
       duplicated: result.duplicated,
+      killsBetweenPostAndRecord: postWindows.size,
+      unexplainedDuplicates: unexplainedDuplicates.length,
       outOfOrder: result.outOfOrder,
       notices: notices.length,
       unexplainedRecalls: unexplained.length,
@@ -151,7 +172,10 @@ describe('worker processes killed with SIGKILL during traffic', () => {
     expect(kills).toHaveLength(KILLS);
     expect(inFlightTotal).toBeGreaterThan(0);
     expect(notices).toEqual([]);
-    expect(result).toMatchObject({ lost: 0, duplicated: 0, outOfOrder: 0, unknown: 0 });
+    expect(result).toMatchObject({ lost: 0, outOfOrder: 0, unknown: 0 });
+    // A second reply only where a kill fell between the platform accepting it and its record.
+    expect(unexplainedDuplicates).toEqual([]);
+    expect(result.duplicated).toBeLessThanOrEqual(postWindows.size);
     expect(unexplained).toEqual([]);
     expect(calls.length - total).toBeLessThanOrEqual(inFlightTotal);
     // Each conversation reached the agent in order (first call of each message).
