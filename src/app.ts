@@ -196,7 +196,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       await worker?.close(config.shutdownTimeoutMs);
       await http.close();
       await queue.close().catch(() => {});
-      await Promise.allSettled([redis.quit(), workerRedis?.quit()]);
+      // The worker's connection may still carry commands of jobs cut off by the timeout.
+      workerRedis?.disconnect();
+      await Promise.allSettled([redis.quit()]);
       logger.info('stopped');
     })();
     return stopping;

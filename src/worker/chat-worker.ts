@@ -127,10 +127,11 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
         const finished = await Promise.race([graceful, timeout]);
         clearTimeout(timer);
         if (!finished) {
-          // Jobs still running stay locked until their lock lapses; the stalled check then
-          // returns them to the queue for another worker.
+          // BullMQ's close() can't be forced once a graceful close is under way, so stop waiting:
+          // the jobs still running keep their locks until those lapse, and the stalled check then
+          // returns them to the queue for another worker (their progress records say where to resume).
           o.logger.warn({ timeoutMs }, 'in-flight jobs did not finish in time; returning them to the queue');
-          await worker.close(true);
+          graceful.catch(() => {});
         }
       })();
       return closing;
