@@ -16,8 +16,19 @@ export interface SeenOnce {
 
 export function createSeenOnce(redis: Redis, prefix: string, logger: Logger, ttlSeconds = 3_600): SeenOnce {
   const key = (messageId: string) => `${prefix}:slack:seen:${messageId}`;
+  // While Redis is away, this process still knows what it saw in the last minutes, so the
+  // app_mention + message pair of one message gets one answer (and at most one notice).
+  const local = new Map<string, number>();
+  const seenLocally = (messageId: string) => {
+    const now = Date.now();
+    for (const [id, at] of local) if (now - at > 5 * 60_000) local.delete(id);
+    if (local.has(messageId)) return true;
+    if (local.size < 10_000) local.set(messageId, now);
+    return false;
+  };
   return {
     async first(messageId) {
+      if (seenLocally(messageId)) return false;
       try {
         return (await redis.set(key(messageId), '1', 'EX', ttlSeconds, 'NX')) === 'OK';
       } catch (err) {
@@ -27,6 +38,7 @@ export function createSeenOnce(redis: Redis, prefix: string, logger: Logger, ttl
       }
     },
     async forget(messageId) {
+      local.delete(messageId);
       await redis.del(key(messageId)).catch(() => undefined);
     },
   };

@@ -80,13 +80,13 @@ export function createIngress(o: IngressOptions): Ingress {
       if (m.fromSelf) return drop(m, 'self');
       if (m.fromBot) return drop(m, 'bot');
 
-      let binding: Binding | undefined;
-      try {
-        binding = await lookupBinding(m);
-      } catch (err) {
-        o.logger.warn({ err: { message: (err as Error).message } }, 'binding lookup failed');
-        return drop(m, 'redis_unavailable', notices.unavailable);
-      }
+      // One bound for the whole message: Redis may be restarting while it arrives.
+      const deadline = Date.now() + retryFor;
+      const binding = await withRedisRetry(() => lookupBinding(m), deadline, o.logger).catch((err: unknown) => {
+        if (!isConnectionError(err)) throw err;
+        return null;
+      });
+      if (binding === null) return drop(m, 'redis_unavailable', notices.unavailable);
       const explicitlyAddressed = m.isDirect || m.mentionsBot || m.repliesToBot;
       if (!binding) return drop(m, 'not_bound', explicitlyAddressed ? notices.notBound(m.platform) : undefined);
 
@@ -131,7 +131,12 @@ export function createIngress(o: IngressOptions): Ingress {
         context: binding.context,
       };
 
-      const result = await enqueueWithRetry(() => o.queue.enqueue(message), retryFor, o.logger);
+      const result = await withRedisRetry(() => o.queue.enqueue(message), Math.max(deadline, Date.now() + 1000), o.logger).catch(
+        (err: unknown) => {
+          if (!isConnectionError(err)) throw err;
+          return undefined;
+        },
+      );
       if (!result) return drop(m, 'redis_unavailable', notices.unavailable);
       o.metrics.ingress.inc({ platform: m.platform, result: result.status });
       if (result.status === 'duplicate') return { status: 'duplicate', jobId: result.jobId };
@@ -141,22 +146,35 @@ export function createIngress(o: IngressOptions): Ingress {
   };
 }
 
-/** Retries while Redis is unreachable, up to `forMs`; undefined when it never answered. */
-async function enqueueWithRetry<T>(fn: () => Promise<T>, forMs: number, logger: Logger): Promise<T | undefined> {
-  const deadline = Date.now() + forMs;
+/** Retries while Redis is unreachable, until `deadline`; rejects when it never answered. */
+async function withRedisRetry<T>(fn: () => Promise<T>, deadline: number, logger: Logger): Promise<T> {
   for (let attempt = 0; ; attempt++) {
     try {
-      return await fn();
+      // BullMQ waits for a connection that isn't ready rather than failing: bound each try too.
+      return await withTimeout(fn(), Math.max(500, deadline - Date.now()));
     } catch (err) {
       if (!isConnectionError(err)) throw err;
       if (Date.now() >= deadline) {
-        logger.error({ err: { message: (err as Error).message } }, 'could not enqueue a message: Redis is unavailable');
-        return undefined;
+        logger.error({ err: { message: (err as Error).message } }, 'could not accept a message: Redis is unavailable');
+        throw err;
       }
-      logger.warn({ attempt, err: { message: (err as Error).message } }, 'enqueue failed; retrying');
-      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 2000)));
+      logger.warn({ attempt, err: { message: (err as Error).message } }, 'Redis unavailable; retrying');
+      await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 2000, Math.max(0, deadline - Date.now()))));
     }
   }
+}
+
+class RedisTimeoutError extends Error {
+  override name = 'RedisTimeoutError';
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new RedisTimeoutError('Redis did not answer in time')), ms);
+  });
+  promise.catch(() => {});
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Errors that mean "Redis is not reachable now", as opposed to a bug. */
@@ -164,6 +182,7 @@ function isConnectionError(err: unknown): boolean {
   const e = err as { name?: string; message?: string; code?: string };
   return (
     e?.name === 'MaxRetriesPerRequestError' ||
+    e?.name === 'RedisTimeoutError' ||
     /ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|Connection is closed|Stream isn't writeable|connect/i.test(`${e?.code ?? ''} ${e?.message ?? ''}`)
   );
 }

@@ -69,7 +69,9 @@ export class MessageProcessor {
         log.debug({ ms: Math.round(performance.now() - started) }, 'agent call finished');
       }
       if (!(await stillOwned())) return this.lost(log);
-      await this.o.mailbox.recordReply(m.conversationId, messageId, reply);
+      const answer = reply;
+      // The call is billed: keep trying to record its answer through a Redis blip.
+      await patiently(() => this.o.mailbox.recordReply(m.conversationId, messageId, answer));
     }
 
     const chunks = port.render(reply.trim() ? reply : '_(The agent sent an empty reply.)_');
@@ -80,7 +82,8 @@ export class MessageProcessor {
       } catch (err) {
         return this.onError(m, port, progress, err);
       }
-      await this.o.mailbox.record(m.conversationId, messageId, { posted: i + 1 });
+      // The chunk is out: only this record stops a retry from posting it again.
+      await patiently(() => this.o.mailbox.record(m.conversationId, messageId, { posted: i + 1 }));
     }
     await port.stopWorking?.(m.reply, 'ok').catch((err) => log.debug({ err }, 'working indicator failed'));
     this.o.metrics.messages.inc({ platform: m.platform, outcome: 'replied' });
@@ -158,4 +161,25 @@ export function errorFields(err: unknown): Record<string, unknown> {
     return { error: { source: err.source, kind: err.kind, status: err.status, code: err.code, message: err.message } };
   }
   return { error: { message: err instanceof Error ? err.message : String(err) } };
+}
+
+/**
+ * Runs a Redis write that records an effect already done, retrying while Redis is unreachable
+ * (up to `forMs`), instead of failing the job and repeating the effect.
+ */
+async function patiently(write: () => Promise<unknown>, forMs = 20_000): Promise<void> {
+  const deadline = Date.now() + forMs;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await write();
+      return;
+    } catch (err) {
+      const e = err as { name?: string; message?: string; code?: string };
+      const connection =
+        e?.name === 'MaxRetriesPerRequestError' ||
+        /ECONN|ETIMEDOUT|EPIPE|Connection is closed|Stream isn't writeable/i.test(`${e?.code ?? ''} ${e?.message ?? ''}`);
+      if (!connection || Date.now() >= deadline) throw err;
+      await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 1000)));
+    }
+  }
 }
