@@ -6,7 +6,8 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // Files share one Redis but each uses its own key prefix; two at a time keeps the 2-core box responsive.
-    maxWorkers: 2,
+    // Files share one Redis but each uses its own key prefix. One file at a time: the fault and
+    // load suites measure timing-sensitive behaviour (timeouts, backoff) on a 2-core machine.
+    maxWorkers: 1,
   },
 });
