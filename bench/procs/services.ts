@@ -20,6 +20,8 @@ serve({
   ...probeHandlers(),
   setDelay: (ms: number) => agent.setDelay(ms),
   count: () => sink.count,
+  /** The last chat calls the agent emulator recorded (at most 100): message text and arrival (ms). */
+  agentCalls: () => agent.chatCalls().map((c) => ({ message: c.message, at: c.at })),
   collect: () => sink.collect(),
   startSlack: async (): Promise<SlackInfo> => {
     slack ??= await startSlackEmulator();

@@ -25,6 +25,11 @@ export interface LatencyResult {
   /** Event-loop delay p99 of the worker process and of the driver (where the ingress runs), ms. */
   workerEldP99: number;
   driverEldP99: number;
+  /**
+   * Medians over the last (up to 100) messages, from the agent emulator's call log (ms
+   * resolution): queued → the agent call arrived, and the agent call → the reply at the sink.
+   */
+  stages?: { toAgentMs: number; agentToReplyMs: number; count: number };
 }
 
 /**
@@ -41,6 +46,7 @@ export async function measureLatency(
   const s = ctx.settings;
   const warmCount = Math.round((rate * s.latencyWarmupMs) / 1000);
   const due = new Map<string, number>();
+  const queuedAt = new Map<number, number>();
   const enqueued: number[] = [];
   const eld = monitorEventLoopDelay({ resolution: 10 });
   await collectPosts(ctx);
@@ -52,12 +58,16 @@ export async function measureLatency(
     }
     if (i >= warmCount) due.set(id, dueAt);
     await path.send(id, id, `question ${i}`);
-    if (i >= warmCount) enqueued.push(now() - dueAt);
+    if (i >= warmCount) {
+      enqueued.push(now() - dueAt);
+      queuedAt.set(i, now());
+    }
   });
   eld.disable();
   if (run.failed > 0) throw new Error(`${path.kind}: ${run.failed} sends failed at ${rate}/s (${run.firstError})`);
   await waitForPosts(ctx, run.sent, 60_000);
   const readings = await Promise.all(workers.map((w) => w.call<ProbeReading>('probeRead')));
+  const calls = await ctx.services.call<Array<{ message: string; at: number }>>('agentCalls');
   const posts = await collectPosts(ctx);
   const latencies: number[] = [];
   let firstDue = Number.POSITIVE_INFINITY;
@@ -82,7 +92,29 @@ export async function measureLatency(
     enqueueP99: percentile(enqueued, 99),
     workerEldP99: Math.max(...readings.map((r) => r.eldP99Ms)),
     driverEldP99: eld.percentile(99) / 1e6,
+    stages: stageMedians(calls, queuedAt, (i) => posts.byId.get(`${tag}-${i}`), ctx.servicesOffset),
   };
+}
+
+/** Where the time goes, for the messages the agent emulator still remembers. */
+function stageMedians(
+  calls: Array<{ message: string; at: number }>,
+  queuedAt: Map<number, number>,
+  replyAt: (i: number) => number | undefined,
+  offset: number,
+): LatencyResult['stages'] {
+  const toAgent: number[] = [];
+  const agentToReply: number[] = [];
+  for (const call of calls) {
+    const i = Number(/^question (\d+)$/.exec(call.message)?.[1] ?? NaN);
+    const queued = queuedAt.get(i);
+    const reply = replyAt(i);
+    if (queued === undefined || reply === undefined) continue;
+    toAgent.push(call.at - offset - queued);
+    agentToReply.push(reply - (call.at - offset));
+  }
+  if (toAgent.length === 0) return undefined;
+  return { toAgentMs: percentile(toAgent, 50), agentToReplyMs: percentile(agentToReply, 50), count: toAgent.length };
 }
 
 /** Scenario 2: ingress → reply posted at fixed rates, one worker process at concurrency 50. */
@@ -102,7 +134,10 @@ export async function latencyScenario(ctx: BenchContext): Promise<{ rows: Result
           ctx.log(
             `  s2 ${path.kind} ${rate}/s round ${round}: p50 ${r.p50.toFixed(2)} p95 ${r.p95.toFixed(2)} p99 ${r.p99.toFixed(2)} ms; ` +
               `enqueue p50 ${r.enqueueP50.toFixed(2)} p99 ${r.enqueueP99.toFixed(2)} ms; event-loop delay p99 worker ${r.workerEldP99.toFixed(1)}, ` +
-              `driver ${r.driverEldP99.toFixed(1)} ms; sender lag ≤ ${r.senderLagMs.toFixed(1)} ms`,
+              `driver ${r.driverEldP99.toFixed(1)} ms; sender lag ≤ ${r.senderLagMs.toFixed(1)} ms` +
+              (r.stages
+                ? `; last ${r.stages.count} medians: queued → agent call ${r.stages.toAgentMs.toFixed(1)} ms, agent call → reply ${r.stages.agentToReplyMs.toFixed(1)} ms`
+                : ''),
           );
           const b = best[path.kind];
           if (!b || r.p99 < b.p99) best[path.kind] = r;

@@ -36,7 +36,9 @@ export class OwnRedis {
 
   async start(): Promise<this> {
     if (this.port === 0) this.port = await freePort();
-    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--dir', this.dir, '--appendonly', this.options.appendonly ? 'yes' : 'no'];
+    // appendfsync always, as docker-compose.yml runs it: with the default everysec a crash (the
+    // SIGKILL below) loses up to a second of writes Redis already acknowledged.
+    const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--dir', this.dir, '--appendonly', this.options.appendonly ? 'yes' : 'no', '--appendfsync', 'always'];
     const child = spawn('redis-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
     this.child = child;
     let out = '';
