@@ -85,8 +85,12 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       },
     });
 
+  // BullMQ loads its ~60 scripts onto its connection, which makes every MULTI on it slow
+  // (measured 55 µs against 7 µs); the bridge's own commands use a connection of their own.
+  const bullRedis = createRedis(config.redis, { name: 'agent-bridge-queue' }) as Redis;
+  bullRedis.on('error', () => {});
   const queue = new ChatQueue({
-    connection: redis,
+    connection: bullRedis,
     redis,
     prefix,
     keepCompleted: config.queue.keepCompleted,
@@ -198,7 +202,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       await queue.close().catch(() => {});
       // The worker's connection may still carry commands of jobs cut off by the timeout.
       workerRedis?.disconnect();
-      await Promise.allSettled([redis.quit()]);
+      await Promise.allSettled([redis.quit(), bullRedis.quit()]);
       logger.info('stopped');
     })();
     return stopping;

@@ -164,6 +164,24 @@ export class Mailbox {
     return (await this.redis.exists(this.answeredKey(conversationId))) === 1;
   }
 
+  /**
+   * Conversations with waiting messages and no lease: normally a job is on its way, but after a
+   * crash between accepting a message and queueing its job, nothing would ever come.
+   */
+  async *unleased(): AsyncGenerator<MailboxHead & { conversationId: string }> {
+    const start = `${this.prefix}:conv:`;
+    for await (const keys of this.redis.scanStream({ match: `${start}*:mbox`, count: 500 })) {
+      for (const key of keys as string[]) {
+        const conversationId = key.slice(start.length, -':mbox'.length);
+        const k = this.keys(conversationId);
+        const [lease, head] = await Promise.all([this.redis.exists(k.lease), this.redis.lindex(k.mbox, 0)]);
+        if (lease || !head) continue;
+        const flat = await this.redis.hgetall(k.msg + head);
+        yield { conversationId, ...this.toHead(head, Object.entries(flat).flat()) };
+      }
+    }
+  }
+
   async depth(conversationId: string): Promise<number> {
     return this.redis.llen(this.keys(conversationId).mbox);
   }

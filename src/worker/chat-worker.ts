@@ -21,6 +21,8 @@ export interface ChatWorkerOptions {
   stalledIntervalMs: number;
   /** Where a message stuck behind a retried one is noted for `/agent why`. */
   drops?: DropLog;
+  /** How often stranded conversations are looked for. @defaultValue 300000 */
+  sweepIntervalMs?: number;
 }
 
 export interface ChatWorker {
@@ -114,11 +116,34 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
     }
   });
 
+  // Heals conversations stranded by a crash between accepting a message and queueing its job:
+  // once at start, then every few minutes (a safety net, not how work is normally found).
+  const sweep = async () => {
+    try {
+      for await (const stranded of o.mailbox.unleased()) {
+        if (!stranded.message) continue;
+        const m = stranded.message;
+        await o.queue.add(
+          'chat',
+          { platform: m.platform, conversationId: stranded.conversationId, messageId: stranded.messageId, instanceId: m.instanceId },
+          { jobId: `sweep-${Date.now()}-${Math.random().toString(36).slice(2, 8)}` },
+        );
+        o.logger.info({ conversationId: stranded.conversationId }, 'woke a conversation whose messages had no job');
+      }
+    } catch (err) {
+      o.logger.warn({ err: { message: (err as Error).message } }, 'mailbox sweep failed');
+    }
+  };
+  const sweepTimer = setInterval(() => void sweep(), o.sweepIntervalMs ?? 5 * 60_000);
+  sweepTimer.unref();
+  void sweep();
+
   let closing: Promise<void> | undefined;
   return {
     worker,
     close: (timeoutMs) => {
       closing ??= (async () => {
+        clearInterval(sweepTimer);
         let timer: NodeJS.Timeout | undefined;
         const graceful = worker.close().then(() => true);
         const timeout = new Promise<boolean>((resolve) => {

@@ -78,4 +78,28 @@ describe('a worker killed with SIGKILL mid-job', () => {
     await pl.sink.waitFor((posts) => posts.length >= 3, 20_000);
     expect(pl.sink.posts.map((x) => x.messageId)).toEqual(ms.map((m) => m.messageId));
   });
+
+  it('a message accepted just before a crash, with no job queued yet, is answered after restart', async () => {
+    const { pl, start } = await setup();
+    // What the ingress had done when it died: the message is in its mailbox, its job never added.
+    const m = webMessage('accepted, then the process died');
+    const { encodeConversationId } = await import('../../src/core/conversation.js');
+    await pl.bridge.queue.mailbox.push({
+      platform: 'web',
+      messageId: m.messageId,
+      conversationId: encodeConversationId(m.conversation),
+      workspaceId: 'local',
+      channelId: 'c1',
+      instanceId: 'demo-helper',
+      text: m.text,
+      userId: m.userId,
+      reply: m.reply,
+      receivedAt: Date.now(),
+      errorPolicy: 'reply',
+      context: 'off',
+    });
+    await start();
+    await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId), 20_000);
+    expect(pl.agent.chatCalls()).toHaveLength(1);
+  });
 });
