@@ -1,3 +1,4 @@
+import { undiciFetch } from './undici-fetch.js';
 import { AgentApiError } from '../core/errors.js';
 import type { AgentConfig } from '../config/load.js';
 import type { Logger } from '../logger.js';
@@ -11,7 +12,7 @@ export const NO_SESSION_MESSAGE = 'adding credentials needs a dashboard session:
 export interface AgentApiOptions {
   /**
    * The fetch to use.
-   * @defaultValue the global fetch (Node's undici: keep-alive connection pool per origin)
+   * @defaultValue undici's request API (keep-alive pool per origin; see undici-fetch.ts)
    */
   fetch?: typeof fetch;
   /** Debug line per call (operation, status, duration; never headers or bodies). */
@@ -39,7 +40,7 @@ export function createAgentApi(config: AgentConfig, options: AgentApiOptions = {
   let answeredAt: number | undefined;
 
   const deps: HttpDeps = {
-    fetch: options.fetch ?? globalThis.fetch,
+    fetch: options.fetch ?? undiciFetch,
     now: options.now ?? Date.now,
     answered: (at) => (answeredAt = at),
     logger: options.logger,
