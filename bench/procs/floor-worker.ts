@@ -3,6 +3,7 @@
  * emulator `POST /chat` with X-API-Key, then the sink) and nothing else.
  */
 import { Worker } from 'bullmq';
+import { Agent, request } from 'undici';
 import { Redis } from 'ioredis';
 import { ready, serve } from '../lib/ipc.js';
 import { BENCH_QUEUE, type FloorJob } from './floor-job.js';
@@ -17,17 +18,20 @@ const agentUrl = `${env('AGENT_API_BASE_URL')}/chat`;
 const apiKey = env('AGENT_API_KEY');
 const sinkUrl = `${env('BENCH_SINK_URL')}/post`;
 
+// The agent call uses the same HTTP client as the bridge's agent client (undici request).
+const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 512 });
 const connection = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null });
 const worker = new Worker<FloorJob>(
   BENCH_QUEUE,
   async (job) => {
-    const agent = await fetch(agentUrl, {
+    const agent = await request(agentUrl, {
       method: 'POST',
       headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
       body: JSON.stringify({ instanceId: job.data.instanceId, message: job.data.text }),
+      dispatcher,
     });
-    if (!agent.ok) throw new Error(`agent answered ${agent.status}`);
-    const { response } = (await agent.json()) as { response: string };
+    const { response } = (await agent.body.json()) as { response: string };
+    if (agent.statusCode !== 200) throw new Error(`agent answered ${agent.statusCode}`);
     const post = await fetch(sinkUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

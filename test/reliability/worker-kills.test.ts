@@ -34,7 +34,9 @@ describe('worker processes killed with SIGKILL during traffic', () => {
     const pl = p;
     redis = new Redis(SHARED_REDIS);
     // Calls take a while, so every kill finds some in flight.
-    pl.agent.setDelay(150, { endpoint: 'chat' });
+    // Longer than the gap between waves, so every kill finds agent calls in flight (with 150 ms a
+    // quiet machine could finish each wave before a kill came).
+    pl.agent.setDelay(800, { endpoint: 'chat' });
     const env = {
       AGENT_API_BASE_URL: pl.agent.baseUrl,
       AGENT_API_KEY: pl.agent.apiKey,
