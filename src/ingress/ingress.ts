@@ -8,6 +8,7 @@ import type { Metrics } from '../metrics.js';
 import type { ChatQueue } from '../queue/chat-queue.js';
 import { jobIdFor, type ChatMessage } from '../queue/types.js';
 import { notices } from './notices.js';
+import { isRedisConnectionError } from '../redis-errors.js';
 import { describeQuotaHit } from '../quota/message.js';
 import type { QuotaResult } from '../quota/quota.js';
 import type { DropReason, Ingress, IngressResult } from './types.js';
@@ -83,7 +84,7 @@ export function createIngress(o: IngressOptions): Ingress {
       // One bound for the whole message: Redis may be restarting while it arrives.
       const deadline = Date.now() + retryFor;
       const binding = await withRedisRetry(() => lookupBinding(m), deadline, o.logger).catch((err: unknown) => {
-        if (!isConnectionError(err)) throw err;
+        if (!isRedisConnectionError(err)) throw err;
         return null;
       });
       if (binding === null) return drop(m, 'redis_unavailable', notices.unavailable);
@@ -133,7 +134,7 @@ export function createIngress(o: IngressOptions): Ingress {
 
       const result = await withRedisRetry(() => o.queue.enqueue(message), Math.max(deadline, Date.now() + 1000), o.logger).catch(
         (err: unknown) => {
-          if (!isConnectionError(err)) throw err;
+          if (!isRedisConnectionError(err)) throw err;
           return undefined;
         },
       );
@@ -153,7 +154,7 @@ async function withRedisRetry<T>(fn: () => Promise<T>, deadline: number, logger:
       // BullMQ waits for a connection that isn't ready rather than failing: bound each try too.
       return await withTimeout(fn(), Math.max(500, deadline - Date.now()));
     } catch (err) {
-      if (!isConnectionError(err)) throw err;
+      if (!isRedisConnectionError(err)) throw err;
       if (Date.now() >= deadline) {
         logger.error({ err: { message: (err as Error).message } }, 'could not accept a message: Redis is unavailable');
         throw err;
@@ -175,14 +176,4 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   });
   promise.catch(() => {});
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-/** Errors that mean "Redis is not reachable now", as opposed to a bug. */
-function isConnectionError(err: unknown): boolean {
-  const e = err as { name?: string; message?: string; code?: string };
-  return (
-    e?.name === 'MaxRetriesPerRequestError' ||
-    e?.name === 'RedisTimeoutError' ||
-    /ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|Connection is closed|Stream isn't writeable|connect/i.test(`${e?.code ?? ''} ${e?.message ?? ''}`)
-  );
 }

@@ -9,6 +9,7 @@ import { explainFailure, newReference } from './plain-words.js';
 import { buildThreadPrompt } from './thread-context.js';
 import type { FailureLog } from './failure-log.js';
 import { BridgeError } from '../core/errors.js';
+import { isRedisConnectionError } from '../redis-errors.js';
 
 /** Records dropped/failed messages for `/agent why` (src/diagnostics). */
 export interface DropRecorder {
@@ -174,11 +175,7 @@ async function patiently(write: () => Promise<unknown>, forMs = 20_000): Promise
       await write();
       return;
     } catch (err) {
-      const e = err as { name?: string; message?: string; code?: string };
-      const connection =
-        e?.name === 'MaxRetriesPerRequestError' ||
-        /ECONN|ETIMEDOUT|EPIPE|Connection is closed|Stream isn't writeable/i.test(`${e?.code ?? ''} ${e?.message ?? ''}`);
-      if (!connection || Date.now() >= deadline) throw err;
+      if (!isRedisConnectionError(err) || Date.now() >= deadline) throw err;
       await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 1000)));
     }
   }

@@ -1,0 +1,9 @@
+/** Errors that mean "Redis is not reachable now" (worth waiting out), as opposed to a bug. */
+export function isRedisConnectionError(err: unknown): boolean {
+  const e = err as { name?: string; message?: string; code?: string } | undefined;
+  return (
+    e?.name === 'MaxRetriesPerRequestError' ||
+    e?.name === 'RedisTimeoutError' ||
+    /ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|Connection is closed|Stream isn't writeable|connect/i.test(`${e?.code ?? ''} ${e?.message ?? ''}`)
+  );
+}
