@@ -96,6 +96,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     keepCompleted: config.queue.keepCompleted,
     keepFailed: config.queue.keepFailed,
   });
+  queue.queue.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue connection error'));
   const bindings = createBindingStore({ redis, prefix: storePrefix, defaults: config.bindings, logger });
   const quota = createQuota({ redis, prefix: storePrefix, defaults: config.quotas });
   const dropLog = createDropLog({ redis, prefix: storePrefix, logger });

@@ -60,13 +60,15 @@ export function createIngress(o: IngressOptions): Ingress {
   const drop = async (m: IncomingMessage, reason: DropReason, notice?: string): Promise<IngressResult> => {
     o.logger.debug({ platform: m.platform, messageId: m.messageId, channelId: m.bindingChannelId, reason }, 'message dropped');
     o.metrics.ingress.inc({ platform: m.platform, result: reason });
+    // The user hears first: the diagnostics write may itself wait on an unreachable Redis.
+    if (notice) await notify(m, notice);
     // Own messages would flood the list the bot's replies; everything else is worth explaining.
     if (reason !== 'self') {
-      await o.drops
+      const write = o.drops
         ?.record(m.platform, m.bindingChannelId, { messageId: m.messageId, userId: m.userId, reason, at: Date.now() })
         .catch(() => {});
+      if (reason !== 'redis_unavailable') await write;
     }
-    if (notice) await notify(m, notice);
     return { status: 'dropped', reason };
   };
 
