@@ -1,5 +1,6 @@
 import type { App, RespondFn, SlashCommand } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
+import { runPlainCommand } from '../../src/commands/dispatch.js';
 import { parseCommandText } from '../../src/commands/parse.js';
 import type { CommandCaller, CommandReply, Commands, ParsedCommand } from '../../src/commands/types.js';
 import { newRef } from '../../src/commands/format.js';
@@ -78,24 +79,8 @@ async function run(
   }
   if (!caller.userId || !(await deps.isAdmin(caller.userId))) return c.refuse(caller, parsed.name);
 
-  switch (parsed.name) {
-    case 'instances':
-      return c.instances(caller);
-    case 'bind':
-      return c.bind(caller, parsed.instanceId, parsed.mode);
-    case 'unbind':
-      return c.unbind(caller);
-    case 'status':
-      return c.status(caller);
-    case 'set':
-      return c.set(caller, parsed.setting, parsed.value);
-    case 'why':
-      return c.why(caller);
-    case 'audit':
-      return c.audit(caller);
-    case 'credential':
-      return openCredentialModal(parsed.instanceId, command, client, deps);
-  }
+  if (parsed.name === 'credential') return openCredentialModal(parsed.instanceId, command, client, deps);
+  return runPlainCommand(c, caller, parsed);
 }
 
 async function openCredentialModal(instanceId: string, command: Partial<SlashCommand>, client: WebClient, deps: SlashCommandDeps) {

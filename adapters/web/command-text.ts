@@ -1,3 +1,4 @@
+import { runPlainCommand } from '../../src/commands/dispatch.js';
 import { parseCommandText } from '../../src/commands/parse.js';
 import type { CommandCaller, CommandReply, Commands } from '../../src/commands/types.js';
 
@@ -12,22 +13,6 @@ export interface CommandTextResult {
 export async function runCommandText(commands: Commands, caller: CommandCaller, text: string): Promise<CommandTextResult> {
   const parsed = parseCommandText(text);
   switch (parsed.name) {
-    case 'help':
-      return { reply: commands.help() };
-    case 'instances':
-      return { reply: await commands.instances(caller) };
-    case 'bind':
-      return { reply: await commands.bind(caller, parsed.instanceId, parsed.mode) };
-    case 'unbind':
-      return { reply: await commands.unbind(caller) };
-    case 'status':
-      return { reply: await commands.status(caller) };
-    case 'why':
-      return { reply: await commands.why(caller) };
-    case 'audit':
-      return { reply: await commands.audit(caller) };
-    case 'set':
-      return { reply: await commands.set(caller, parsed.setting, parsed.value) };
     case 'credential':
       return {
         reply: {
@@ -39,5 +24,7 @@ export async function runCommandText(commands: Commands, caller: CommandCaller, 
       };
     case 'invalid':
       return { reply: { ok: false, title: 'Not a command', lines: [parsed.error] } };
+    default:
+      return { reply: await runPlainCommand(commands, caller, parsed) };
   }
 }
