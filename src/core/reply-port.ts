@@ -8,6 +8,22 @@ export interface ThreadMessage {
   isBot: boolean;
 }
 
+/** Which chunk of which reply a post is. */
+export interface ChunkInfo {
+  /** The bridge message this reply answers (stable across retries and workers). */
+  messageId: string;
+  /** Number of chunks in the whole reply; the chunk with `index === total - 1` is the last. */
+  total: number;
+  /**
+   * True when an earlier attempt started posting this chunk and never recorded it as posted
+   * (the worker died or lost its lock in between): the port must look for the chunk first and
+   * post it only if it is not there.
+   */
+  mayExist: boolean;
+  /** The ID the agent service gave this reply (`messageId` of `POST /chat`), for feedback. */
+  agentMessageId?: string;
+}
+
 /**
  * What a worker needs from a platform to answer. Each adapter implements it with its
  * platform's Web/REST client only (no gateway, no socket), so worker processes stay light.
@@ -20,8 +36,12 @@ export interface ReplyPort {
    * within the platform's limit (paragraph and code-fence boundaries; split fences reopened).
    */
   render(markdown: string): string[];
-  /** Posts one rendered chunk. Mentions in it must never ping anyone. */
-  postChunk(target: ReplyTarget, chunk: string, index: number): Promise<void>;
+  /**
+   * Posts one rendered chunk. Mentions in it must never ping anyone. `info` (given by the
+   * worker) says which reply and chunk this is: a port uses it to make the post idempotent
+   * (e.g. Slack message metadata) and to decorate the last chunk (feedback buttons).
+   */
+  postChunk(target: ReplyTarget, chunk: string, index: number, info?: ChunkInfo): Promise<void>;
   /** Posts a short plain-words notice (an error, a hint). */
   postNotice(target: ReplyTarget, text: string): Promise<void>;
   /** Shows that the agent is working (Slack reaction, Discord typing). Best effort. */
