@@ -113,6 +113,13 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
         },
       };
       state.addHeld(held);
+      // The client gave up or died: nothing is held for it any more.
+      res.once('close', () => {
+        if (sent) return;
+        sent = true;
+        const i = state.heldCalls.indexOf(held);
+        if (i >= 0) state.heldCalls.splice(i, 1);
+      });
     }
 
     function reply(m: string, status: number, body: MethodResult, headers?: Record<string, string>) {
