@@ -4,6 +4,7 @@ import { REPLY_EVENT_TYPE } from '../../adapters/slack/posted-chunks.js';
 import { renderSlackReply } from '../../adapters/slack/render.js';
 import { botMention, say, startSlackBridge, W, type SlackHarness } from '../slack/harness.js';
 import { until, watchProcessErrors } from './support/guards.js';
+import { figures } from './support/ledger.js';
 import { startWorker, type WorkerProcess } from './support/workers.js';
 
 /**
@@ -65,9 +66,16 @@ async function killMidPost(text: string, heldText: string) {
   expect(held.call.params.thread_ts).toBe(m.ts);
   // Slack has the chunk; the worker never hears so.
   await first.kill9();
+  const killedAt = Date.now();
   await spawnWorker();
+  const restartedAt = Date.now();
   // The worker that took over finished: it removes the working reaction last.
-  await hs.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === m.ts, 30_000);
+  const done = await hs.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === m.ts, 30_000);
+  figures(`slack-post-kill-${text.split(' ')[0]}`, {
+    workerStartMs: restartedAt - killedAt,
+    answeredAfterRestartMs: done.at - restartedAt,
+    lookups: hs.slack.callsOf('conversations.replies', (c) => c.params.ts === m.ts && c.params.include_all_metadata === 'true').length,
+  });
   await until(async () => {
     const c = await hs.bridge.queue.counts();
     return c.active + c.waiting + c.delayed === 0;
