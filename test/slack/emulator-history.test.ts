@@ -77,6 +77,8 @@ describe('Slack emulator: metadata, history, held answers', () => {
   });
 
   it('answers missing_scope (needed, provided) when the token lacks the conversation kind’s history scope', async () => {
+    // By default the token has what the manifest asks for.
+    expect(MANIFEST_SCOPES).toEqual(expect.arrayContaining(['chat:write', 'channels:history', 'groups:history', 'im:history', 'mpim:history', 'reactions:write', 'users:read']));
     const narrow = await startSlackEmulator({ scopes: MANIFEST_SCOPES.filter((s) => s !== 'channels:history' && s !== 'im:history') });
     try {
       const client = new WebClient(narrow.identity.botToken, { slackApiUrl: narrow.apiUrl, retryConfig: { retries: 0 } });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
 
 /** One Web API call (or response_url post) as the emulator received it. */
@@ -91,19 +92,23 @@ export interface EmulatorIdentity {
   scopes: readonly string[];
 }
 
-/** The bot scopes of adapters/slack/manifest.*.yaml: what an installed bridge has. */
-export const MANIFEST_SCOPES: readonly string[] = [
-  'app_mentions:read',
-  'channels:history',
-  'groups:history',
-  'im:history',
-  'mpim:history',
-  'chat:write',
-  'im:write',
-  'reactions:write',
-  'users:read',
-  'commands',
-];
+/**
+ * The bot scopes adapters/slack/manifest.http.yaml asks for: what an installed bridge has. Read
+ * from the manifest itself, so a scope added there is granted here and one removed is missing.
+ */
+export const MANIFEST_SCOPES: readonly string[] = manifestBotScopes();
+
+function manifestBotScopes(): string[] {
+  const lines = readFileSync(new URL('../../../adapters/slack/manifest.http.yaml', import.meta.url), 'utf8').split('\n');
+  const start = lines.findIndex((l) => l.trim() === 'bot:');
+  const scopes: string[] = [];
+  for (const l of lines.slice(start + 1)) {
+    const m = /^\s+- ([^\s#]+)/.exec(l);
+    if (!m) break;
+    scopes.push(m[1]!);
+  }
+  return scopes;
+}
 
 const PING = /<(?:!channel|!here|!everyone|!subteam\^[^>]*|@[UW][A-Z0-9]*)(?:\|[^>]*)?>/g;
 
