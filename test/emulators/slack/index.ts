@@ -24,6 +24,8 @@ export interface EventOptions {
   /** Reuse an event_id (a redelivery carries the same one). */
   eventId?: string;
   signature?: SignatureMode;
+  /** Socket Mode: which open connection carries it, oldest first (default: the newest). */
+  connection?: number;
 }
 
 /** How Slack reaches the app: signed HTTP requests, or envelopes over Socket Mode. */
@@ -89,7 +91,11 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
   const socketTransport: SlackTransport = {
     kind: 'socket',
     async event(event, o = {}) {
-      const r = await socketMode.send('events_api', eventEnvelope(state, event, o.eventId), { retryAttempt: o.retryNum, retryReason: o.retryReason });
+      const r = await socketMode.send('events_api', eventEnvelope(state, event, o.eventId), {
+        retryAttempt: o.retryNum,
+        retryReason: o.retryReason,
+        ...(o.connection !== undefined ? { connection: o.connection } : {}),
+      });
       return { acked: r.acked, body: r.payload, ms: r.ms };
     },
     async command(o) {

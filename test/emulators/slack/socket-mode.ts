@@ -16,6 +16,11 @@ export interface EnvelopeOptions {
   retryReason?: string;
   /** How long to wait for the ack. @defaultValue 3000 (Slack's limit) */
   ackTimeoutMs?: number;
+  /**
+   * Which open connection carries it, oldest first (Slack picks one of an app's connections
+   * per envelope, and a redelivery may take another). @defaultValue the newest
+   */
+  connection?: number;
 }
 
 /**
@@ -74,6 +79,11 @@ export class SocketModeServer {
     return { url: `${this.baseUrl.replace(/^http/, 'ws')}/link/?ticket=${ticket}&app_id=${this.state.identity.appId}` };
   }
 
+  /** Connections open now. */
+  get openConnections(): number {
+    return this.sockets.size;
+  }
+
   get connected(): boolean {
     return this.sockets.size > 0;
   }
@@ -107,10 +117,10 @@ export class SocketModeServer {
 
   /**
    * Sends one envelope (`events_api`, `slash_commands` or `interactive`) on the newest
-   * connection and waits for its ack.
+   * connection (or `options.connection`) and waits for its ack.
    */
   async send(type: 'events_api' | 'slash_commands' | 'interactive', payload: unknown, options: EnvelopeOptions = {}): Promise<SocketAck> {
-    const ws = [...this.sockets].at(-1);
+    const ws = [...this.sockets].at(options.connection ?? -1);
     if (!ws) throw new Error('no Socket Mode connection to send on');
     const envelopeId = randomUUID();
     const started = Date.now();
