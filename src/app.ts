@@ -189,6 +189,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         replyPort: ports[p.platform]!,
         bindings,
         queueInfo,
+        audit,
+        dropQueuedWork: (platform, workspaceId) => dropQueuedWork(queue, platform, workspaceId),
       });
       adapters.push(adapter);
     }
@@ -276,3 +278,16 @@ function agentReadiness(agentApi: AgentApi, freshMs = 60_000): () => Promise<boo
 }
 
 export type { Platform };
+
+/** Removes the waiting and delayed jobs of one workspace's conversations (a rare, whole-list scan). */
+async function dropQueuedWork(queue: ChatQueue, platform: Platform, workspaceId: string): Promise<number> {
+  const prefix = `${encodeURIComponent(platform)}:${encodeURIComponent(workspaceId)}:`;
+  const jobs = await queue.queue.getJobs(['waiting', 'delayed', 'prioritized']);
+  let removed = 0;
+  for (const job of jobs) {
+    if (!job?.data.conversationId.startsWith(prefix)) continue;
+    // A job a worker took meanwhile is locked: it finishes (or finds no installation and gives up).
+    if (await job.remove().then(() => true, () => false)) removed += 1;
+  }
+  return removed;
+}

@@ -14,6 +14,10 @@ import { bullPrefix } from '../../src/redis.js';
 import { registerSlashCommand } from './slash-command.js';
 import { createUserDirectory } from './user-directory.js';
 import { createWebClient, slackApiUrl, webClientOptions } from './web-client.js';
+import { createSealedBox } from '../../src/crypto/sealed-box.js';
+import { createSlackInstallations } from './installations.js';
+import { oauthReceiverOptions } from './oauth.js';
+import { registerUninstallListeners } from './uninstall.js';
 
 /** Where Slack sends events, slash commands and interactivity in HTTP mode. */
 export const SLACK_EVENTS_PATH = '/slack/events';
@@ -46,7 +50,12 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   const logger = ctx.logger.child({ platform: 'slack' });
   const boltLogger = createBoltLogger(logger);
   const api = { apiUrl: slack.apiUrl, logger: boltLogger };
-  const client = createWebClient(slack.botToken, api);
+  // "Add to Slack": no token of its own; Bolt authorizes each request from its installation.
+  const multi = slack.oauth !== undefined;
+  if (multi && slack.appToken) throw new Error('SLACK_CLIENT_ID ("Add to Slack") runs over HTTP: unset SLACK_APP_TOKEN and set SLACK_SIGNING_SECRET');
+  if (multi && !ctx.config.encryptionKey) throw new Error('INSTALLATION_ENCRYPTION_KEY is missing: Slack installations are stored encrypted');
+  const installations = multi ? createSlackInstallations(ctx.redis, bullPrefix(ctx.config), createSealedBox(ctx.config.encryptionKey!), logger) : undefined;
+  const client = createWebClient(slack.botToken ?? '', api);
 
   let identityPromise: Promise<BotIdentity> | undefined;
   const identity = (): Promise<BotIdentity> =>
@@ -95,6 +104,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       // Ack first, then run the listener: the ingress never holds Slack's 3 seconds.
       processBeforeResponse: false,
       logger: boltLogger,
+      ...(installations ? oauthReceiverOptions(slack, installations) : {}),
       // Bolt answers 500 by default, which makes Slack redeliver a payload that will fail again.
       processEventErrorHandler: async ({ error, response }) => {
         if (response.headersSent) {
@@ -115,10 +125,15 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     ignoreSelf: false,
     convoStore: false,
     clientOptions: webClientOptions(api),
-    authorize: async () => {
-      const id = await identity();
-      return { botToken: slack.botToken, botUserId: id.userId, ...(id.botId ? { botId: id.botId } : {}), ...(id.teamId ? { teamId: id.teamId } : {}) };
-    },
+    // With "Add to Slack", Bolt takes authorize from the receiver's installer.
+    ...(multi
+      ? {}
+      : {
+          authorize: async () => {
+            const id = await identity();
+            return { botToken: slack.botToken, botUserId: id.userId, ...(id.botId ? { botId: id.botId } : {}), ...(id.teamId ? { teamId: id.teamId } : {}) };
+          },
+        }),
   });
   app.error(async (err) => {
     logger.error({ code: err.code, err: { message: err.message } }, 'Slack listener failed');
@@ -130,7 +145,17 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     logger,
     identity,
     seen: createSeenOnce(ctx.redis, bullPrefix(ctx.config), logger),
+    multiWorkspace: multi,
   });
+  if (installations) registerUninstallListeners(app, {
+      installations,
+      bindings: ctx.bindings,
+      redis: ctx.redis,
+      config: ctx.config,
+      logger,
+      audit: ctx.audit,
+      dropQueuedWork: ctx.dropQueuedWork,
+    });
   registerSlashCommand(app, { commands: ctx.commands, logger, isAdmin, commandName: slack.command });
   registerCredentialModal(app, {
     commands: ctx.commands,
@@ -153,7 +178,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     start() {
       started ??= (async () => {
         try {
-          await identity();
+          if (!multi) await identity();
         } catch (err) {
           const refused = err instanceof PlatformError && (err.kind === 'unauthorized' || err.kind === 'forbidden');
           const where = slackApiUrl(slack.apiUrl);

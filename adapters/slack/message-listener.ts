@@ -3,12 +3,24 @@ import type { Ingress } from '../../src/ingress/types.js';
 import type { Logger } from '../../src/logger.js';
 import { normaliseSlackEvent, type BotIdentity } from './normalise.js';
 import type { SeenOnce } from './seen-once.js';
+import { installationKey } from './installations.js';
 
 export interface MessageListenerDeps {
   ingress: Ingress;
   logger: Logger;
   identity(): Promise<BotIdentity>;
   seen: SeenOnce;
+  /** "Add to Slack": the bot's identity comes from Bolt's context, and replies name their installation. */
+  multiWorkspace?: boolean;
+}
+
+/** What Bolt's authorize put in the context (per installation with "Add to Slack"). */
+export interface SlackEventContext {
+  botUserId?: string;
+  botId?: string;
+  teamId?: string;
+  enterpriseId?: string;
+  isEnterpriseInstall?: boolean;
 }
 
 /**
@@ -17,16 +29,20 @@ export interface MessageListenerDeps {
  * wait or redeliver. Never throws.
  */
 export function createMessageHandler(deps: MessageListenerDeps) {
-  return async function onSlackEvent(body: unknown): Promise<void> {
+  return async function onSlackEvent(body: unknown, context: SlackEventContext = {}): Promise<void> {
     let messageId: string | undefined;
     try {
-      const identity = await deps.identity();
+      const identity =
+        deps.multiWorkspace && context.botUserId
+          ? { userId: context.botUserId, ...(context.botId ? { botId: context.botId } : {}), ...(context.teamId ? { teamId: context.teamId } : {}) }
+          : await deps.identity();
       const result = normaliseSlackEvent(body, identity);
       if (result.kind === 'ignored') {
         deps.logger.debug({ reason: result.reason }, 'Slack event ignored');
         return;
       }
       const message = result.message;
+      if (deps.multiWorkspace) message.reply = { ...message.reply, installation: installationKey(context) };
       if (!(await deps.seen.first(message.messageId))) {
         deps.logger.debug({ messageId: message.messageId }, 'Slack delivery already handled');
         return;
@@ -43,6 +59,6 @@ export function createMessageHandler(deps: MessageListenerDeps) {
 
 export function registerMessageListeners(app: App, deps: MessageListenerDeps): void {
   const handler = createMessageHandler(deps);
-  app.event('message', async ({ body }) => handler(body));
-  app.event('app_mention', async ({ body }) => handler(body));
+  app.event('message', async ({ body, context }) => handler(body, context));
+  app.event('app_mention', async ({ body, context }) => handler(body, context));
 }

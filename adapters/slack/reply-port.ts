@@ -11,6 +11,7 @@ import { renderNotice, renderSlackReply } from './render.js';
 import { slackTextToPlain } from './slack-text.js';
 import { createUserDirectory, type UserDirectory } from './user-directory.js';
 import { createWebClient } from './web-client.js';
+import { createMultiWorkspaceReplyPort } from './multi-workspace-port.js';
 
 export interface SlackReplyPortOptions {
   /** A WebClient to use instead of one built from the config (tests). */
@@ -29,8 +30,11 @@ const MAX_THREAD_PAGES = 5;
 export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPortOptions = {}): ReplyPort {
   const slack = deps.config.slack;
   if (!slack) throw new Error('SLACK_BOT_TOKEN is missing: the Slack reply port needs it to post replies');
+  // "Add to Slack": one port per installation's token.
+  if (slack.oauth && !options.client) return createMultiWorkspaceReplyPort(deps, (d, client) => createSlackReplyPort(d, { ...options, client }));
+  if (!options.client && !slack.botToken) throw new Error('SLACK_BOT_TOKEN is missing: the Slack reply port needs it to post replies');
   const logger = deps.logger.child({ platform: 'slack' });
-  const client = options.client ?? createWebClient(slack.botToken, { apiUrl: slack.apiUrl, logger: createBoltLogger(logger) });
+  const client = options.client ?? createWebClient(slack.botToken!, { apiUrl: slack.apiUrl, logger: createBoltLogger(logger) });
   const reaction = options.workingReaction ?? slack.workingReaction;
   const users = createUserDirectory(client, 10 * 60_000);
   const botIdentity = botIdentityOf(client);

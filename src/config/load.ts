@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
-import { envSchema, type Env } from './schema.js';
+import { encryptionKeyBytes, envSchema, type Env } from './schema.js';
 import { parseBindingDefaults, type BindingDefault } from './bindings-env.js';
 
 /** A setting is missing or wrong. The message names the variable and how to fix it. */
@@ -23,8 +23,17 @@ export interface AgentConfig {
   otherTimeoutMs: number;
 }
 
+/** "Add to Slack": Bolt's OAuth v2 installer, installations sealed in Redis. */
+export interface SlackOAuthConfig {
+  clientId: string;
+  clientSecret: string;
+  stateSecret: string;
+}
+
 export interface SlackConfig {
-  botToken: string;
+  /** Single-workspace mode; absent when `oauth` is set (each installation has its own token). */
+  botToken?: string;
+  oauth?: SlackOAuthConfig;
   signingSecret?: string;
   appToken?: string;
   apiUrl?: string;
@@ -78,6 +87,8 @@ export interface Config {
   dashboard?: { user: string; password: string };
   playground: { enabled: boolean; token?: string };
   slack?: SlackConfig;
+  /** INSTALLATION_ENCRYPTION_KEY's 32 bytes (AES-256-GCM) as base64, when set (a string: the config is deep-frozen). */
+  encryptionKey?: string;
   discord?: DiscordConfig;
   /** Every secret value in this config, for the logger's redaction. */
   secrets: string[];
@@ -86,7 +97,10 @@ export interface Config {
 const FIX: Record<string, string> = {
   AGENT_API_BASE_URL: 'set it to the service base URL including /api/v1, for example https://openhelixai.com/api/v1',
   AGENT_API_KEY: 'set it to an API key generated in the agent service dashboard (sent as X-API-Key)',
-  SLACK_BOT_TOKEN: 'set it to the Bot User OAuth Token (xoxb-...) from your Slack app',
+  SLACK_BOT_TOKEN: 'set it to the Bot User OAuth Token (xoxb-...) from your Slack app, or set SLACK_CLIENT_ID for "Add to Slack"',
+  SLACK_CLIENT_SECRET: 'set it to the Client Secret from your Slack app (Basic Information)',
+  SLACK_STATE_SECRET: 'set it to a long random string (it signs the OAuth state: openssl rand -hex 32)',
+  INSTALLATION_ENCRYPTION_KEY: 'set it to 32 random bytes (openssl rand -base64 32); installations are stored encrypted with it',
   SLACK_SIGNING_SECRET:
     'set it to the Signing Secret from your Slack app (Basic Information), or set SLACK_APP_TOKEN to use Socket Mode',
   PLAYGROUND_TOKEN: 'set PLAYGROUND_TOKEN to a long random string, or keep HTTP_HOST on 127.0.0.1',
@@ -122,7 +136,7 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
   const problems: string[] = [];
   const missing = (name: string, why: string) => problems.push(`${name} is missing (${why}): ${FIX[name] ?? 'set it'}`);
 
-  const platformConfigured = Boolean(e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET || e.DISCORD_TOKEN);
+  const platformConfigured = Boolean(e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET || e.SLACK_CLIENT_ID || e.DISCORD_TOKEN);
   const mode = platformConfigured || e.AGENT_API_BASE_URL || e.AGENT_API_KEY ? 'real' : 'demo';
 
   let agent: AgentConfig | undefined;
@@ -142,13 +156,21 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
   }
 
   let slack: SlackConfig | undefined;
-  if (e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET) {
-    if (!e.SLACK_BOT_TOKEN) missing('SLACK_BOT_TOKEN', 'another SLACK_ setting is present');
+  let oauth: SlackOAuthConfig | undefined;
+  if (e.SLACK_CLIENT_ID) {
+    if (!e.SLACK_CLIENT_SECRET) missing('SLACK_CLIENT_SECRET', 'SLACK_CLIENT_ID is set, so Slack installs over OAuth');
+    if (!e.SLACK_STATE_SECRET) missing('SLACK_STATE_SECRET', 'SLACK_CLIENT_ID is set, so Slack installs over OAuth');
+    if (!e.INSTALLATION_ENCRYPTION_KEY) missing('INSTALLATION_ENCRYPTION_KEY', 'SLACK_CLIENT_ID is set, and installations hold tokens');
+    if (e.SLACK_BOT_TOKEN) problems.push('SLACK_BOT_TOKEN and SLACK_CLIENT_ID exclude each other: keep SLACK_BOT_TOKEN for one workspace, or SLACK_CLIENT_ID for "Add to Slack"');
+    if (e.SLACK_CLIENT_SECRET && e.SLACK_STATE_SECRET) oauth = { clientId: e.SLACK_CLIENT_ID, clientSecret: e.SLACK_CLIENT_SECRET, stateSecret: e.SLACK_STATE_SECRET };
+  }
+  if (e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET || e.SLACK_CLIENT_ID) {
+    if (!e.SLACK_BOT_TOKEN && !e.SLACK_CLIENT_ID) missing('SLACK_BOT_TOKEN', 'another SLACK_ setting is present');
     else if (!e.SLACK_APP_TOKEN && !e.SLACK_SIGNING_SECRET && e.ROLE !== 'worker')
       missing('SLACK_SIGNING_SECRET', 'HTTP mode verifies every request from Slack');
-    if (e.SLACK_BOT_TOKEN) {
+    if (e.SLACK_BOT_TOKEN || oauth) {
       slack = {
-        botToken: e.SLACK_BOT_TOKEN,
+        ...(oauth ? { oauth } : { botToken: e.SLACK_BOT_TOKEN }),
         signingSecret: e.SLACK_SIGNING_SECRET,
         appToken: e.SLACK_APP_TOKEN,
         apiUrl: e.SLACK_API_URL,
@@ -201,6 +223,9 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     e.SLACK_BOT_TOKEN,
     e.SLACK_SIGNING_SECRET,
     e.SLACK_APP_TOKEN,
+    e.SLACK_CLIENT_SECRET,
+    e.SLACK_STATE_SECRET,
+    e.INSTALLATION_ENCRYPTION_KEY,
     e.DISCORD_TOKEN,
     e.ADMIN_PASSWORD,
     e.PLAYGROUND_TOKEN,
@@ -244,6 +269,7 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     dashboard: e.ADMIN_USER && e.ADMIN_PASSWORD ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : undefined,
     playground: { enabled: playgroundEnabled, token: e.PLAYGROUND_TOKEN },
     slack,
+    ...(e.INSTALLATION_ENCRYPTION_KEY ? { encryptionKey: encryptionKeyBytes(e.INSTALLATION_ENCRYPTION_KEY)!.toString('base64') } : {}),
     discord,
     secrets,
   };

@@ -127,6 +127,14 @@ export const envSchema = z.object({
   SLACK_ADMIN_USER_IDS: list,
   SLACK_WORKSPACE_ADMINS: bool('SLACK_WORKSPACE_ADMINS', true),
   SLACK_WORKING_REACTION: optionalString.transform((v) => (v ?? 'eyes').replace(/:/g, '')),
+  // "Add to Slack" (OAuth v2, many workspaces): on when SLACK_CLIENT_ID is set.
+  SLACK_CLIENT_ID: optionalString,
+  SLACK_CLIENT_SECRET: optionalString,
+  SLACK_STATE_SECRET: optionalString,
+  // 32 bytes, as 64 hex digits or base64: installations (and per-workspace keys) are sealed with it.
+  INSTALLATION_ENCRYPTION_KEY: optionalString.refine((v) => v === undefined || encryptionKeyBytes(v) !== undefined, {
+    message: 'INSTALLATION_ENCRYPTION_KEY must be 32 random bytes as 64 hex digits or base64 (make one with: openssl rand -base64 32)',
+  }),
 
   // Discord
   DISCORD_TOKEN: optionalString,
@@ -138,3 +146,12 @@ export const envSchema = z.object({
 });
 
 export type Env = z.infer<typeof envSchema>;
+
+/** The 32-byte key in INSTALLATION_ENCRYPTION_KEY (64 hex digits or base64), or undefined when it is not one. */
+export function encryptionKeyBytes(value: string): Buffer | undefined {
+  const v = value.trim();
+  if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, 'hex');
+  if (!/^[A-Za-z0-9+/_-]{42,44}={0,2}$/.test(v)) return undefined;
+  const bytes = Buffer.from(v, 'base64');
+  return bytes.length === 32 ? bytes : undefined;
+}

@@ -9,6 +9,8 @@ export interface ReplyTarget {
   messageId: string;
   /** Slack DM replies go inline rather than in a thread. */
   inline?: boolean;
+  /** Multi-workspace Slack: whose installation answers (`team:T…` or `enterprise:E…`). */
+  installation?: string;
 }
 
 /**

@@ -8,6 +8,7 @@ import type { ReplyPort } from './reply-port.js';
 import type { Adapter } from './adapter.js';
 import type { Platform } from './conversation.js';
 import type { BindingStore } from '../bindings/types.js';
+import type { AuditLog } from '../audit/audit-log.js';
 
 /** A message the bridge gave up on, as the playground's admin view lists it. */
 export interface FailureEntry {
@@ -43,6 +44,10 @@ export interface AdapterContext {
   replyPort: ReplyPort;
   bindings: BindingStore;
   queueInfo: QueueInfo;
+  /** Admin actions and lifecycle events (an app uninstalled from a workspace). */
+  audit?: AuditLog;
+  /** Drops the not-yet-started work of one workspace (an uninstall); resolves with how many jobs went. */
+  dropQueuedWork?(platform: Platform, workspaceId: string): Promise<number>;
 }
 
 /** What the reply port factory gets: workers build ports without any ingress parts. */

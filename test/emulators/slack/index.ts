@@ -1,6 +1,7 @@
 import { SocketModeServer } from './socket-mode.js';
 import { MANIFEST_SCOPES, SlackState, type EmulatedChannel, type EmulatedUser, type EmulatorIdentity } from './state.js';
-import { eventEnvelope, slashCommand, userMessage, viewSubmission, type Json, type SlashCommandOptions, type UserMessageOptions } from './payloads.js';
+import { OAuthServer, type OAuthApp } from './oauth.js';
+import { eventEnvelope, slashCommand, userMessage, viewSubmission, type EventTeam, type Json, type SlashCommandOptions, type UserMessageOptions } from './payloads.js';
 import { formBody, interactionBody, sendSigned, type SignatureMode } from './sender.js';
 import { startWebApi } from './web-api.js';
 
@@ -26,6 +27,8 @@ export interface EventOptions {
   signature?: SignatureMode;
   /** Socket Mode: which open connection carries it, oldest first (default: the newest). */
   connection?: number;
+  /** "Add to Slack": which installation the event is for. @defaultValue the emulator's own team */
+  team?: EventTeam;
 }
 
 /** How Slack reaches the app: signed HTTP requests, or envelopes over Socket Mode. */
@@ -40,6 +43,8 @@ export interface SlackTransport {
 export interface SlackEmulatorOptions extends Partial<EmulatorIdentity> {
   users?: EmulatedUser[];
   channels?: EmulatedChannel[];
+  /** Turns on "Add to Slack": oauth.v2.access for this client, tokens per installed workspace. */
+  oauth?: OAuthApp;
 }
 
 export type SlackEmulator = Awaited<ReturnType<typeof startSlackEmulator>>;
@@ -62,6 +67,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
   });
   for (const u of options.users ?? []) state.users.set(u.id, u);
   for (const c of options.channels ?? []) state.channels.set(c.id, c);
+  if (options.oauth) state.oauth = new OAuthServer(state, options.oauth);
 
   const holder: { socket?: SocketModeServer } = {};
   const web = await startWebApi(state, { 'apps.connections.open': () => holder.socket!.open() });
@@ -73,7 +79,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     kind: 'http',
     async event(event, o = {}) {
       const headers: Record<string, string> = o.retryNum ? { 'x-slack-retry-num': String(o.retryNum), 'x-slack-retry-reason': o.retryReason ?? 'http_timeout' } : {};
-      const body = JSON.stringify(eventEnvelope(state, event, o.eventId));
+      const body = JSON.stringify(eventEnvelope(state, event, o.eventId, o.team));
       const r = await sendSigned(url, id.signingSecret, body, 'application/json', o.signature, headers);
       return { acked: r.status === 200, status: r.status, body: r.body, ms: r.ms };
     },
@@ -91,7 +97,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
   const socketTransport: SlackTransport = {
     kind: 'socket',
     async event(event, o = {}) {
-      const r = await socketMode.send('events_api', eventEnvelope(state, event, o.eventId), {
+      const r = await socketMode.send('events_api', eventEnvelope(state, event, o.eventId, o.team), {
         retryAttempt: o.retryNum,
         retryReason: o.retryReason,
         ...(o.connection !== undefined ? { connection: o.connection } : {}),
@@ -115,6 +121,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     apiUrl: web.apiUrl,
     baseUrl: web.baseUrl,
     socket: socketMode,
+    /** "Add to Slack" (when started with `oauth`): the consent step and the installed workspaces. */
+    oauth: state.oauth,
     calls: state.calls,
     http,
     socketTransport,

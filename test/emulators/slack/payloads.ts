@@ -13,6 +13,15 @@ export interface UserMessageOptions {
   subtype?: string;
   botId?: string;
   files?: Json[];
+  /** The workspace it is written in (multi-workspace tests). @defaultValue the emulator's team */
+  team?: string;
+}
+
+/** Which installation an event is for (multi-workspace tests). */
+export interface EventTeam {
+  teamId: string;
+  enterpriseId?: string;
+  isEnterpriseInstall?: boolean;
 }
 
 /**
@@ -33,7 +42,7 @@ export function userMessage(state: SlackState, o: UserMessageOptions): { ts: str
     ...(o.botId ? { bot_id: o.botId } : { user: o.user }),
     text: o.text,
     ts,
-    team: state.identity.teamId,
+    team: o.team ?? state.identity.teamId,
     channel: o.channel,
     event_ts: ts,
     ...(o.threadTs ? { thread_ts: o.threadTs } : {}),
@@ -48,16 +57,21 @@ export function userMessage(state: SlackState, o: UserMessageOptions): { ts: str
 }
 
 /** The Events API envelope around one event. */
-export function eventEnvelope(state: SlackState, event: Json, eventId = state.nextId('Ev')): Json {
+export function eventEnvelope(state: SlackState, event: Json, eventId = state.nextId('Ev'), team?: EventTeam): Json {
+  const teamId = team?.teamId ?? state.identity.teamId;
+  const enterpriseId = team?.enterpriseId ?? null;
   return {
     token: 'legacy-verification-token',
-    team_id: state.identity.teamId,
+    team_id: teamId,
+    ...(enterpriseId ? { enterprise_id: enterpriseId } : {}),
     api_app_id: state.identity.appId,
     event,
     type: 'event_callback',
     event_id: eventId,
     event_time: Math.floor(Date.now() / 1000),
-    authorizations: [{ enterprise_id: null, team_id: state.identity.teamId, user_id: state.identity.botUserId, is_bot: true, is_enterprise_install: false }],
+    authorizations: [
+      { enterprise_id: enterpriseId, team_id: team?.isEnterpriseInstall ? null : teamId, user_id: state.identity.botUserId, is_bot: true, is_enterprise_install: team?.isEnterpriseInstall === true },
+    ],
     is_ext_shared_channel: false,
   };
 }

@@ -1,3 +1,4 @@
+import type { OAuthServer } from './oauth.js';
 import { readFileSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
 
@@ -16,6 +17,8 @@ export interface RecordedCall {
   held?: boolean;
   /** Mention/broadcast sequences that would ping someone (`<!channel>`, `<@U1>`, ...). */
   pings: string[];
+  /** With "Add to Slack": the workspace (or org) whose installed bot token made the call. */
+  team?: string;
   at: number;
 }
 
@@ -130,6 +133,8 @@ export class SlackState extends EventEmitter {
   readonly holds: Hold[] = [];
   /** Answers held back right now, oldest first. */
   readonly heldCalls: HeldCall[] = [];
+  /** "Add to Slack" (set when the emulator is started with `oauth`). */
+  oauth?: OAuthServer;
   private tsCounter = 0;
   private idCounter = 0;
 

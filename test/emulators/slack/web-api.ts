@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import { METHOD_SCOPES, METHODS, type MethodResult, type Params } from './methods.js';
 import { findPings, type HeldCall, type RecordedCall, type SlackState } from './state.js';
 import { validateBlocks } from './validate.js';
+import type { EmulatedInstall } from './oauth.js';
 
 /** Methods that take the app-level token (xapp-) instead of the bot token. */
 const APP_TOKEN_METHODS = new Set(['apps.connections.open']);
@@ -53,10 +54,12 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
   async function handle(req: IncomingMessage, res: ServerResponse) {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const rawBody = await readBody(req);
+    // Whose installed token made the call (set once the token is read; records name the team).
+    const caller: { install?: EmulatedInstall | undefined } = {};
     const params = parseParams(rawBody, req.headers['content-type']);
     const authorization = typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined;
     const record = (method: string, status: number, response: MethodResult, held?: boolean): RecordedCall => {
-      const call: RecordedCall = { method, params, rawBody, authorization, status, response, pings: findPings(Object.values(params).join('\n')), at: Date.now(), ...(held ? { held } : {}) };
+      const call: RecordedCall = { method, params, rawBody, authorization, status, response, pings: findPings(Object.values(params).join('\n')), at: Date.now(), ...(held ? { held } : {}), ...(caller.install ? { team: caller.install.isEnterpriseInstall ? caller.install.enterpriseId : caller.install.teamId } : {}) };
       state.record(call);
       return call;
     };
@@ -64,14 +67,35 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
     const respondMatch = /^\/respond\/([A-Za-z0-9]+)$/.exec(url.pathname);
     if (req.method === 'POST' && respondMatch) return responseUrl(respondMatch[1]!, params, res, record);
 
-    const apiMatch = /^\/api\/([a-zA-Z.]+)$/.exec(url.pathname);
+    const apiMatch = /^\/api\/([a-zA-Z0-9.]+)$/.exec(url.pathname);
     if (req.method !== 'POST' || !apiMatch) return send(res, 404, 'not found');
     const method = apiMatch[1]!;
 
+    // OAuth's token exchange authenticates with the client ID and secret, not a token.
+    if (method === 'oauth.v2.access' && state.oauth) {
+      const basic = authorization?.startsWith('Basic ') ? authorization.slice(6) : undefined;
+      const answer = state.oauth.access(params, basic);
+      return reply(method, 200, 'ok' in answer ? (answer as MethodResult) : { ok: true, ...answer });
+    }
     const bearer = authorization?.startsWith('Bearer ') ? authorization.slice(7) : params.token;
     const expected = APP_TOKEN_METHODS.has(method) ? state.identity.appToken : state.identity.botToken;
+    const install = bearer && !APP_TOKEN_METHODS.has(method) ? state.oauth?.installFor(bearer) : undefined;
+    caller.install = install;
     if (!bearer) return reply(method, 200, { ok: false, error: 'not_authed' });
-    if (bearer !== expected) return reply(method, 200, { ok: false, error: 'invalid_auth' });
+    if (bearer !== expected && !install) return reply(method, 200, { ok: false, error: 'invalid_auth' });
+    if (install && method === 'auth.test') {
+      return reply(method, 200, {
+        ok: true,
+        url: `https://${install.teamId.toLowerCase()}.emulated.slack.com/`,
+        team: install.teamName,
+        user: 'agent-bridge',
+        team_id: install.teamId,
+        user_id: state.identity.botUserId,
+        bot_id: state.identity.botId,
+        ...(install.enterpriseId ? { enterprise_id: install.enterpriseId } : {}),
+        is_enterprise_install: install.isEnterpriseInstall,
+      });
+    }
 
     const fault = state.takeFault(method);
     if (fault) {

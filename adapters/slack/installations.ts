@@ -1,0 +1,54 @@
+import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
+import type { Redis } from 'ioredis';
+import type { SealedBox } from '../../src/crypto/sealed-box.js';
+import type { Logger } from '../../src/logger.js';
+
+/**
+ * Where "Add to Slack" keeps installations: one Redis string per installation, sealed with
+ * INSTALLATION_ENCRYPTION_KEY (tokens and refresh tokens never rest in clear). An org-wide
+ * Enterprise Grid install is kept under its enterprise ID and answers for every workspace of
+ * the org; any other under its team ID. Every change is published, so workers drop the token
+ * they cached for it.
+ */
+export interface SlackInstallations extends InstallationStore {
+  /** The Redis pub/sub channel that carries installation keys whose token changed or went away. */
+  readonly changes: string;
+  deleteInstallation(query: InstallationQuery<boolean>): Promise<void>;
+}
+
+/** `enterprise:E…` for an org-wide install, else `team:T…`: the key of one installation. */
+export function installationKey(q: { teamId?: string | undefined; enterpriseId?: string | undefined; isEnterpriseInstall?: boolean | undefined }): string {
+  if (q.isEnterpriseInstall && q.enterpriseId) return `enterprise:${q.enterpriseId}`;
+  if (q.teamId) return `team:${q.teamId}`;
+  throw new Error('an installation needs a team or an enterprise ID');
+}
+
+export function createSlackInstallations(redis: Redis, prefix: string, box: SealedBox, logger: Logger): SlackInstallations {
+  const keyOf = (k: string) => `${prefix}:slack:installation:${k}`;
+  const changes = `${prefix}:slack:installation-changes`;
+
+  const storeKey = (i: Installation) =>
+    installationKey({ teamId: i.team?.id, enterpriseId: i.enterprise?.id, isEnterpriseInstall: i.isEnterpriseInstall === true });
+
+  return {
+    changes,
+    async storeInstallation(installation) {
+      const k = storeKey(installation);
+      await redis.set(keyOf(k), box.seal(JSON.stringify(installation), keyOf(k)));
+      await redis.publish(changes, k);
+      logger.info({ installation: k, enterprise: installation.isEnterpriseInstall === true }, 'Slack installation saved');
+    },
+    async fetchInstallation(query: InstallationQuery<boolean>) {
+      const k = installationKey(query);
+      const sealed = await redis.get(keyOf(k));
+      if (!sealed) throw new Error(`no Slack installation for ${k}`);
+      return JSON.parse(box.open(sealed, keyOf(k))) as Installation;
+    },
+    async deleteInstallation(query: InstallationQuery<boolean>) {
+      const k = installationKey(query);
+      await redis.del(keyOf(k));
+      await redis.publish(changes, k);
+      logger.info({ installation: k }, 'Slack installation removed');
+    },
+  };
+}

@@ -1,0 +1,63 @@
+import type { ReplyPort } from '../../src/core/reply-port.js';
+import type { ReplyTarget } from '../../src/core/message.js';
+import type { ReplyPortDeps } from '../../src/core/platform-context.js';
+import { createSealedBox } from '../../src/crypto/sealed-box.js';
+import { bullPrefix } from '../../src/redis.js';
+import { PlatformError } from '../../src/core/errors.js';
+import { isRedisConnectionError } from '../../src/redis-errors.js';
+import { createBoltLogger } from './bolt-logger.js';
+import { createInstallationTokens, createInstallProvider, type InstallationTokens } from './installation-tokens.js';
+import { createSlackInstallations } from './installations.js';
+import { renderSlackReply } from './render.js';
+import { createWebClient } from './web-client.js';
+
+/**
+ * The Slack reply port with "Add to Slack": each reply goes out with the bot token of the
+ * installation named in its target (`ReplyTarget.installation`, set by the ingress). One
+ * ordinary Slack reply port per token, built on first use and dropped when the installation
+ * changes (uninstall, reinstall, token refresh).
+ */
+export function createMultiWorkspaceReplyPort(deps: ReplyPortDeps, single: (deps: ReplyPortDeps, client: ReturnType<typeof createWebClient>) => ReplyPort): ReplyPort {
+  const slack = deps.config.slack!;
+  const oauth = slack.oauth!;
+  if (!deps.config.encryptionKey) throw new Error('INSTALLATION_ENCRYPTION_KEY is missing: Slack installations are stored encrypted');
+  const logger = deps.logger.child({ platform: 'slack' });
+  const store = createSlackInstallations(deps.redis, bullPrefix(deps.config), createSealedBox(deps.config.encryptionKey), logger);
+  const provider = createInstallProvider(oauth, store, slack.apiUrl, logger);
+  const ports = new Map<string, { token: string; port: ReplyPort }>();
+
+  let tokens: Promise<InstallationTokens> | undefined;
+  const tokenFeed = () => {
+    tokens ??= createInstallationTokens(deps.redis, provider, store, logger).then((t) => {
+      t.onChange((installation) => ports.delete(installation));
+      deps.redis.once('end', () => void t.close());
+      return t;
+    });
+    return tokens;
+  };
+
+  const portFor = async (target: ReplyTarget): Promise<ReplyPort> => {
+    const installation = target.installation;
+    if (!installation) throw new Error('a Slack reply without its installation (the ingress sets it in multi-workspace mode)');
+    const token = await (await tokenFeed()).tokenFor(installation).catch((err: unknown) => {
+      if (isRedisConnectionError(err)) throw err;
+      // Uninstalled (or never installed): nothing to answer with, and retrying cannot help.
+      throw new PlatformError('slack', 'refused', `no Slack installation for ${installation}`, { code: 'not_installed', cause: err });
+    });
+    const known = ports.get(installation);
+    if (known && known.token === token) return known.port;
+    const port = single(deps, createWebClient(token, { apiUrl: slack.apiUrl, logger: createBoltLogger(logger) }));
+    ports.set(installation, { token, port });
+    return port;
+  };
+
+  return {
+    platform: 'slack',
+    render: (markdown) => renderSlackReply(markdown),
+    postChunk: async (target, chunk, index, info) => (await portFor(target)).postChunk(target, chunk, index, info),
+    postNotice: async (target, text) => (await portFor(target)).postNotice(target, text),
+    startWorking: async (target) => (await portFor(target)).startWorking?.(target),
+    stopWorking: async (target, outcome) => (await portFor(target)).stopWorking?.(target, outcome),
+    fetchThread: async (target, limit) => (await (await portFor(target)).fetchThread?.(target, limit)) ?? [],
+  };
+}

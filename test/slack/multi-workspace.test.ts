@@ -1,0 +1,119 @@
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createAuditLog } from '../../src/audit/audit-log.js';
+import { botMention, startSlackBridge, until, type SlackHarness } from './harness.js';
+
+/**
+ * Issue 17, "Add to Slack": two workspaces install the app through Bolt's OAuth v2 flow
+ * against the emulator (strict code exchange), each chats with the bot using its own token,
+ * and removing the app from one takes its installation, bindings and queued work with it.
+ */
+const ALPHA = { teamId: 'TALPHA001', channel: 'CALPHA001' };
+const BETA = { teamId: 'TBETA0001', channel: 'CBETA0001' };
+const ENCRYPTION_KEY = randomBytes(32).toString('base64');
+
+let h: SlackHarness;
+let redis: Redis;
+let base: string;
+
+beforeAll(async () => {
+  h = await startSlackBridge({
+    mode: 'http',
+    emulator: { oauth: { clientId: '1111.2222', clientSecret: 'emulated-client-secret' } },
+    env: {
+      SLACK_BOT_TOKEN: '',
+      SLACK_CLIENT_ID: '1111.2222',
+      SLACK_CLIENT_SECRET: 'emulated-client-secret',
+      SLACK_STATE_SECRET: 'emulated-state-secret-long-enough',
+      INSTALLATION_ENCRYPTION_KEY: ENCRYPTION_KEY,
+      BINDINGS: `slack:${ALPHA.channel}=demo-helper,slack:${BETA.channel}=demo-helper`,
+      LOG_LEVEL: 'info',
+    },
+    agent: { reply: (_id, m) => `echo: ${m}` },
+  });
+  redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: false });
+  base = `http://127.0.0.1:${h.bridge.httpPort}`;
+}, 60_000);
+
+afterAll(async () => {
+  redis?.disconnect();
+  await h?.close();
+});
+
+/** The browser's walk: /slack/install → Slack's consent page (approved in `teamId`) → /slack/oauth_redirect. */
+async function install(teamId: string) {
+  const start = await fetch(`${base}/slack/install`, { redirect: 'manual' });
+  expect(start.status).toBe(302);
+  const authorizeUrl = start.headers.get('location')!;
+  const cookie = start.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const back = new URL(h.slack.oauth!.approve(authorizeUrl, { teamId }));
+  const done = await fetch(`${base}/slack/oauth_redirect${back.search}`, { headers: { cookie }, redirect: 'manual' });
+  return { authorizeUrl, done, body: await done.text() };
+}
+
+async function ask(team: { teamId: string; channel: string }, text: string) {
+  const m = h.slack.userMessage({ channel: team.channel, user: 'UUSER0001', text: `${botMention(h)} ${text}`, team: team.teamId });
+  await h.to.event(m.mention, { team: { teamId: team.teamId } });
+  await h.to.event(m.message, { team: { teamId: team.teamId } });
+  await h.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === m.ts, 20_000);
+  return h.slack.posted((c) => c.params.channel === team.channel && c.params.thread_ts === m.ts);
+}
+
+describe('Slack for many workspaces ("Add to Slack")', () => {
+  it('installs two workspaces through OAuth v2; the tokens rest encrypted in Redis', async () => {
+    const a = await install(ALPHA.teamId);
+    expect(new URL(a.authorizeUrl).pathname).toBe('/oauth/v2/authorize');
+    expect(new URL(a.authorizeUrl).searchParams.get('scope')).toContain('chat:write');
+    expect(a.done.status).toBe(200);
+    const b = await install(BETA.teamId);
+    expect(b.done.status).toBe(200);
+
+    const exchanges = h.slack.callsOf('oauth.v2.access');
+    expect(exchanges.map((c) => c.response.ok)).toEqual([true, true]);
+    const stored = await redis.get(`${h.prefix}:slack:installation:team:${ALPHA.teamId}`);
+    expect(stored).toMatch(/^v1\./);
+    const tokens = [...h.slack.oauth!.installs.keys()];
+    expect(tokens).toHaveLength(2);
+    for (const t of tokens) expect(stored).not.toContain(t);
+    // Nothing else in Redis holds a token either.
+    const keys = await redis.keys(`${h.prefix}*`);
+    const values = await Promise.all(keys.map((k) => redis.type(k).then((type) => (type === 'string' ? redis.get(k) : ''))));
+    for (const t of tokens) expect(values.join('\n')).not.toContain(t);
+  }, 30_000);
+
+  it('a replayed OAuth redirect (same code, no state cookie) installs nothing', async () => {
+    const start = await fetch(`${base}/slack/install`, { redirect: 'manual' });
+    const back = new URL(h.slack.oauth!.approve(start.headers.get('location')!, { teamId: 'TEVIL0001' }));
+    const res = await fetch(`${base}/slack/oauth_redirect${back.search}`, { redirect: 'manual' });
+    expect(res.status).not.toBe(200);
+    expect(await redis.exists(`${h.prefix}:slack:installation:team:TEVIL0001`)).toBe(0);
+  });
+
+  it('each workspace chats with the bot, answered with its own installation token', async () => {
+    const inAlpha = await ask(ALPHA, 'hello from alpha');
+    const inBeta = await ask(BETA, 'hello from beta');
+    expect(inAlpha.map((c) => c.params.text)).toEqual(['echo: hello from alpha']);
+    expect(inBeta.map((c) => c.params.text)).toEqual(['echo: hello from beta']);
+    expect(inAlpha.map((c) => c.team)).toEqual([ALPHA.teamId]);
+    expect(inBeta.map((c) => c.team)).toEqual([BETA.teamId]);
+    // Every call the bridge made was with an installation's token, and to that installation's own channel.
+    for (const c of h.slack.calls.filter((x) => x.params.channel === ALPHA.channel)) expect(c.team).toBe(ALPHA.teamId);
+    for (const c of h.slack.calls.filter((x) => x.params.channel === BETA.channel)) expect(c.team).toBe(BETA.teamId);
+  }, 40_000);
+
+  it('app_uninstalled in one workspace removes its installation, bindings and queued work, audited; the other goes on', async () => {
+    const audit = createAuditLog({ redis, prefix: `${h.prefix}:chat` });
+    h.slack.oauth!.uninstall(ALPHA.teamId);
+    const delivery = await h.to.event({ type: 'app_uninstalled' }, { team: { teamId: ALPHA.teamId } });
+    expect(delivery.status).toBe(200);
+    await until(() => h.logs.lines.some((l) => l.includes('its data is gone')), 'the uninstall finished');
+    expect(await redis.exists(`${h.prefix}:slack:installation:team:${ALPHA.teamId}`)).toBe(0);
+    expect(await h.bridge.bindings.get('slack', ALPHA.channel)).toBeUndefined();
+    expect(await h.bridge.bindings.get('slack', BETA.channel)).toBeDefined();
+    const entries = await audit.recent(10, { platform: 'slack', workspaceId: ALPHA.teamId });
+    expect(entries.map((e) => e.action)).toEqual(['uninstall']);
+    expect(await audit.recent(10, { platform: 'slack', workspaceId: BETA.teamId })).toEqual([]);
+    expect((await ask(BETA, 'still there?')).map((c) => c.params.text)).toEqual(['echo: still there?']);
+  }, 40_000);
+});
