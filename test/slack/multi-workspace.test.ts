@@ -11,6 +11,8 @@ import { botMention, startSlackBridge, until, type SlackHarness } from './harnes
  */
 const ALPHA = { teamId: 'TALPHA001', channel: 'CALPHA001' };
 const BETA = { teamId: 'TBETA0001', channel: 'CBETA0001' };
+/** A workspace of an Enterprise Grid org where the app was installed org-wide. */
+const ORG = { teamId: 'TORGA0001', channel: 'CORGA0001', enterpriseId: 'E0ORG0001' };
 const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
 let h: SlackHarness;
@@ -20,14 +22,15 @@ let base: string;
 beforeAll(async () => {
   h = await startSlackBridge({
     mode: 'http',
-    emulator: { oauth: { clientId: '1111.2222', clientSecret: 'emulated-client-secret' } },
+    // Token rotation on: every token expires within the hour, so each use refreshes it first.
+    emulator: { oauth: { clientId: '1111.2222', clientSecret: 'emulated-client-secret', rotateAfterSeconds: 3_600 } },
     env: {
       SLACK_BOT_TOKEN: '',
       SLACK_CLIENT_ID: '1111.2222',
       SLACK_CLIENT_SECRET: 'emulated-client-secret',
       SLACK_STATE_SECRET: 'emulated-state-secret-long-enough',
       INSTALLATION_ENCRYPTION_KEY: ENCRYPTION_KEY,
-      BINDINGS: `slack:${ALPHA.channel}=demo-helper,slack:${BETA.channel}=demo-helper`,
+      BINDINGS: `slack:${ALPHA.channel}=demo-helper,slack:${BETA.channel}=demo-helper,slack:${ORG.channel}=demo-helper`,
       LOG_LEVEL: 'info',
     },
     agent: { reply: (_id, m) => `echo: ${m}` },
@@ -42,20 +45,21 @@ afterAll(async () => {
 });
 
 /** The browser's walk: /slack/install → Slack's consent page (approved in `teamId`) → /slack/oauth_redirect. */
-async function install(teamId: string) {
+async function install(teamId: string, org?: { enterpriseId: string }) {
   const start = await fetch(`${base}/slack/install`, { redirect: 'manual' });
   expect(start.status).toBe(302);
   const authorizeUrl = start.headers.get('location')!;
   const cookie = start.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const back = new URL(h.slack.oauth!.approve(authorizeUrl, { teamId }));
+  const back = new URL(h.slack.oauth!.approve(authorizeUrl, { teamId, ...(org ? { enterpriseId: org.enterpriseId, orgWide: true } : {}) }));
   const done = await fetch(`${base}/slack/oauth_redirect${back.search}`, { headers: { cookie }, redirect: 'manual' });
   return { authorizeUrl, done, body: await done.text() };
 }
 
-async function ask(team: { teamId: string; channel: string }, text: string) {
+async function ask(team: { teamId: string; channel: string; enterpriseId?: string }, text: string) {
   const m = h.slack.userMessage({ channel: team.channel, user: 'UUSER0001', text: `${botMention(h)} ${text}`, team: team.teamId });
-  await h.to.event(m.mention, { team: { teamId: team.teamId } });
-  await h.to.event(m.message, { team: { teamId: team.teamId } });
+  const to = { teamId: team.teamId, ...(team.enterpriseId ? { enterpriseId: team.enterpriseId, isEnterpriseInstall: true } : {}) };
+  await h.to.event(m.mention, { team: to });
+  await h.to.event(m.message, { team: to });
   await h.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === m.ts, 20_000);
   return h.slack.posted((c) => c.params.channel === team.channel && c.params.thread_ts === m.ts);
 }
@@ -100,6 +104,18 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     // Every call the bridge made was with an installation's token, and to that installation's own channel.
     for (const c of h.slack.calls.filter((x) => x.params.channel === ALPHA.channel)) expect(c.team).toBe(ALPHA.teamId);
     for (const c of h.slack.calls.filter((x) => x.params.channel === BETA.channel)) expect(c.team).toBe(BETA.teamId);
+    // Rotating tokens were refreshed by Bolt's installer (and the refreshed installation saved sealed).
+    expect(h.slack.callsOf('oauth.v2.access', (c) => c.params.grant_type === 'refresh_token' && c.response.ok === true).length).toBeGreaterThan(0);
+  }, 40_000);
+
+  it('an Enterprise Grid org-wide install is kept under the enterprise and answers in the org\'s workspaces', async () => {
+    const { done } = await install(ORG.teamId, { enterpriseId: ORG.enterpriseId });
+    expect(done.status).toBe(200);
+    expect(await redis.exists(`${h.prefix}:slack:installation:enterprise:${ORG.enterpriseId}`)).toBe(1);
+    expect(await redis.exists(`${h.prefix}:slack:installation:team:${ORG.teamId}`)).toBe(0);
+    const posts = await ask(ORG, 'hello from the org');
+    expect(posts.map((c) => c.params.text)).toEqual(['echo: hello from the org']);
+    expect(posts.map((c) => c.team)).toEqual([ORG.enterpriseId]);
   }, 40_000);
 
   it('app_uninstalled in one workspace removes its installation, bindings and queued work, audited; the other goes on', async () => {
