@@ -18,7 +18,7 @@ const items = (yaml: string, key: string) => {
 describe.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])('%s', (file) => {
   const yaml = read(file);
   it('subscribes to what the adapter listens for and grants what it calls', () => {
-    expect(items(yaml, 'bot_events').sort()).toEqual(['app_mention', 'message.channels', 'message.groups', 'message.im', 'message.mpim']);
+    expect(items(yaml, 'bot_events').sort()).toEqual(['app_mention', 'app_uninstalled', 'message.channels', 'message.groups', 'message.im', 'message.mpim', 'tokens_revoked']);
     expect(items(yaml, 'bot')).toEqual(
       expect.arrayContaining(['app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history', 'chat:write', 'reactions:write', 'users:read', 'commands']),
     );
@@ -33,6 +33,8 @@ describe.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])('%s', (file) 
     } else {
       expect(yaml).toMatch(/socket_mode_enabled: false/);
       expect(yaml.match(/^\s+(request_)?url: https:\/\/bridge\.example\.com\/slack\/events$/gm)).toHaveLength(3);
+      // "Add to Slack": Bolt's installer answers here (adapters/slack/oauth.ts).
+      expect(items(yaml, 'redirect_urls')).toEqual(['https://bridge.example.com/slack/oauth_redirect']);
     }
   });
 });
