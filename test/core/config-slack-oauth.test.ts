@@ -1,0 +1,57 @@
+import { randomBytes } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { createSealedBox } from '../../src/crypto/sealed-box.js';
+
+const real = { AGENT_API_BASE_URL: 'https://openhelixai.com/api/v1', AGENT_API_KEY: 'key-1234', SLACK_SIGNING_SECRET: 'signing-secret' };
+const oauth = { SLACK_CLIENT_ID: '1111.2222', SLACK_CLIENT_SECRET: 'client-secret', SLACK_STATE_SECRET: 'state-secret-0123456789' };
+
+function problem(env: Record<string, string>): string {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('"Add to Slack" settings', () => {
+  it('turns on OAuth with SLACK_CLIENT_ID instead of SLACK_BOT_TOKEN, and keeps the key as 32 bytes', () => {
+    const key = randomBytes(32);
+    const config = loadConfig({ ...real, ...oauth, INSTALLATION_ENCRYPTION_KEY: key.toString('hex') });
+    expect(config.slack?.oauth).toEqual({ clientId: '1111.2222', clientSecret: 'client-secret', stateSecret: 'state-secret-0123456789' });
+    expect(config.slack?.botToken).toBeUndefined();
+    expect(Buffer.from(config.encryptionKey!, 'base64').equals(key)).toBe(true);
+    // The secrets are known to the logger's redaction.
+    expect(config.secrets).toEqual(expect.arrayContaining(['client-secret', 'state-secret-0123456789', key.toString('hex')]));
+  });
+
+  it('names each missing or wrong OAuth setting and its fix', () => {
+    expect(problem({ ...real, SLACK_CLIENT_ID: '1111.2222' })).toMatch(/SLACK_CLIENT_SECRET is missing[\s\S]*SLACK_STATE_SECRET is missing[\s\S]*INSTALLATION_ENCRYPTION_KEY is missing .*openssl rand -base64 32/);
+    expect(problem({ ...real, ...oauth, INSTALLATION_ENCRYPTION_KEY: 'too-short' })).toMatch(/INSTALLATION_ENCRYPTION_KEY must be 32 random bytes/);
+    expect(problem({ ...real, ...oauth, INSTALLATION_ENCRYPTION_KEY: randomBytes(16).toString('base64') })).toMatch(/INSTALLATION_ENCRYPTION_KEY must be 32/);
+    expect(problem({ ...real, ...oauth, SLACK_BOT_TOKEN: 'xoxb-1', INSTALLATION_ENCRYPTION_KEY: randomBytes(32).toString('base64') })).toMatch(
+      /SLACK_BOT_TOKEN and SLACK_CLIENT_ID exclude each other/,
+    );
+  });
+});
+
+describe('sealed box (AES-256-GCM)', () => {
+  const box = createSealedBox(randomBytes(32).toString('base64'));
+  it('opens what it sealed, under the same context only', () => {
+    const sealed = box.seal('xoxb-secret-token', 'key:a');
+    expect(sealed).not.toContain('xoxb');
+    expect(box.open(sealed, 'key:a')).toBe('xoxb-secret-token');
+    expect(() => box.open(sealed, 'key:b')).toThrow();
+    expect(box.seal('same', 'k')).not.toBe(box.seal('same', 'k'));
+  });
+  it('refuses a tampered value or another key', () => {
+    const sealed = box.seal('xoxb-secret-token', 'k');
+    const parts = sealed.split('.');
+    const body = Buffer.from(parts[3]!, 'base64');
+    body[0] = body[0]! ^ 1;
+    expect(() => box.open([...parts.slice(0, 3), body.toString('base64')].join('.'), 'k')).toThrow();
+    expect(() => createSealedBox(randomBytes(32).toString('base64')).open(sealed, 'k')).toThrow();
+  });
+});
