@@ -95,6 +95,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     prefix,
     keepCompleted: config.queue.keepCompleted,
     keepFailed: config.queue.keepFailed,
+    maxPendingPerChannel: config.queue.maxPendingPerChannel,
   });
   queue.queue.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue connection error'));
   const bindings = createBindingStore({ redis, prefix: storePrefix, defaults: config.bindings, logger });
@@ -160,11 +161,14 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       failures,
       drops: dropLog,
       threadContext: config.threadContext,
+      callGuarantee: config.queue.callGuarantee,
+      maxReplyChunks: config.queue.maxReplyChunks,
     });
     worker = startChatWorker({
       connection: blocking,
       prefix,
       queue: queue.queue,
+      chatQueue: queue,
       mailbox: queue.mailbox,
       processor,
       logger,

@@ -66,6 +66,12 @@ export interface Config {
     stalledIntervalMs: number;
     keepCompleted: { age: number; count: number };
     keepFailed: { age: number; count: number };
+    /** AGENT_CALL_GUARANTEE: what a message whose call was cut by a crash gets (call again, or a notice). */
+    callGuarantee: 'at-least-once' | 'at-most-once';
+    /** MAX_REPLY_CHUNKS: a longer reply is cut, its last message saying so. */
+    maxReplyChunks: number;
+    /** MAX_PENDING_PER_CHANNEL: unfinished messages a channel may have before new ones are refused (0 = no cap). */
+    maxPendingPerChannel: number;
   };
   http: { host: string; port: number };
   bindings: BindingDefault[];
@@ -227,6 +233,9 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
       stalledIntervalMs: e.WORKER_STALLED_INTERVAL_MS,
       keepCompleted: { age: e.KEEP_COMPLETED_SECONDS, count: e.KEEP_COMPLETED_COUNT },
       keepFailed: { age: e.KEEP_FAILED_SECONDS, count: e.KEEP_FAILED_COUNT },
+      callGuarantee: e.AGENT_CALL_GUARANTEE,
+      maxReplyChunks: e.MAX_REPLY_CHUNKS,
+      maxPendingPerChannel: e.MAX_PENDING_PER_CHANNEL,
     },
     http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
     bindings,

@@ -85,6 +85,11 @@ export const envSchema = z.object({
   KEEP_COMPLETED_COUNT: int('KEEP_COMPLETED_COUNT', 100_000, 100),
   KEEP_FAILED_SECONDS: int('KEEP_FAILED_SECONDS', 7 * 86_400, 60),
   KEEP_FAILED_COUNT: int('KEEP_FAILED_COUNT', 10_000, 100),
+  AGENT_CALL_GUARANTEE: optionalString
+    .transform((v) => v ?? 'at-least-once')
+    .pipe(z.enum(['at-least-once', 'at-most-once'], { message: 'AGENT_CALL_GUARANTEE must be at-least-once or at-most-once' })),
+  MAX_REPLY_CHUNKS: int('MAX_REPLY_CHUNKS', 10, 2, 1000),
+  MAX_PENDING_PER_CHANNEL: int('MAX_PENDING_PER_CHANNEL', 200, 0, 1_000_000),
 
   HTTP_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
   HTTP_PORT: int('HTTP_PORT', 3000, 0, 65_535),
