@@ -41,7 +41,7 @@ function message(conversationId = 'web:local:c1', channelId = 'c1'): ChatMessage
 const unfenced = (jobId: string): Fence => ({ jobId, token: '' });
 
 /** Gives a job a BullMQ-style lock (`<prefix>:<jobId>:lock` = token) and returns its fence. */
-async function locked(jobId: string, token = randomUUID()): Promise<Fence> {
+async function locked(jobId: string, token: string = randomUUID()): Promise<Fence> {
   await redis.set(mailbox.keys.jobLock(jobId), token, 'PX', 30_000);
   return { jobId, token };
 }
@@ -223,7 +223,7 @@ describe('the sweep for stranded conversations', () => {
     const found = await mailbox.stranded(0, 100);
     expect(found.map((s) => [s.conversationId, s.messageId, s.message?.text])).toEqual([[stranded.conversationId, stranded.messageId, stranded.text]]);
     // Only the stranded one is still listed, re-scored so it is looked at again later.
-    expect(await redis.zrange(mailbox.keys.stranded, 0, -1)).toEqual([stranded.conversationId]);
+    expect(await redis.zrange(mailbox.keys.stranded, '0', '-1')).toEqual([stranded.conversationId]);
     expect(await mailbox.stranded(60_000, 100)).toEqual([]);
   });
 

@@ -56,8 +56,9 @@ async function setup(options: { callGuarantee?: 'at-least-once' | 'at-most-once'
     await pl.bridge.redis.set(mailbox.keys.jobLock(jobId), token, 'PX', 60_000);
     return { jobId, token };
   };
-  const ready = (head: MailboxHead | undefined | 'lost'): ReadyHead => {
-    if (!head || head === 'lost' || !head.message) throw new Error(`no head: ${String(head)}`);
+  const ready = (head: MailboxHead | undefined | 'lost' | 'held'): ReadyHead => {
+    if (typeof head === 'string') throw new Error(`no head: ${head}`);
+    if (!head?.message) throw new Error('no head');
     return { ...head, message: head.message };
   };
   const acquire = async (conversationId: string, fence: Fence) => {
