@@ -17,7 +17,7 @@ export interface ChatQueueOptions {
 }
 
 /** BullMQ's largest priority (2^21); lower runs first. */
-const LOWEST_PRIORITY = 2_097_152;
+export const LOWEST_PRIORITY = 2_097_152;
 
 /** What became of an accepted message. */
 export type EnqueueResult = { status: 'queued' | 'duplicate'; jobId: string } | { status: 'busy'; pending: number };

@@ -127,10 +127,15 @@ export class Mailbox {
   }
 
   /**
-   * Finishes the head message and returns the next one, or undefined after releasing the lease
-   * on an empty mailbox; 'lost' (nothing written) when the fenced job's lock is not its own.
+   * Finishes the head message and returns the next one with its channel's backlog (unfinished
+   * messages), or undefined after releasing the lease on an empty mailbox; 'lost' (nothing
+   * written) when the fenced job's lock is not its own.
    */
-  async advance(conversationId: string, fence: Fence, done: Pick<MailboxHead, 'messageId' | 'message'>): Promise<MailboxHead | undefined | 'lost'> {
+  async advance(
+    conversationId: string,
+    fence: Fence,
+    done: Pick<MailboxHead, 'messageId' | 'message'>,
+  ): Promise<(MailboxHead & { channelBacklog: number }) | undefined | 'lost'> {
     const k = this.keys;
     // A message whose record was lost has no known channel; its backlog entry ages out.
     const pending = done.message ? k.channelPending(done.message.platform, done.message.channelId) : `${k.base}:chan:unknown`;
@@ -138,9 +143,9 @@ export class Mailbox {
       this.redis,
       [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), pending, k.stranded],
       [fence.jobId, done.messageId, this.messageTtl, fence.token, conversationId],
-    )) as [string, string?, Array<string | null>?];
+    )) as [string, string?, Array<string | null>?, number?];
     if (r[0] === 'lost') return 'lost';
-    return r[0] === 'ok' ? toHead(r[1]!, r[2] ?? []) : undefined;
+    return r[0] === 'ok' ? { ...toHead(r[1]!, r[2] ?? []), channelBacklog: r[3] ?? 0 } : undefined;
   }
 
   /**

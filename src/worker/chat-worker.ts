@@ -1,7 +1,7 @@
 import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
 import type { Logger } from '../logger.js';
-import type { Fence, Mailbox, MailboxHead } from '../queue/mailbox.js';
-import type { ChatQueue } from '../queue/chat-queue.js';
+import type { Fence, Mailbox } from '../queue/mailbox.js';
+import { LOWEST_PRIORITY, type ChatQueue } from '../queue/chat-queue.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData } from '../queue/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
 import { patiently, type MessageProcessor } from './process-message.js';
@@ -40,8 +40,9 @@ export interface ChatWorker {
 type JobResult = { processed: number } | { behind: string } | { lost: true };
 
 /**
- * Consumes chat jobs. A job drains its conversation's mailbox in order (see mailbox.ts);
- * when another job holds the conversation, this one finishes at once as "behind" it.
+ * Consumes chat jobs. A job holds its conversation (see mailbox.ts) and answers its messages
+ * in order, one per turn in the queue; when another job holds the conversation, this one
+ * finishes at once as "behind" it.
  */
 export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
   const processJob = async (job: Job<ChatJobData>, token?: string): Promise<JobResult> => {
@@ -76,37 +77,41 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
       }
     }
 
-    let head: MailboxHead | undefined = acquired.head;
-    let processed = 0;
-    while (head) {
-      if (head.message) {
-        const result = await o.processor.process({ ...head, message: head.message }, fence);
-        if (result.outcome === 'lost') return { lost: true };
-        if (result.outcome === 'retry') {
-          const { decision } = result;
-          if (decision.action === 'rate-limit') {
-            // BullMQ 6 puts a rate-limited job with a priority back without waking any worker
-            // (no marker), so it would sit unseen; as an unprioritized job it goes back to the
-            // front of the wait list and is taken once the pause ends.
-            if (job.opts.priority) await job.changePriority({ priority: 0 });
-            await o.queue.rateLimit(decision.delayMs);
-            throw Worker.RateLimitError();
-          }
-          // The job keeps the conversation while it waits, so later messages stay behind it.
-          await job.moveToDelayed(Date.now() + decision.delayMs, token);
-          throw new DelayedError();
+    const head = acquired.head;
+    if (!head) return { processed: 0 };
+    if (head.message) {
+      const result = await o.processor.process({ ...head, message: head.message }, fence);
+      if (result.outcome === 'lost') return { lost: true };
+      if (result.outcome === 'retry') {
+        const { decision } = result;
+        if (decision.action === 'rate-limit') {
+          // BullMQ 6 puts a rate-limited job with a priority back without waking any worker
+          // (no marker), so it would sit unseen; as an unprioritized job it goes back to the
+          // front of the wait list and is taken once the pause ends.
+          if (job.opts.priority) await job.changePriority({ priority: 0 });
+          await o.queue.rateLimit(decision.delayMs);
+          throw Worker.RateLimitError();
         }
-      } else {
-        o.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
+        // The job keeps the conversation while it waits, so later messages stay behind it.
+        await job.moveToDelayed(Date.now() + decision.delayMs, token);
+        throw new DelayedError();
       }
-      // Fenced: a worker that lost its lock does not take the next message.
-      const done = head;
-      const next = await patiently(() => o.mailbox.advance(conversationId, fence, done));
-      if (next === 'lost') return { lost: true };
-      head = next;
-      processed++;
+    } else {
+      o.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
     }
-    return { processed };
+    // Fenced: a worker that lost its lock does not take the next message.
+    const next = await patiently(() => o.mailbox.advance(conversationId, fence, head));
+    if (next === 'lost') return { lost: true };
+    if (next) {
+      // Fairness: one message per turn. The job keeps the conversation (its lease) but goes
+      // back in line with its channel's backlog as priority, so a quiet channel's job is taken
+      // before a busy conversation's next message, and this conversation's order still holds.
+      const priority = Math.min(Math.max(1, next.channelBacklog), LOWEST_PRIORITY);
+      if (job.opts.priority !== priority) await job.changePriority({ priority });
+      await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
+    }
+    return { processed: 1 };
   };
 
   const worker = new Worker<ChatJobData, JobResult>(QUEUE_NAME, processJob, {

@@ -20,7 +20,8 @@
   Output:
     {'lost'}                   the lock is not this job's any more: nothing written
     {'empty'}                  mailbox empty: the lease is released
-    {'ok', head, record...}    the next message; record = HMGET of its fields
+    {'ok', head, record, backlog}  the next message; record = HMGET of its fields, backlog =
+                                   the channel's unfinished messages (ZCARD of KEYS[5])
 ]]
 local rcall = redis.call
 if ARGV[4] ~= '' and rcall('GET', KEYS[4]) ~= ARGV[4] then return {'lost'} end
@@ -41,4 +42,4 @@ end
 rcall('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
 local h = head .. ':'
 return {'ok', head, rcall('HMGET', KEYS[3], head, h .. 'reply', h .. 'posted', h .. 'attempts', h .. 'limited',
-  h .. 'started', h .. 'posting', h .. 'agentMessageId')}
+  h .. 'started', h .. 'posting', h .. 'agentMessageId'), rcall('ZCARD', KEYS[5])}
