@@ -36,6 +36,9 @@ export interface ChatWorker {
   close(timeoutMs: number): Promise<void>;
 }
 
+/** How long a job answers its conversation before it lets other channels' jobs go first. */
+const TURN_MS = 250;
+
 /** Result of one job, visible in the dashboard. */
 type JobResult = { processed: number } | { behind: string } | { lost: true };
 
@@ -77,41 +80,49 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
       }
     }
 
-    const head = acquired.head;
-    if (!head) return { processed: 0 };
-    if (head.message) {
-      const result = await o.processor.process({ ...head, message: head.message }, fence);
-      if (result.outcome === 'lost') return { lost: true };
-      if (result.outcome === 'retry') {
-        const { decision } = result;
-        if (decision.action === 'rate-limit') {
-          // BullMQ 6 puts a rate-limited job with a priority back without waking any worker
-          // (no marker), so it would sit unseen; as an unprioritized job it goes back to the
-          // front of the wait list and is taken once the pause ends.
-          if (job.opts.priority) await job.changePriority({ priority: 0 });
-          await o.queue.rateLimit(decision.delayMs);
-          throw Worker.RateLimitError();
+    // Fairness: a job answers its conversation's messages for one turn, then goes back in line
+    // (see below). A fast agent drains a burst in one turn; a slow one yields after each answer.
+    const turnEnds = performance.now() + TURN_MS;
+    let head = acquired.head;
+    let processed = 0;
+    while (head) {
+      if (head.message) {
+        const result = await o.processor.process({ ...head, message: head.message }, fence);
+        if (result.outcome === 'lost') return { lost: true };
+        if (result.outcome === 'retry') {
+          const { decision } = result;
+          if (decision.action === 'rate-limit') {
+            // BullMQ 6 puts a rate-limited job with a priority back without waking any worker
+            // (no marker), so it would sit unseen; as an unprioritized job it goes back to the
+            // front of the wait list and is taken once the pause ends.
+            if (job.opts.priority) await job.changePriority({ priority: 0 });
+            await o.queue.rateLimit(decision.delayMs);
+            throw Worker.RateLimitError();
+          }
+          // The job keeps the conversation while it waits, so later messages stay behind it.
+          await job.moveToDelayed(Date.now() + decision.delayMs, token);
+          throw new DelayedError();
         }
-        // The job keeps the conversation while it waits, so later messages stay behind it.
-        await job.moveToDelayed(Date.now() + decision.delayMs, token);
+      } else {
+        o.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
+      }
+      // Fenced: a worker that lost its lock does not take the next message.
+      const done = head;
+      const next = await patiently(() => o.mailbox.advance(conversationId, fence, done));
+      if (next === 'lost') return { lost: true };
+      processed++;
+      if (next && performance.now() >= turnEnds) {
+        // The turn is over: the job keeps the conversation (its lease) but goes back in line
+        // with its channel's backlog as priority, so a quiet channel's job is taken before a
+        // busy conversation's next message, and this conversation's order still holds.
+        const priority = Math.min(Math.max(1, next.channelBacklog), LOWEST_PRIORITY);
+        if (job.opts.priority !== priority) await job.changePriority({ priority });
+        await job.moveToDelayed(Date.now(), token);
         throw new DelayedError();
       }
-    } else {
-      o.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
+      head = next;
     }
-    // Fenced: a worker that lost its lock does not take the next message.
-    const next = await patiently(() => o.mailbox.advance(conversationId, fence, head));
-    if (next === 'lost') return { lost: true };
-    if (next) {
-      // Fairness: one message per turn. The job keeps the conversation (its lease) but goes
-      // back in line with its channel's backlog as priority, so a quiet channel's job is taken
-      // before a busy conversation's next message, and this conversation's order still holds.
-      const priority = Math.min(Math.max(1, next.channelBacklog), LOWEST_PRIORITY);
-      if (job.opts.priority !== priority) await job.changePriority({ priority });
-      await job.moveToDelayed(Date.now(), token);
-      throw new DelayedError();
-    }
-    return { processed: 1 };
+    return { processed };
   };
 
   const worker = new Worker<ChatJobData, JobResult>(QUEUE_NAME, processJob, {

@@ -82,10 +82,12 @@ export class MessageProcessor {
         if (!(await record({}))) return this.lost(log);
         return this.answerLost(m, port);
       }
-      // Ownership check before anything visible, and the "call started" mark for at-most-once.
-      if (!(await record({ started: 1 }))) return this.lost(log);
+      // The fenced acquire/advance that returned this message checked ownership just before
+      // the working indicator; this write checks it again right before the (billed) call, and
+      // is the "call started" mark at-most-once relies on.
       await port.startWorking?.(m.reply).catch((err) => log.debug({ err }, 'working indicator failed'));
       const prompt = await this.prompt(m, port, log);
+      if (!(await record({ started: 1 }))) return this.lost(log);
       const started = performance.now();
       try {
         ({ response: reply, messageId: agentMessageId } = await this.o.agent.chat(m.instanceId, prompt));
