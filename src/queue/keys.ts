@@ -35,6 +35,8 @@ export function queueKeys(base: string) {
     failures: `${base}:failures`,
     /** BullMQ's lock of a job (value = the worker's token); read by the fenced scripts, never written. */
     jobLock: (jobId: string) => `${base}:${jobId}:lock`,
+    /** BullMQ's set of jobs suspected stalled; a renewed lock takes its job out, as extendLock does. */
+    stalled: `${base}:stalled`,
   };
 }
 

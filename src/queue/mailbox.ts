@@ -21,7 +21,7 @@ const scripts = {
   push: luaScript('push-5.lua'),
   acquire: luaScript('acquire-5.lua'),
   advance: luaScript('advance-6.lua'),
-  record: luaScript('record-3.lua'),
+  record: luaScript('record-4.lua'),
   takeOver: luaScript('take-over-1.lua'),
   checkStranded: luaScript('check-stranded-4.lua'),
 };
@@ -47,6 +47,8 @@ export interface MailboxOptions {
 export interface Fence {
   jobId: string;
   token: string;
+  /** Each fenced record also renews the lock for this long, as BullMQ's extendLock does. */
+  lockDurationMs?: number;
 }
 
 export interface MailboxHead {
@@ -158,8 +160,8 @@ export class Mailbox {
     const pairs = Object.entries(fields).flatMap(([field, value]) => [field, String(value ?? '')]);
     const r = await scripts.record(
       this.redis,
-      [k.jobLock(fence.jobId), k.messages(conversationId), k.answered(conversationId)],
-      [fence.token, messageId, options.answered ? this.answeredTtl : 0, ...pairs],
+      [k.jobLock(fence.jobId), k.messages(conversationId), k.answered(conversationId), k.stalled],
+      [fence.token, messageId, options.answered ? this.answeredTtl : 0, fence.lockDurationMs ?? 0, fence.jobId, ...pairs],
     );
     return r === 1;
   }

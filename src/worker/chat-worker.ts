@@ -52,7 +52,7 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
     const conversationId = job.data.conversationId;
     const holder = job.id!;
     // Every mailbox write below is fenced by this job's lock token (see mailbox.ts).
-    const fence: Fence = { jobId: holder, token: token ?? '' };
+    const fence: Fence = { jobId: holder, token: token ?? '', lockDurationMs: o.lockDurationMs };
     let acquired = await o.mailbox.acquire(conversationId, fence);
     if (acquired.status === 'lost') return { lost: true };
     if (acquired.status === 'held') {

@@ -195,6 +195,24 @@ describe('record', () => {
   });
 });
 
+describe('record, renewing and recording facts', () => {
+  it('renews the lock like extendLock; a stale worker still records the chunk it posted, nothing else', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = { ...(await locked('job-1', 'mine')), lockDurationMs: 120_000 };
+    await redis.sadd(mailbox.keys.stalled, 'job-1');
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'hi', posting: 0 })).toBe(true);
+    expect(await redis.pttl(mailbox.keys.jobLock('job-1'))).toBeGreaterThan(60_000);
+    expect(await redis.sismember(mailbox.keys.stalled, 'job-1')).toBe(0);
+
+    await redis.set(mailbox.keys.jobLock('job-1'), 'taken-over');
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { posted: 1, posting: 1 })).toBe(false);
+    const head = await mailbox.acquire(m.conversationId, { jobId: 'job-1', token: 'taken-over' });
+    expect(head.status === 'ok' && head.head?.progress).toMatchObject({ posted: 1, posting: 0 });
+    expect(await redis.get(mailbox.keys.jobLock('job-1'))).toBe('taken-over');
+  });
+});
+
 describe('takeOver', () => {
   it('moves the lease only from the named holder', async () => {
     const m = message();

@@ -140,11 +140,21 @@ describe('a worker that lost its job lock', () => {
     const jobId = jobIdFor('web', m.messageId);
     const conversation = conversationOf('c1');
     const a = await t.lockFor(jobId, 'worker-a');
-    // Chunk 1 reaches the platform, then worker A loses its lock before recording it.
+    // Chunk 1 reaches the platform, then worker A freezes (SIGSTOP) before recording it, and
+    // BullMQ gives the job to worker B.
+    let thaw: () => void = () => {};
+    const frozen = new Promise<void>((resolve) => (thaw = resolve));
+    let takenOver: () => void = () => {};
+    const tookOver = new Promise<void>((resolve) => (takenOver = resolve));
     t.setAfterPost(async (index) => {
-      if (index === 1) await t.lockFor(jobId, 'worker-b');
+      if (index === 1) {
+        await t.lockFor(jobId, 'worker-b');
+        takenOver();
+        await frozen;
+      }
     });
-    expect(await t.processor.process(t.ready(await t.acquire(conversation, a)), a)).toEqual({ outcome: 'lost' });
+    const runningA = t.processor.process(t.ready(await t.acquire(conversation, a)), a);
+    await tookOver;
     expect(t.posted.map((x) => x.index)).toEqual([0, 1]);
     t.setAfterPost(async () => {});
 
@@ -152,6 +162,10 @@ describe('a worker that lost its job lock', () => {
     const head = t.ready(await t.acquire(conversation, b));
     expect(head.progress).toMatchObject({ posted: 1, posting: 1 });
     expect(await t.processor.process(head, b)).toEqual({ outcome: 'replied' });
+    expect(await t.mailbox.advance(conversation, b, head)).toBeUndefined();
+    // A wakes: the message is finished, so it records nothing and posts nothing more.
+    thaw();
+    expect(await runningA).toEqual({ outcome: 'lost' });
     expect(t.pl.agent.chatCalls()).toHaveLength(1);
     const total = t.posted[0]!.info!.total;
     expect(total).toBeGreaterThanOrEqual(3);
