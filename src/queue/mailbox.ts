@@ -49,6 +49,8 @@ export interface Fence {
   token: string;
   /** Each fenced record also renews the lock for this long, as BullMQ's extendLock does. */
   lockDurationMs?: number;
+  /** True once this worker gave its jobs back (shutdown timed out): it starts no new step. */
+  abandoned?: () => boolean;
 }
 
 export interface MailboxHead {
@@ -157,13 +159,15 @@ export class Mailbox {
    */
   async record(conversationId: string, messageId: string, fence: Fence, fields: ProgressFields, options: { answered?: boolean } = {}): Promise<boolean> {
     const k = this.keys;
+    // A worker past its shutdown deadline is about to exit: record what it did, start nothing.
+    if (fence.abandoned?.()) fields = 'posted' in fields ? { posted: fields.posted } : {};
     const pairs = Object.entries(fields).flatMap(([field, value]) => [field, String(value ?? '')]);
     const r = await scripts.record(
       this.redis,
       [k.jobLock(fence.jobId), k.messages(conversationId), k.answered(conversationId), k.stalled],
       [fence.token, messageId, options.answered ? this.answeredTtl : 0, fence.lockDurationMs ?? 0, fence.jobId, ...pairs],
     );
-    return r === 1;
+    return r === 1 && !fence.abandoned?.();
   }
 
   async wasSeen(platform: ChatMessage['platform'], messageId: string): Promise<boolean> {

@@ -52,7 +52,7 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
     const conversationId = job.data.conversationId;
     const holder = job.id!;
     // Every mailbox write below is fenced by this job's lock token (see mailbox.ts).
-    const fence: Fence = { jobId: holder, token: token ?? '', lockDurationMs: o.lockDurationMs };
+    const fence: Fence = { jobId: holder, token: token ?? '', lockDurationMs: o.lockDurationMs, abandoned: () => abandoned };
     let acquired = await o.mailbox.acquire(conversationId, fence);
     if (acquired.status === 'lost') return { lost: true };
     if (acquired.status === 'held') {
@@ -177,6 +177,8 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
   void sweep();
 
   let closing: Promise<void> | undefined;
+  /** Set when a shutdown timed out: jobs still running start no new step (another worker resumes them). */
+  let abandoned = false;
   return {
     worker,
     close: (timeoutMs) => {
@@ -190,6 +192,7 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
         const finished = await Promise.race([graceful, timeout]);
         clearTimeout(timer);
         if (!finished) {
+          abandoned = true;
           // BullMQ's close() can't be forced once a graceful close is under way, so stop waiting:
           // the jobs still running keep their locks until those lapse, and the stalled check then
           // returns them to the queue for another worker (their progress records say where to resume).
