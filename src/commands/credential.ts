@@ -1,3 +1,4 @@
+import { NO_SESSION_CODE } from '../agent-api/client.js';
 import { BridgeError } from '../core/errors.js';
 import { describeAgentProblem, sentence } from './agent-errors.js';
 import { code, newRef, reply } from './format.js';
@@ -87,7 +88,7 @@ export function createCredentialHandler(deps: CommandsDeps) {
 
 /** The missing-session, unknown-instance and refusal cases in words an admin can act on. */
 function describeCredentialError(err: unknown, instanceId: string, commandName: string): string {
-  if (err instanceof Error && /dashboard session/i.test(err.message)) {
+  if (err instanceof BridgeError && err.code === NO_SESSION_CODE) {
     return 'Adding credentials needs a dashboard session: whoever runs the bridge must set AGENT_SESSION_COOKIE (or AGENT_SESSION_TOKEN).';
   }
   if (err instanceof BridgeError && (err.kind === 'not_found' || err.status === 404)) {
