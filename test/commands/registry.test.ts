@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { agentCommand } from '../../adapters/discord/commands/definition.js';
 import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.js';
@@ -88,5 +89,13 @@ describe('the command table', () => {
     expect(bind.readOptions?.(options({ instance: 'inst_a', mode: 'loud' }))).toEqual({ invalid: expect.stringMatching(/mention/) });
     expect(set.readOptions?.(options({ setting: 'quota-user-per-minute', value: '5' }))).toEqual({ setting: 'quota', value: 'user-per-minute 5' });
     expect(findCommand('credential')!.readOptions?.(options({}))).toEqual({ invalid: expect.stringMatching(/Name the instance/) });
+  });
+
+  // The Slack app manifests are static files an operator pastes into Slack: they cannot derive
+  // from the table, so this keeps their usage hint from forgetting a command.
+  it.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])("names every command in %s's usage hint", (file) => {
+    const yaml = readFileSync(new URL(`../../adapters/slack/${file}`, import.meta.url), 'utf8');
+    const hint = /usage_hint: "([^"]*)"/.exec(yaml)?.[1] ?? '';
+    for (const e of entries) expect(hint, `${e.name} in ${file}`).toMatch(new RegExp(`(^|[ |])${e.name}( |$)`));
   });
 });
