@@ -311,13 +311,13 @@ export type ParsedCommand =
 export type PlainCommand = Exclude<ParsedCommand, { name: 'invalid' } | { name: FormCommandName }>;
 type FormCommandName = Extract<Entry, { form: 'credential' }>['name'];
 
-const BY_WORD = new Map<string, CommandEntry>();
-for (const entry of COMMANDS as readonly CommandEntry[]) {
+const BY_WORD = new Map<string, CommandEntry<CommandName>>();
+for (const entry of COMMANDS as readonly CommandEntry<CommandName>[]) {
   for (const word of [entry.name, ...(entry.aliases ?? [])]) BY_WORD.set(word, entry);
 }
 
 /** The entry for a command name or alias as typed (any case), or undefined. */
-export function findCommand(word: string): CommandEntry | undefined {
+export function findCommand(word: string): CommandEntry<CommandName> | undefined {
   return BY_WORD.get(word.toLowerCase());
 }
 

@@ -6,7 +6,7 @@ import {
   type RepliableInteraction,
 } from 'discord.js';
 import type { Logger, SecretRegistry } from '../../../src/logger.js';
-import type { CommandName, CommandReply, Commands } from '../../../src/commands/types.js';
+import type { CommandReply, Commands } from '../../../src/commands/types.js';
 import { runPlainCommand } from '../../../src/commands/dispatch.js';
 import { newRef } from '../../../src/commands/format.js';
 import { DEFAULT_COMMAND, findCommand, parsedFrom, type CommandEntry } from '../../../src/commands/registry.js';
@@ -54,7 +54,7 @@ async function onCommand(i: ChatInputCommandInteraction, deps: InteractionDeps):
   const caller = callerOf(i);
   if (entry.admin && !isAdmin(i, deps.adminRoleIds)) {
     await i.deferReply({ flags: EPHEMERAL });
-    return answer(i, await deps.commands.refuse(caller, entry.name as CommandName), deps);
+    return answer(i, await deps.commands.refuse(caller, entry.name), deps);
   }
   const parsed = parsedFrom(entry, entry.readOptions?.((name) => (i.options.getString(name) ?? '').trim()) ?? {});
   if (parsed.name === 'invalid') return answer(i, problem(titleOf(entry), parsed.error), deps);
