@@ -1,4 +1,5 @@
 import { NO_SESSION_CODE } from '../agent-api/client.js';
+import { scrub as scrubSecrets } from '../agent-api/error-message.js';
 import { BridgeError } from '../core/errors.js';
 import { describeAgentProblem, sentence } from './agent-errors.js';
 import { code, newRef, reply } from './format.js';
@@ -10,11 +11,13 @@ export const CREDENTIAL_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 
 const TITLE = 'Add a credential';
 
-/** Every form the value may take inside a text (raw, JSON-escaped, URL-encoded), removed. */
+/**
+ * Removes every form the value may take inside a text (raw, JSON-escaped, URL-encoded). A value
+ * shorter than 4 characters is not looked for: it would blank ordinary words (the logger's rule).
+ */
 function scrubber(value: string): (text: string) => string {
   if (value.length < 4) return (text) => text;
-  const forms = [...new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)])];
-  return (text) => forms.reduce((t, f) => t.split(f).join('[REDACTED]'), text);
+  return (text) => scrubSecrets(text, [value]);
 }
 
 /**
