@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.js';
 import { newRef } from '../../src/commands/format.js';
 import { COMMANDS, type CommandEntry } from '../../src/commands/registry.js';
+import { SET_FORMS, type SettingName } from '../../src/commands/settings.js';
 import type { CommandReply } from '../../src/commands/types.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { isWebChannel, WEB_CHANNELS, WEB_WORKSPACE_ID } from './channels.js';
@@ -37,7 +38,7 @@ const schemas = {
   channelOnly: z.object(who),
   command: z.object({ ...who, name: z.enum(BUTTON_COMMANDS) }),
   commandText: z.object({ ...who, text: z.string().max(2000) }),
-  set: z.object({ ...who, setting: z.enum(['errors', 'context', 'quota']), value: z.string().trim().min(1).max(100) }),
+  set: z.object({ ...who, setting: z.enum(Object.keys(SET_FORMS) as [SettingName, ...SettingName[]]), value: z.string().trim().min(1).max(100) }),
   credential: z.object({
     ...who,
     instanceId: z.string().trim().min(1).max(200),

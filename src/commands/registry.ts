@@ -1,5 +1,5 @@
 import { code } from './format.js';
-import { describeChange, parseSetting, SET_FORMS } from './settings.js';
+import { describeChange, parseSetting, QUOTA_NAMES, SET_FORMS, type SettingName } from './settings.js';
 import type { CommandCaller, CommandReply, Commands } from './types.js';
 
 /**
@@ -115,15 +115,10 @@ const INSTANCE_OPTION = {
 type Mode = 'mention' | 'all';
 const isMode = (value: string): value is Mode => value === 'mention' || value === 'all';
 
-/** `set` settings as Discord choices; `quota-*` stand for `set quota <name> <n>`. */
-export const SETTING_CHOICES = [
-  'errors',
-  'context',
-  'quota-user-per-minute',
-  'quota-user-per-day',
-  'quota-channel-per-minute',
-  'quota-channel-per-day',
-] as const;
+/** `set` settings as Discord choices (one option each); `quota-*` stand for `set quota <name> <n>`. */
+export const SETTING_CHOICES: readonly string[] = (Object.keys(SET_FORMS) as SettingName[]).flatMap((setting) =>
+  setting === 'quota' ? Object.keys(QUOTA_NAMES).map((quota) => `quota-${quota}`) : [setting],
+);
 
 const BIND_USAGE = 'bind <instance-id> [mention|all]';
 const CREDENTIAL_USAGE = 'credential <instance-id>';
