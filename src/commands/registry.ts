@@ -311,6 +311,11 @@ for (const entry of COMMANDS as readonly CommandEntry<CommandName>[]) {
   for (const word of [entry.name, ...(entry.aliases ?? [])]) BY_WORD.set(word, entry);
 }
 
+/** Commands that take no options and open no form (the playground runs them as buttons). */
+export const COMMANDS_WITHOUT_OPTIONS = (COMMANDS as readonly CommandEntry<CommandName>[])
+  .filter((entry) => entry.run && entry.options.length === 0)
+  .map((entry) => entry.name) as [CommandName, ...CommandName[]];
+
 /** The entry for a command name or alias as typed (any case), or undefined. */
 export function findCommand(word: string): CommandEntry<CommandName> | undefined {
   return BY_WORD.get(word.toLowerCase());
