@@ -118,7 +118,7 @@ describe('queue dashboard at /admin/queues', () => {
         { origin: 'null' },
         { origin: base.replace('127.0.0.1', 'localhost') },
         { 'sec-fetch-site': 'cross-site' },
-      ]) {
+      ] as Array<Record<string, string>>) {
         const res = await pause(headers);
         expect(res.status, JSON.stringify(headers)).toBe(403);
         expect(await queue.isPaused()).toBe(false);
