@@ -36,7 +36,7 @@ export interface HttpLimits {
   keepAliveTimeoutMs: number;
   /** Open connections; more are closed at once (a file handle each). @defaultValue 2000 */
   maxConnections: number;
-  /** Requests whose body is still being received; more are answered 503 without reading. @defaultValue 200 */
+  /** Requests whose body is still being received; more are answered 503 without reading. @defaultValue 500 */
   maxBodiesInFlight: number;
 }
 
@@ -45,7 +45,7 @@ export const DEFAULT_HTTP_LIMITS: Readonly<HttpLimits> = Object.freeze({
   headersTimeoutMs: 10_000,
   keepAliveTimeoutMs: 5_000,
   maxConnections: 2_000,
-  maxBodiesInFlight: 200,
+  maxBodiesInFlight: 500,
 });
 
 export interface HttpServer {
