@@ -285,7 +285,7 @@ describe('web adapter (no token)', () => {
   });
 
   it('without a token refuses requests that came through a proxy (X-Forwarded-*, Forwarded)', async () => {
-    for (const headers of [{ 'X-Forwarded-For': '203.0.113.9' }, { 'X-Forwarded-Host': 'localhost' }, { 'X-Forwarded-Proto': 'https' }, { Forwarded: 'for=203.0.113.9' }]) {
+    for (const headers of [{ 'X-Forwarded-For': '203.0.113.9' }, { 'X-Forwarded-Host': 'localhost' }, { 'X-Forwarded-Proto': 'https' }, { Forwarded: 'for=203.0.113.9' }] as Array<Record<string, string>>) {
       expect((await fetch(`${h.baseUrl}/playground/api/info`, { headers })).status, JSON.stringify(headers)).toBe(403);
     }
     expect((await fetch(`${h.baseUrl}/playground/api/info`)).status).toBe(200);
