@@ -85,6 +85,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       },
     });
 
+  if (agentApi.calls) metrics.watchAgentCalls(agentApi.calls);
+
   // BullMQ loads its ~60 scripts onto its connection, which makes every MULTI on it slow
   // (measured 55 µs against 7 µs); the bridge's own commands use a connection of their own.
   const bullRedis = createRedis(config.redis, { name: 'agent-bridge-queue' }) as Redis;
