@@ -29,7 +29,10 @@ async function proc(p: string) {
     redis: conn,
     prefix: p,
     onInvalidate: (name) => {
-      for (const w of waiters.filter((w) => w.name === name)) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+      for (const w of waiters.filter((w) => w.name === name)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
     },
   });
   opened.push({ cache, redis: conn });
