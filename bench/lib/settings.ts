@@ -1,7 +1,8 @@
 /**
  * Sizes of every scenario. `BENCH_QUICK=1` shrinks them to a smoke run of about a minute or
  * two; `BENCH_ONLY=1,3` (or names: `BENCH_ONLY=peer,slow`) runs some scenarios; `BENCH_PROFILE=1` writes CPU profiles of the
- * worker processes to bench/results/*.cpuprofile; `BENCH_SCALE_CONCURRENCY` sets scenario 4's
+ * worker processes to bench/results/*.cpuprofile; `BENCH_SLOW=2000:2000:3,10000:5000:2` sets scenario 3's runs
+ * (agent delay ms : concurrency : waves); `BENCH_SCALE_CONCURRENCY` sets scenario 4's
  * concurrency per worker (default 100); `REDIS_URL` picks another Redis.
  */
 export interface BenchSettings {
@@ -65,7 +66,7 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     latencyRounds: quick ? 1 : 2,
     slowDelayMs: 2_000,
     // Waves kept low so the whole run fits in 10 minutes: 2,000 × 3 × 2 s and 5,000 × 2 × 10 s.
-    slowRuns: quick
+    slowRuns: slowRunsFrom(env.BENCH_SLOW) ?? (quick
       ? [
           { delayMs: 2_000, concurrency: 500, waves: 1 },
           { delayMs: 2_000, concurrency: 2_000, waves: 1 },
@@ -73,7 +74,7 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
       : [
           { delayMs: 2_000, concurrency: 2_000, waves: 3 },
           { delayMs: 10_000, concurrency: 5_000, waves: 2, rssTargetMb: 1_024 },
-        ],
+        ]),
     scaleWorkers: [1, 2, 4],
     // Four workers at the ideal rate must fit in two cores, or the run measures CPU, not
     // scale-out (scenario 3 at concurrency 2,000 covers that regime); override to compare.
@@ -87,6 +88,17 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     peerPerThread: 10,
     peerSenders: 20,
   };
+}
+
+/** `BENCH_SLOW=2000:2000:3,10000:5000:2`: scenario 3's runs as delay ms : concurrency : waves. */
+function slowRunsFrom(raw: string | undefined): BenchSettings['slowRuns'] | undefined {
+  if (!raw) return undefined;
+  const runs = raw.split(',').map((part) => {
+    const [delayMs, concurrency, waves] = part.split(':').map((n) => positiveInt(n.trim(), 0));
+    if (!delayMs || !concurrency || !waves) throw new Error(`BENCH_SLOW: "${part}" is not delayMs:concurrency:waves`);
+    return { delayMs, concurrency, waves, ...(delayMs >= 10_000 ? { rssTargetMb: 1_024 } : {}) };
+  });
+  return runs;
 }
 
 function positiveInt(raw: string | undefined, fallback: number): number {
