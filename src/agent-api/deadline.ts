@@ -1,3 +1,5 @@
+import { setMaxListeners } from 'node:events';
+
 /** One call's abort signal: the caller's signal combined with the call's time limits. */
 export interface Deadline {
   readonly signal: AbortSignal;
@@ -22,6 +24,8 @@ export interface DeadlineOptions {
  * source (a worker's shutdown signal passed to each call) until that source aborts, which
  * leaks one signal per call (nodejs/node#55351). A listener removed in dispose() does not.
  */
+const unbounded = new WeakSet<AbortSignal>();
+
 export function deadline(timeoutMs: number, caller?: AbortSignal, options: DeadlineOptions = {}): Deadline {
   const controller = new AbortController();
   let timedOut: 'wait' | 'call' | undefined;
@@ -38,7 +42,15 @@ export function deadline(timeoutMs: number, caller?: AbortSignal, options: Deadl
   start(waiting ? 'wait' : 'call', options.waitLimitMs ?? timeoutMs);
   const onAbort = () => controller.abort(caller?.reason);
   if (caller?.aborted) onAbort();
-  else caller?.addEventListener('abort', onAbort, { once: true });
+  else if (caller) {
+    // A worker passes one shutdown signal to all its calls (thousands with a slow agent): one
+    // listener per call, each removed in dispose(), is expected, not Node's "possible leak".
+    if (!unbounded.has(caller)) {
+      setMaxListeners(0, caller);
+      unbounded.add(caller);
+    }
+    caller.addEventListener('abort', onAbort, { once: true });
+  }
   return {
     signal: controller.signal,
     get timedOut() {
