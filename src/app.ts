@@ -22,6 +22,7 @@ import { Metrics } from './metrics.js';
 import { ChatQueue } from './queue/chat-queue.js';
 import { createQuota } from './quota/quota.js';
 import { bullPrefix, createRedis } from './redis.js';
+import { RedisUnavailableError, waitForRedis } from './redis-startup.js';
 import { startChatWorker, type ChatWorker } from './worker/chat-worker.js';
 import { FailureLog } from './worker/failure-log.js';
 import { MessageProcessor } from './worker/process-message.js';
@@ -211,7 +212,12 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   let httpPort: number;
   try {
-    httpPort = await http.listen();
+    httpPort = await http.listen().catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') throw err;
+      throw new Error(
+        `port ${config.http.port} on ${config.http.host} is already in use by another program: set HTTP_PORT to a free port (for example HTTP_PORT=${config.http.port + 1}), or stop the other program`,
+      );
+    });
     for (const a of adapters) await a.start();
   } catch (err) {
     // Nothing started may outlive a failed start-up.
@@ -222,7 +228,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     { role: config.role, platforms: options.platforms.map((p) => p.platform), port: httpPort },
     'agent-bridge started',
   );
-
+  void warnIfAgentUnreachable(agentApi, config.agent?.baseUrl, logger);
 
   return {
     config,
@@ -240,24 +246,23 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   };
 }
 
-/** Fails start-up with one clear line when Redis does not answer. */
-async function waitForRedis(redis: Redis, url: string): Promise<void> {
+export { RedisUnavailableError };
+
+/**
+ * One warning at start-up when the agent service does not answer at all, so a wrong
+ * AGENT_API_BASE_URL shows before the first user waits for a reply. Start-up goes on: the
+ * service may come up later, and /readyz reports it meanwhile.
+ */
+async function warnIfAgentUnreachable(agentApi: AgentApi, baseUrl: string | undefined, logger: Logger): Promise<void> {
   try {
-    await Promise.race([
-      redis.ping(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 5_000)),
-    ]);
-  } catch {
-    redis.disconnect();
-    const where = url.replace(/\/\/[^@]*@/, '//');
-    throw new RedisUnavailableError(
-      `Redis is not reachable at ${where}: start one with \`docker compose up -d redis\`, or install it (Debian: \`apt-get install redis-server\`; macOS: \`brew install redis && brew services start redis\`), or set REDIS_URL`,
+    await agentApi.listInstances(AbortSignal.timeout(10_000));
+  } catch (err) {
+    if (agentApi.lastAnsweredAt() !== undefined) return; // It answered (even a 401): reachable.
+    logger.warn(
+      { baseUrl, err: { message: (err as Error).message } },
+      'the agent service is not reachable: check AGENT_API_BASE_URL and the network; messages wait in the queue meanwhile',
     );
   }
-}
-
-export class RedisUnavailableError extends Error {
-  override name = 'RedisUnavailableError';
 }
 
 /** The agent service counts as ready when it answered within the last minute, or answers a listing now. */

@@ -56,7 +56,19 @@ export interface Config {
   role: 'all' | 'ingress' | 'worker';
   /** Absent only in demo mode, where the composition root starts the emulator. */
   agent?: AgentConfig;
-  redis: { url: string; sentinels: string[]; sentinelName?: string; clusterNodes: string[]; tlsCaFile?: string };
+  redis: {
+    url: string;
+    sentinels: string[];
+    sentinelName?: string;
+    clusterNodes: string[];
+    tlsCaFile?: string;
+    /**
+     * True when no Redis address is configured (`REDIS_URL`, `REDIS_SENTINELS`,
+     * `REDIS_CLUSTER_NODES` all unset), so `url` is the default and `npm start` may run a
+     * private redis-server when nothing answers there.
+     */
+    defaulted: boolean;
+  };
   queue: {
     prefix: string;
     concurrency: number;
@@ -207,16 +219,18 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     redisPassword(e.REDIS_URL),
   ].filter((s): s is string => typeof s === 'string' && s.length >= 4);
 
+  const redisDefaulted = !raw.REDIS_URL?.trim() && e.REDIS_SENTINELS.length === 0 && e.REDIS_CLUSTER_NODES.length === 0;
   const config: Config = {
     mode,
     role: e.ROLE,
     agent,
     redis: {
-      url: e.REDIS_URL,
+      url: redisDefaulted ? defaultRedisUrl(raw) : e.REDIS_URL,
       sentinels: e.REDIS_SENTINELS,
       sentinelName: e.REDIS_SENTINEL_NAME,
       clusterNodes: e.REDIS_CLUSTER_NODES,
       tlsCaFile: e.REDIS_TLS_CA_FILE,
+      defaulted: redisDefaulted,
     },
     queue: {
       prefix: e.QUEUE_PREFIX,
@@ -248,6 +262,16 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     secrets,
   };
   return deepFreeze(config);
+}
+
+/**
+ * Where to look for Redis when `REDIS_URL` is unset: 127.0.0.1:6379. For tests only,
+ * `AGENT_BRIDGE_DEFAULT_REDIS_URL` moves that default (so a test can see "nothing answers"
+ * without stopping the shared Redis); it is not an operator setting and not in the schema.
+ */
+function defaultRedisUrl(raw: Record<string, string | undefined>): string {
+  const override = raw.AGENT_BRIDGE_DEFAULT_REDIS_URL?.trim();
+  return override && /^redis:\/\/127\.0\.0\.1:\d+$/.test(override) ? override : 'redis://127.0.0.1:6379';
 }
 
 function redisPassword(url: string): string | undefined {
