@@ -2,14 +2,10 @@ import { readFileSync } from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
 import { envSchema, type Env } from './schema.js';
 import { parseBindingDefaults, type BindingDefault } from './bindings-env.js';
+import { ConfigError } from './config-error.js';
+import { redisSettingProblems } from '../redis.js';
 
-/** A setting is missing or wrong. The message names the variable and how to fix it. */
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(problems.length === 1 ? `Configuration error: ${problems[0]}` : `Configuration errors:\n- ${problems.join('\n- ')}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 export interface AgentConfig {
   /** `{base_url}`, including `/api/v1`, without a trailing slash. */
@@ -121,17 +117,21 @@ export function readEnvironment(envFile = '.env', env: NodeJS.ProcessEnv = proce
 
 /** Validates the environment once and returns a frozen, typed config, or throws ConfigError. */
 export function loadConfig(raw: Record<string, string | undefined> = readEnvironment()): Readonly<Config> {
-  const parsed = envSchema.safeParse(raw);
+  // Every problem in one pass: a wrong value is reported, then left out (its default stands
+  // in) so the checks that combine settings still run and report theirs too.
+  const problems: string[] = [];
+  let parsed = envSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) => {
-        const name = String(i.path[0] ?? 'environment');
-        return i.message.startsWith(name) ? i.message : `${name}: ${i.message}`;
-      }),
-    );
+    const wrong = new Set<string>();
+    for (const i of parsed.error.issues) {
+      const name = String(i.path[0] ?? 'environment');
+      wrong.add(name);
+      problems.push(i.message.startsWith(name) ? i.message : `${name}: ${i.message}`);
+    }
+    parsed = envSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([k]) => !wrong.has(k))));
+    if (!parsed.success) throw new ConfigError(problems);
   }
   const e = parsed.data;
-  const problems: string[] = [];
   const missing = (name: string, why: string) => problems.push(`${name} is missing (${why}): ${FIX[name] ?? 'set it'}`);
 
   const platformConfigured = Boolean(e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET || e.DISCORD_TOKEN);
@@ -202,6 +202,17 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
 
   if (e.REDIS_SENTINELS.length > 0 && !e.REDIS_SENTINEL_NAME) {
     problems.push('REDIS_SENTINEL_NAME is missing (REDIS_SENTINELS is set): set it to the master group name, for example mymaster');
+  }
+
+  if (!problems.some((p) => p.startsWith('REDIS_'))) {
+    problems.push(
+      ...redisSettingProblems({
+        url: e.REDIS_URL,
+        sentinels: e.REDIS_SENTINELS,
+        clusterNodes: e.REDIS_CLUSTER_NODES,
+        tlsCaFile: e.REDIS_TLS_CA_FILE,
+      }),
+    );
   }
 
   if (problems.length > 0) throw new ConfigError(problems);
