@@ -58,6 +58,7 @@ export class MessageProcessor {
     const log = this.o.logger.child({ conversationId: m.conversationId, messageId, instanceId: m.instanceId });
 
     let reply = progress.reply;
+    let agentMs: number | undefined;
     if (reply === undefined) {
       await port.startWorking?.(m.reply).catch((err) => log.debug({ err }, 'working indicator failed'));
       const prompt = await this.prompt(m, port, log);
@@ -67,7 +68,8 @@ export class MessageProcessor {
       } catch (err) {
         return this.onError(m, port, progress, err);
       } finally {
-        log.debug({ ms: Math.round(performance.now() - started) }, 'agent call finished');
+        agentMs = Math.round(performance.now() - started);
+        log.debug({ ms: agentMs }, 'agent call finished');
       }
       if (!(await stillOwned())) return this.lost(log);
       const answer = reply;
@@ -88,6 +90,8 @@ export class MessageProcessor {
     }
     await port.stopWorking?.(m.reply, 'ok').catch((err) => log.debug({ err }, 'working indicator failed'));
     this.o.metrics.messages.inc({ platform: m.platform, outcome: 'replied' });
+    // The operator's one line per answer at info: who and how fast, never what was said.
+    log.info({ platform: m.platform, agentMs, chunks: chunks.length }, 'message answered');
     return { outcome: 'replied' };
   }
 

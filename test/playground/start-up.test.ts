@@ -29,6 +29,8 @@ describe('`npm start` with no REDIS_URL and nothing answering at the default add
       const nothing = await freePort();
       const port = await freePort();
       const app = spawnApp({ HTTP_PORT: String(port), AGENT_BRIDGE_DEFAULT_REDIS_URL: `redis://127.0.0.1:${nothing}` });
+      let stdout = '';
+      app.child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
       try {
         await waitForHealth(app, `http://127.0.0.1:${port}`);
         const url = (await outputMatches(app, /private\s+redis-server at redis:\/\/127\.0\.0\.1:\d+/)).replace(/^.*at /s, '');
@@ -40,6 +42,11 @@ describe('`npm start` with no REDIS_URL and nothing answering at the default add
 
         app.child.kill(signal);
         expect(await app.exited).toBe(0);
+        // Off a terminal, stdout is JSON lines only: the banner went to stderr.
+        const lines = stdout.trim().split('\n');
+        expect(lines.length).toBeGreaterThan(2);
+        for (const line of lines) expect(() => JSON.parse(line), line).not.toThrow();
+        expect(stdout).not.toContain('DEMO');
         expect(await somethingListens(url)).toBe(false);
       } finally {
         await app.stop();
