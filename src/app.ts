@@ -23,6 +23,7 @@ import { ChatQueue } from './queue/chat-queue.js';
 import { createQuota } from './quota/quota.js';
 import { bullPrefix, createRedis } from './redis.js';
 import { RedisUnavailableError, waitForRedis } from './redis-startup.js';
+import { isRedisConnectionError } from './redis-errors.js';
 import { startChatWorker, type ChatWorker } from './worker/chat-worker.js';
 import { FailureLog } from './worker/failure-log.js';
 import { MessageProcessor } from './worker/process-message.js';
@@ -67,11 +68,27 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   // A Cluster client speaks the same commands; the stores are typed against the plain client.
   const redis = createRedis(config.redis, { name: 'agent-bridge' }) as Redis;
   // Until the first connection, start-up reports an unreachable Redis in one line of its own.
+  // After it, one line when Redis goes away and one when it is back: every connection and
+  // every retry notices an outage, and a line for each would bury it.
   let connectedOnce = false;
-  redis.once('ready', () => (connectedOnce = true));
-  redis.on('error', (err) => {
-    if (connectedOnce) logger.warn({ err: { message: err.message } }, 'redis connection error');
+  let redisLost = false;
+  let shuttingDown = false;
+  const lost = (err?: Error) => {
+    if (!connectedOnce || redisLost || shuttingDown) return;
+    redisLost = true;
+    logger.warn({ err: err ? { message: err.message } : undefined }, 'Redis connection lost: the queue is unavailable, retrying');
+  };
+  redis.on('ready', () => {
+    if (redisLost) logger.info('Redis connection is back: the queue works again');
+    connectedOnce = true;
+    redisLost = false;
   });
+  redis.on('error', (err) => {
+    if (redisLost || !connectedOnce) return;
+    logger.debug({ err: { message: err.message } }, 'redis connection error');
+    lost(err);
+  });
+  redis.on('close', () => lost());
   await waitForRedis(redis, config.redis.url);
 
   if (!options.agentApi && !config.agent) throw new Error('no agent service configured');
@@ -97,13 +114,17 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     keepCompleted: config.queue.keepCompleted,
     keepFailed: config.queue.keepFailed,
   });
-  queue.queue.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue connection error'));
+  // The main connection's lost/back lines speak for Redis outages; anything else is worth a warning.
+  queue.queue.on('error', (err) => {
+    if (isRedisConnectionError(err)) logger.debug({ err: { message: err.message } }, 'queue connection error');
+    else logger.warn({ err: { message: err.message } }, 'queue connection error');
+  });
   const bindings = createBindingStore({ redis, prefix: storePrefix, defaults: config.bindings, logger });
   const quota = createQuota({ redis, prefix: storePrefix, defaults: config.quotas });
   const dropLog = createDropLog({ redis, prefix: storePrefix, logger });
   const audit = createAuditLog({ redis, prefix: storePrefix, maxEntries: config.auditMaxEntries });
   const failures = new FailureLog(redis, storePrefix);
-  const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n) };
+  const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n), gaveUp: () => failures.total() };
 
   const ports: ReplyPorts = {};
   for (const p of options.platforms) ports[p.platform] = p.createReplyPort({ config, logger, redis });
@@ -197,6 +218,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   const stop = () => {
     stopping ??= (async () => {
+      shuttingDown = true;
       logger.info('shutting down');
       await Promise.allSettled(adapters.map((a) => a.stop()));
       await worker?.close(config.shutdownTimeoutMs);

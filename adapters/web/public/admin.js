@@ -85,6 +85,15 @@ export function createAdmin({ getUser, getChannel, onBindingsChanged }) {
     summary.className = 'binding-summary bound';
   }
 
+  /** The setting dropdowns show the channel's stored values (unless someone is choosing one). */
+  function showSettings() {
+    const b = bindingOf(getChannel().id);
+    for (const [id, value] of [['set-errors-value', b?.errorPolicy ?? 'reply'], ['set-context-value', b?.context ?? 'off']]) {
+      const select = $(id);
+      if (document.activeElement !== select && [...select.options].some((o) => o.value === value)) select.value = value;
+    }
+  }
+
   async function loadBindings() {
     try {
       bindings = (await api('bindings')).bindings;
@@ -102,6 +111,7 @@ export function createAdmin({ getUser, getChannel, onBindingsChanged }) {
         : el('p', 'muted', 'No channel is bound yet.'),
     );
     renderBindingSummary();
+    showSettings();
     onBindingsChanged?.(bindings);
   }
 
@@ -176,10 +186,12 @@ export function createAdmin({ getUser, getChannel, onBindingsChanged }) {
       const b = bindingOf(getChannel().id);
       if (b) $('bind-instance').value = b.instanceId;
       renderBindingSummary();
+      showSettings();
       output.replaceChildren();
     },
     openCredentialForm(instanceId) {
       if (instances.some((i) => i.id === instanceId)) $('cred-instance').value = instanceId;
+      $('credential-form').scrollIntoView({ block: 'center' });
       $('cred-key').focus();
     },
     refreshSoon: () => setTimeout(loadQueue, 300),
