@@ -170,6 +170,13 @@ describe('the playground in a browser, started as `npm start` with no configurat
     const reply = page.locator('li.msg-agent', { hasText: 'hello from the browser' });
     await expect.poll(() => reply.count(), { timeout: 10_000 }).toBeGreaterThan(0);
     await expect.poll(() => page.locator('#messages').getAttribute('aria-busy')).toBe('false');
+    // The delivery notes come back too.
+    const unaddressed = page.locator('li.msg-user', { hasText: 'nobody asked the agent' });
+    await expect.poll(() => unaddressed.locator('.msg-result').innerText(), { timeout: 10_000 }).toContain('not addressed');
+    await page.getByRole('button', { name: /support/ }).click();
+    await page.getByRole('button', { name: /general/ }).click();
+    await expect.poll(() => unaddressed.locator('.msg-result').innerText(), { timeout: 10_000 }).toContain('not addressed');
+    expect(await page.locator('li.msg-user', { hasText: 'hello from the browser' }).locator('.msg-result').innerText()).toBe('sent to the agent');
   }, 30_000);
 
   it('is usable from the keyboard: channels are buttons and the current one is marked', async () => {
