@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { platformsFor } from '../adapters/index.js';
 import { RedisUnavailableError, startBridge, type Bridge } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config/load.js';
+import { ConfigError, executableSearchPath, loadConfig, type Config } from './config/load.js';
 import { startAgentEmulator, type AgentEmulator } from './demo/agent-emulator.js';
 import { createLogger, secrets } from './logger.js';
 import { demoBanner, privateRedisNote } from './demo/banner.js';
@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   // single-process bridge (ROLE=all) may: split roles must share one Redis, so they need REDIS_URL.
   let privateRedis: PrivateRedis | undefined;
   if (config.redis.defaulted && config.role === 'all' && !(await somethingListens(config.redis.url))) {
-    const executable = findRedisServer();
+    const executable = findRedisServer(executableSearchPath());
     if (!executable) {
       process.stderr.write(`${GET_REDIS_HINT}\n`);
       process.exit(1);

@@ -36,8 +36,8 @@ export function somethingListens(url: string, timeoutMs = 1_000): Promise<boolea
   });
 }
 
-/** The `redis-server` executable on PATH, if any. */
-export function findRedisServer(path = process.env.PATH ?? ''): string | undefined {
+/** The `redis-server` executable in `path` (PATH's form), if any. */
+export function findRedisServer(path: string): string | undefined {
   for (const dir of path.split(delimiter)) {
     if (!dir) continue;
     const candidate = join(dir, 'redis-server');

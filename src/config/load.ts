@@ -115,6 +115,11 @@ export function readEnvironment(envFile = '.env', env: NodeJS.ProcessEnv = proce
   return { ...fromFile, ...env };
 }
 
+/** The process's PATH, where `npm start` looks for `redis-server` (not a setting of ours). */
+export function executableSearchPath(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PATH ?? '';
+}
+
 /** Validates the environment once and returns a frozen, typed config, or throws ConfigError. */
 export function loadConfig(raw: Record<string, string | undefined> = readEnvironment()): Readonly<Config> {
   // Every problem in one pass: a wrong value is reported, then left out (its default stands
