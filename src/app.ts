@@ -24,6 +24,8 @@ import { Metrics } from './metrics.js';
 import { ChatQueue } from './queue/chat-queue.js';
 import { createQuota } from './quota/quota.js';
 import { bullPrefix, createRedis } from './redis.js';
+import { RedisUnavailableError, waitForRedis } from './redis-startup.js';
+import { isRedisConnectionError } from './redis-errors.js';
 import { startChatWorker, type ChatWorker } from './worker/chat-worker.js';
 import { FailureLog } from './worker/failure-log.js';
 import { MessageProcessor } from './worker/process-message.js';
@@ -68,11 +70,27 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   // A Cluster client speaks the same commands; the stores are typed against the plain client.
   const redis = createRedis(config.redis, { name: 'agent-bridge' }) as Redis;
   // Until the first connection, start-up reports an unreachable Redis in one line of its own.
+  // After it, one line when Redis goes away and one when it is back: every connection and
+  // every retry notices an outage, and a line for each would bury it.
   let connectedOnce = false;
-  redis.once('ready', () => (connectedOnce = true));
-  redis.on('error', (err) => {
-    if (connectedOnce) logger.warn({ err: { message: err.message } }, 'redis connection error');
+  let redisLost = false;
+  let shuttingDown = false;
+  const lost = (err?: Error) => {
+    if (!connectedOnce || redisLost || shuttingDown) return;
+    redisLost = true;
+    logger.warn({ err: err ? { message: err.message } : undefined }, 'Redis connection lost: the queue is unavailable, retrying');
+  };
+  redis.on('ready', () => {
+    if (redisLost) logger.info('Redis connection is back: the queue works again');
+    connectedOnce = true;
+    redisLost = false;
   });
+  redis.on('error', (err) => {
+    if (redisLost || !connectedOnce) return;
+    logger.debug({ err: { message: err.message } }, 'redis connection error');
+    lost(err);
+  });
+  redis.on('close', () => lost());
   await waitForRedis(redis, config.redis.url);
 
   if (!options.agentApi && !config.agent) throw new Error('no agent service configured');
@@ -104,7 +122,11 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     keepFailed: config.queue.keepFailed,
     maxPendingPerChannel: config.queue.maxPendingPerChannel,
   });
-  queue.queue.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue connection error'));
+  // The main connection's lost/back lines speak for Redis outages; anything else is worth a warning.
+  queue.queue.on('error', (err) => {
+    if (isRedisConnectionError(err)) logger.debug({ err: { message: err.message } }, 'queue connection error');
+    else logger.warn({ err: { message: err.message } }, 'queue connection error');
+  });
   // Ingress looks the binding up for every message: served from memory, dropped on bind/unbind anywhere.
   const bindings = createCachedBindingStore({
     store: createBindingStore({ redis, prefix: storePrefix, defaults: config.bindings, logger }),
@@ -116,7 +138,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const dropLog = createDropLog({ redis, prefix: storePrefix, logger });
   const audit = createAuditLog({ redis, prefix: storePrefix, maxEntries: config.auditMaxEntries });
   const failures = new FailureLog(redis, storePrefix);
-  const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n) };
+  const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n), gaveUp: () => failures.total() };
 
   const ports: ReplyPorts = {};
   for (const p of options.platforms) ports[p.platform] = p.createReplyPort({ config, logger, redis });
@@ -213,6 +235,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   const stop = () => {
     stopping ??= (async () => {
+      shuttingDown = true;
       logger.info('shutting down');
       await Promise.allSettled(adapters.map((a) => a.stop()));
       await worker?.close(config.shutdownTimeoutMs);
@@ -228,7 +251,12 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   let httpPort: number;
   try {
-    httpPort = await http.listen();
+    httpPort = await http.listen().catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') throw err;
+      throw new Error(
+        `port ${config.http.port} on ${config.http.host} is already in use by another program: set HTTP_PORT to a free port (for example HTTP_PORT=${config.http.port + 1}), or stop the other program`,
+      );
+    });
     for (const a of adapters) await a.start();
   } catch (err) {
     // Nothing started may outlive a failed start-up.
@@ -239,7 +267,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     { role: config.role, platforms: options.platforms.map((p) => p.platform), port: httpPort },
     'agent-bridge started',
   );
-
+  void warnIfAgentUnreachable(agentApi, config.agent?.baseUrl, logger);
 
   return {
     config,
@@ -257,24 +285,23 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   };
 }
 
-/** Fails start-up with one clear line when Redis does not answer. */
-async function waitForRedis(redis: Redis, url: string): Promise<void> {
+export { RedisUnavailableError };
+
+/**
+ * One warning at start-up when the agent service does not answer at all, so a wrong
+ * AGENT_API_BASE_URL shows before the first user waits for a reply. Start-up goes on: the
+ * service may come up later, and /readyz reports it meanwhile.
+ */
+async function warnIfAgentUnreachable(agentApi: AgentApi, baseUrl: string | undefined, logger: Logger): Promise<void> {
   try {
-    await Promise.race([
-      redis.ping(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 5_000)),
-    ]);
-  } catch {
-    redis.disconnect();
-    const where = url.replace(/\/\/[^@]*@/, '//');
-    throw new RedisUnavailableError(
-      `Redis is not reachable at ${where}: start one with \`docker compose up -d redis\`, or install it (Debian: \`apt-get install redis-server\`; macOS: \`brew install redis && brew services start redis\`), or set REDIS_URL`,
+    await agentApi.listInstances(AbortSignal.timeout(10_000));
+  } catch (err) {
+    if (agentApi.lastAnsweredAt() !== undefined) return; // It answered (even a 401): reachable.
+    logger.warn(
+      { baseUrl, err: { message: (err as Error).message } },
+      'the agent service is not reachable: check AGENT_API_BASE_URL and the network; messages wait in the queue meanwhile',
     );
   }
-}
-
-export class RedisUnavailableError extends Error {
-  override name = 'RedisUnavailableError';
 }
 
 /** The agent service counts as ready when it answered within the last minute, or answers a listing now. */

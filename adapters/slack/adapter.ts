@@ -44,7 +44,8 @@ export interface SlackAdapter extends Adapter {
 export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOptions = {}): SlackAdapter {
   const slack = ctx.config.slack;
   if (!slack) throw new Error('SLACK_BOT_TOKEN is missing: set it to run the Slack adapter');
-  const logger = ctx.logger.child({ platform: 'slack' });
+  // The composition root already binds `platform`; binding it again repeats the key in every line.
+  const logger = ctx.logger;
   const boltLogger = createBoltLogger(logger);
   const api = { apiUrl: slack.apiUrl, logger: boltLogger };
   const client = createWebClient(slack.botToken, api);

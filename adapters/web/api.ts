@@ -4,12 +4,16 @@ import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.
 import { newRef } from '../../src/commands/format.js';
 import { COMMANDS_WITHOUT_OPTIONS } from '../../src/commands/registry.js';
 import { SET_FORMS, type SettingName } from '../../src/commands/settings.js';
+import { isRedisConnectionError } from '../../src/redis-errors.js';
 import type { CommandReply } from '../../src/commands/types.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { isWebChannel, WEB_CHANNELS, WEB_WORKSPACE_ID } from './channels.js';
 import { runCommandText } from './command-text.js';
 import type { WebEventStore } from './event-store.js';
 import { stripMention, toIncomingMessage, webCaller } from './normalise.js';
+
+/** What the page shows while Redis is away (the bridge reconnects by itself). */
+export const QUEUE_UNAVAILABLE = 'The queue is unavailable, retrying… (the bridge lost its Redis connection)';
 
 /** Largest JSON body the API reads. */
 export const API_BODY_LIMIT = '64kb';
@@ -84,6 +88,19 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
     next();
   });
 
+  // Answered from memory, so the page learns within a second that Redis is gone.
+  const redisReady = () => ctx.redis.status === 'ready';
+  api.get('/status', (_req, res) => {
+    res.json({ queue: redisReady() ? 'ok' : 'unavailable' });
+  });
+
+  // Everything else reads or writes Redis: while it is away, say so at once instead of
+  // letting the request wait out the client's retries.
+  api.use((req, res, next) => {
+    if (req.path === '/info' || redisReady()) return next();
+    res.status(503).json({ error: QUEUE_UNAVAILABLE, code: 'queue_unavailable' });
+  });
+
   api.get('/info', (_req, res) => {
     res.json({ mode: ctx.config.mode, workspaceId: WEB_WORKSPACE_ID, channels: WEB_CHANNELS, maxMessageChars: ctx.config.maxMessageChars });
   });
@@ -103,8 +120,14 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
   });
 
   api.get('/queue', async (_req, res) => {
-    const [counts, failures] = await Promise.all([ctx.queueInfo.counts(), ctx.queueInfo.recentFailures(10)]);
-    res.json({ counts, failures });
+    const [counts, failures, gaveUp] = await Promise.all([
+      ctx.queueInfo.counts(),
+      ctx.queueInfo.recentFailures(10),
+      ctx.queueInfo.gaveUp?.() ?? Promise.resolve(0),
+    ]);
+    // A job whose message was given up on still completes in BullMQ: it is counted once, as
+    // "Gave up" (like agent_bridge_messages_total{outcome="gave_up"}), not as "Completed".
+    res.json({ counts: { ...counts, completed: Math.max(0, counts.completed - gaveUp), gaveUp }, failures });
   });
 
   api.post('/messages', async (req, res) => {
@@ -182,7 +205,9 @@ function apiErrors(ctx: AdapterContext): ErrorRequestHandler {
   return (err, _req, res, _next) => {
     const e = err as { type?: string; status?: number; statusCode?: number };
     const status = e.status ?? e.statusCode;
-    if (e.type === 'entity.too.large') {
+    if (isRedisConnectionError(err)) {
+      res.status(503).json({ error: QUEUE_UNAVAILABLE, code: 'queue_unavailable' });
+    } else if (e.type === 'entity.too.large') {
       res.status(413).json({ error: `The request body is too large (at most ${API_BODY_LIMIT}).` });
     } else if (e.type === 'entity.parse.failed') {
       // The parser's message quotes the body, which may hold a secret: never echo it.

@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Platform } from '../core/conversation.js';
 import type { Logger } from '../logger.js';
+import { isRedisConnectionError } from '../redis-errors.js';
 import type { Binding, BindingStore } from './types.js';
 
 export interface BindingCacheOptions {
@@ -51,7 +52,10 @@ export function createCachedBindingStore(options: BindingCacheOptions): CachedBi
   };
 
   const sub = options.redis.duplicate({ connectionName: `${options.prefix}:bindings-cache` });
-  sub.on('error', (err) => options.logger?.warn({ err: { message: err.message } }, 'binding cache subscription error'));
+  // A Redis outage is logged once, as lost and back, by the composition root.
+  sub.on('error', (err) => {
+    if (!isRedisConnectionError(err)) options.logger?.warn({ err: { message: err.message } }, 'binding cache subscription error');
+  });
   sub.on('message', (ch: string, name: string) => {
     if (ch !== channel) return;
     invalidate(name);

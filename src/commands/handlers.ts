@@ -30,6 +30,14 @@ export function createCommands(options: CommandsOptions): Commands {
   const instances = createInstanceCache(agentApi, deps.instanceCacheMs, now);
 
   const audit: AuditWriter = async (caller, entry) => {
+    // An operator sees admin actions at info without reading the audit stream
+    // (credentials log their own line; refusals theirs).
+    if (entry.action === 'bind' || entry.action === 'unbind' || entry.action === 'set') {
+      logger.info(
+        { action: entry.action, outcome: entry.outcome, instanceId: entry.instanceId, detail: entry.detail, platform: caller.platform, channelId: caller.channelId, userId: caller.userId },
+        'admin action',
+      );
+    }
     try {
       await deps.audit.record({
         actor: caller.userId,

@@ -2,14 +2,10 @@ import { readFileSync } from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
 import { envSchema, type Env } from './schema.js';
 import { parseBindingDefaults, type BindingDefault } from './bindings-env.js';
+import { ConfigError } from './config-error.js';
+import { redisSettingProblems } from '../redis.js';
 
-/** A setting is missing or wrong. The message names the variable and how to fix it. */
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(problems.length === 1 ? `Configuration error: ${problems[0]}` : `Configuration errors:\n- ${problems.join('\n- ')}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 export interface AgentConfig {
   /** `{base_url}`, including `/api/v1`, without a trailing slash. */
@@ -58,7 +54,19 @@ export interface Config {
   role: 'all' | 'ingress' | 'worker';
   /** Absent only in demo mode, where the composition root starts the emulator. */
   agent?: AgentConfig;
-  redis: { url: string; sentinels: string[]; sentinelName?: string; clusterNodes: string[]; tlsCaFile?: string };
+  redis: {
+    url: string;
+    sentinels: string[];
+    sentinelName?: string;
+    clusterNodes: string[];
+    tlsCaFile?: string;
+    /**
+     * True when no Redis address is configured (`REDIS_URL`, `REDIS_SENTINELS`,
+     * `REDIS_CLUSTER_NODES` all unset), so `url` is the default and `npm start` may run a
+     * private redis-server when nothing answers there.
+     */
+    defaulted: boolean;
+  };
   queue: {
     prefix: string;
     concurrency: number;
@@ -115,19 +123,28 @@ export function readEnvironment(envFile = '.env', env: NodeJS.ProcessEnv = proce
   return { ...fromFile, ...env };
 }
 
+/** The process's PATH, where `npm start` looks for `redis-server` (not a setting of ours). */
+export function executableSearchPath(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PATH ?? '';
+}
+
 /** Validates the environment once and returns a frozen, typed config, or throws ConfigError. */
 export function loadConfig(raw: Record<string, string | undefined> = readEnvironment()): Readonly<Config> {
-  const parsed = envSchema.safeParse(raw);
+  // Every problem in one pass: a wrong value is reported, then left out (its default stands
+  // in) so the checks that combine settings still run and report theirs too.
+  const problems: string[] = [];
+  let parsed = envSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) => {
-        const name = String(i.path[0] ?? 'environment');
-        return i.message.startsWith(name) ? i.message : `${name}: ${i.message}`;
-      }),
-    );
+    const wrong = new Set<string>();
+    for (const i of parsed.error.issues) {
+      const name = String(i.path[0] ?? 'environment');
+      wrong.add(name);
+      problems.push(i.message.startsWith(name) ? i.message : `${name}: ${i.message}`);
+    }
+    parsed = envSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([k]) => !wrong.has(k))));
+    if (!parsed.success) throw new ConfigError(problems);
   }
   const e = parsed.data;
-  const problems: string[] = [];
   const missing = (name: string, why: string) => problems.push(`${name} is missing (${why}): ${FIX[name] ?? 'set it'}`);
 
   const platformConfigured = Boolean(e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET || e.DISCORD_TOKEN);
@@ -201,6 +218,17 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     problems.push('REDIS_SENTINEL_NAME is missing (REDIS_SENTINELS is set): set it to the master group name, for example mymaster');
   }
 
+  if (!problems.some((p) => p.startsWith('REDIS_'))) {
+    problems.push(
+      ...redisSettingProblems({
+        url: e.REDIS_URL,
+        sentinels: e.REDIS_SENTINELS,
+        clusterNodes: e.REDIS_CLUSTER_NODES,
+        tlsCaFile: e.REDIS_TLS_CA_FILE,
+      }),
+    );
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
 
   const secrets = [
@@ -216,16 +244,18 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     redisPassword(e.REDIS_URL),
   ].filter((s): s is string => typeof s === 'string' && s.length >= 4);
 
+  const redisDefaulted = !raw.REDIS_URL?.trim() && e.REDIS_SENTINELS.length === 0 && e.REDIS_CLUSTER_NODES.length === 0;
   const config: Config = {
     mode,
     role: e.ROLE,
     agent,
     redis: {
-      url: e.REDIS_URL,
+      url: redisDefaulted ? defaultRedisUrl(raw) : e.REDIS_URL,
       sentinels: e.REDIS_SENTINELS,
       sentinelName: e.REDIS_SENTINEL_NAME,
       clusterNodes: e.REDIS_CLUSTER_NODES,
       tlsCaFile: e.REDIS_TLS_CA_FILE,
+      defaulted: redisDefaulted,
     },
     queue: {
       prefix: e.QUEUE_PREFIX,
@@ -260,6 +290,16 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     secrets,
   };
   return deepFreeze(config);
+}
+
+/**
+ * Where to look for Redis when `REDIS_URL` is unset: 127.0.0.1:6379. For tests only,
+ * `AGENT_BRIDGE_DEFAULT_REDIS_URL` moves that default (so a test can see "nothing answers"
+ * without stopping the shared Redis); it is not an operator setting and not in the schema.
+ */
+function defaultRedisUrl(raw: Record<string, string | undefined>): string {
+  const override = raw.AGENT_BRIDGE_DEFAULT_REDIS_URL?.trim();
+  return override && /^redis:\/\/127\.0\.0\.1:\d+$/.test(override) ? override : 'redis://127.0.0.1:6379';
 }
 
 function redisPassword(url: string): string | undefined {

@@ -23,6 +23,8 @@ export interface FailureEntry {
 export interface QueueInfo {
   counts(): Promise<{ waiting: number; active: number; completed: number; failed: number; delayed: number }>;
   recentFailures(limit: number): Promise<FailureEntry[]>;
+  /** Messages given up on, in total; optional so other implementations need not count. */
+  gaveUp?(): Promise<number>;
 }
 
 /**

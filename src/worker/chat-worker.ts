@@ -5,6 +5,7 @@ import { LOWEST_PRIORITY, type ChatQueue } from '../queue/chat-queue.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData } from '../queue/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
 import { patiently, type MessageProcessor } from './process-message.js';
+import { isRedisConnectionError } from '../redis-errors.js';
 
 export interface ChatWorkerOptions {
   /** A connection BullMQ may block on (`maxRetriesPerRequest: null`). */
@@ -137,7 +138,12 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
     limiter: { max: 1_000_000, duration: 1_000 },
   });
 
-  worker.on('error', (err) => o.logger.error({ err: { message: err.message } }, 'worker error'));
+  // A Redis outage has its own lost/back lines (app.ts); repeating it per retry buries them.
+  worker.on('error', (err) =>
+    isRedisConnectionError(err)
+      ? o.logger.debug({ err: { message: err.message } }, 'worker: Redis connection error')
+      : o.logger.error({ err: { message: err.message } }, 'worker error'),
+  );
   worker.on('failed', (job, err) => {
     if (!job) return;
     o.logger.error({ jobId: job.id, attemptsMade: job.attemptsMade, err: { message: err.message } }, 'job failed');

@@ -25,6 +25,11 @@ export function explainFailure(error: unknown): string {
     case 'forbidden':
       return "agent-bridge isn't allowed to use the agent service. Please tell an admin.";
     case 'bad_request':
+      if (error.status === 409) {
+        // The service's own reason (already scrubbed of secrets by the client), e.g. "instance x is stopped".
+        const reason = /^agent service answered 409: (.{1,200})$/.exec(error.message)?.[1];
+        return `This channel's agent instance is stopped or not ready${reason ? ` (the agent service said: ${reason})` : ''}. Please ask an admin to start it, or to bind another instance.`;
+      }
       return "The agent service couldn't accept this message.";
     case 'invalid_response':
       if (error.code === 'response_too_large') return "The agent's answer was too long to post here. Please ask for a shorter answer.";

@@ -76,6 +76,7 @@ export class MessageProcessor {
     let first = progress.posted;
     /** Whether "posting chunk `first`" is already recorded by the write that stored the reply. */
     let postingRecorded = false;
+    let agentMs: number | undefined;
     if (reply === undefined) {
       if (progress.started && this.o.callGuarantee === 'at-most-once') {
         // The call was made (maybe billed) and its answer died with the worker: never call twice.
@@ -94,7 +95,8 @@ export class MessageProcessor {
       } catch (err) {
         return this.onError(m, port, progress, err, record);
       } finally {
-        log.debug({ ms: Math.round(performance.now() - started) }, 'agent call finished');
+        agentMs = Math.round(performance.now() - started);
+        log.debug({ ms: agentMs }, 'agent call finished');
       }
       chunks = this.render(port, reply);
       first = 0;
@@ -125,6 +127,8 @@ export class MessageProcessor {
     // The last "posted" record is the worker's advance, which deletes the message record.
     await port.stopWorking?.(m.reply, 'ok').catch((err) => log.debug({ err }, 'working indicator failed'));
     this.o.metrics.messages.inc({ platform: m.platform, outcome: 'replied' });
+    // The operator's one line per answer at info: who and how fast, never what was said.
+    log.info({ platform: m.platform, agentMs, chunks: chunks.length }, 'message answered');
     return { outcome: 'replied' };
   }
 
