@@ -2,6 +2,7 @@ import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import { createAgentApi } from './agent-api/client.js';
 import type { AgentApi } from './agent-api/types.js';
+import { createFeedbackStore } from './feedback/index.js';
 import { createAuditLog } from './audit/audit-log.js';
 import { createBindingStore } from './bindings/store.js';
 import type { BindingStore } from './bindings/types.js';
@@ -101,6 +102,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const quota = createQuota({ redis, prefix: storePrefix, defaults: config.quotas });
   const dropLog = createDropLog({ redis, prefix: storePrefix, logger });
   const audit = createAuditLog({ redis, prefix: storePrefix, maxEntries: config.auditMaxEntries });
+  const feedback = createFeedbackStore({ redis, prefix: storePrefix, maxEntries: config.feedbackMaxEntries, registry: metrics.registry });
   const failures = new FailureLog(redis, storePrefix);
   const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n) };
 
@@ -189,6 +191,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         replyPort: ports[p.platform]!,
         bindings,
         queueInfo,
+        feedback,
       });
       adapters.push(adapter);
     }
