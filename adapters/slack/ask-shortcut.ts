@@ -56,7 +56,10 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
     const askerName = str(s.user?.name);
     const threadTs = str(target.thread_ts) ?? messageTs;
     const messageId = `${channel}:${messageTs}:ask:${asker}`;
-    if (!(await deps.seen.first(messageId))) return;
+    if (!(await deps.seen.first(messageId))) {
+      deps.logger.debug({ messageId }, 'Ask the agent: this user already asked about this message');
+      return;
+    }
 
     const body = slackTextToPlain(str(target.text) ?? '', identity.userId);
     const files = target.files;
