@@ -1,6 +1,8 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
+import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.js';
 import { newRef } from '../../src/commands/format.js';
+import { COMMANDS, type CommandEntry } from '../../src/commands/registry.js';
 import type { CommandReply } from '../../src/commands/types.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { isWebChannel, WEB_CHANNELS, WEB_WORKSPACE_ID } from './channels.js';
@@ -14,6 +16,15 @@ export const API_BODY_LIMIT = '64kb';
 const channel = z.string().refine(isWebChannel, { message: `must be one of ${WEB_CHANNELS.map((c) => c.id).join(', ')}` });
 const userName = z.string().trim().min(1, { message: 'enter your name' }).max(40);
 const who = { channel, userName };
+/** Commands the admin panel runs as buttons: those of the command table that take no options. */
+const BUTTON_COMMANDS = buttonCommands();
+
+function buttonCommands(): [string, ...string[]] {
+  const names = (COMMANDS as readonly CommandEntry[]).filter((c) => c.run && c.options.length === 0).map((c) => c.name);
+  const [first, ...rest] = names;
+  if (first === undefined) throw new Error('the command table has no command without options');
+  return [first, ...rest];
+}
 
 const schemas = {
   message: z.object({
@@ -24,7 +35,7 @@ const schemas = {
   }),
   bind: z.object({ ...who, instanceId: z.string().trim().min(1).max(200), mode: z.enum(['mention', 'all']).default('mention') }),
   channelOnly: z.object(who),
-  command: z.object({ ...who, name: z.enum(['help', 'instances', 'status', 'why', 'audit']) }),
+  command: z.object({ ...who, name: z.enum(BUTTON_COMMANDS) }),
   commandText: z.object({ ...who, text: z.string().max(2000) }),
   set: z.object({ ...who, setting: z.enum(['errors', 'context', 'quota']), value: z.string().trim().min(1).max(100) }),
   credential: z.object({
@@ -146,8 +157,7 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
   api.post('/command', async (req, res) => {
     const b = body(schemas.command, req, res);
     if (!b) return;
-    const caller = webCaller(b.channel, b.userName);
-    const reply = b.name === 'help' ? commands.help() : await commands[b.name](caller);
+    const reply = await runPlainCommand(commands, webCaller(b.channel, b.userName), { name: b.name } as PlainCommand);
     res.json({ reply });
   });
 
