@@ -94,6 +94,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     set: call('set'),
     why: call('why'),
     audit: call('audit'),
+    feedback: call('feedback'),
     refuse: call('refuse'),
     cachedInstances: async () => [
       { id: 'inst_a', name: 'Alpha', status: 'running', type: 'assistant' },

@@ -141,6 +141,40 @@ describe.each(['http', 'socket'] as const)('Slack native features over %s', (mod
     });
   });
 
+  describe('commands', () => {
+    it('`set prompts` changes what an assistant thread from that channel suggests; `feedback` shows the votes', async () => {
+      const channel = mode === 'http' ? 'C0PRMHTTP' : 'C0PRMSOCK';
+      const bound = await h.to.command({ text: 'bind demo-helper', user: W.admin, channel });
+      await h.slack.waitForCall('response_url', (c) => c.response.id === bound.responseUrlId);
+      const set = await h.to.command({ text: 'set prompts Summarise this channel | What Changed?', user: W.admin, channel });
+      const answer = await h.slack.waitForCall('response_url', (c) => c.response.id === set.responseUrlId);
+      expect(answer.rawBody).toContain('What Changed?');
+      const refused = await h.to.command({ text: 'set prompts x', user: W.user, channel });
+      await h.slack.waitForCall('response_url', (c) => c.response.id === refused.responseUrlId);
+
+      const dm = mode === 'http' ? 'D0ASSIST7' : 'D0ASSIST8';
+      const started = h.slack.assistantThreadStarted({ user: W.user, dm, contextChannel: channel });
+      await h.to.event(started.event);
+      const prompts = await h.slack.waitForCall('assistant.threads.setSuggestedPrompts', (c) => c.params.thread_ts === started.threadTs);
+      expect(JSON.parse(prompts.params.prompts!).map((p: { title: string }) => p.title)).toEqual(['Summarise this channel', 'What Changed?']);
+
+      await createFeedbackStore({ redis, prefix: `${h.prefix}:chat` }).record({
+        instanceId: 'demo-poet',
+        agentMessageId: `msg_cmd_${mode}`,
+        platform: 'slack',
+        workspaceId: 'T0EMU',
+        channelId: channel,
+        userId: W.user,
+        rating: 'negative',
+        link: 'https://emulated.slack.com/archives/C1/p1',
+      });
+      const fb = await h.to.command({ text: 'feedback', user: W.admin, channel });
+      const shown = await h.slack.waitForCall('response_url', (c) => c.response.id === fb.responseUrlId);
+      expect(shown.rawBody).toContain('demo-poet');
+      expect(shown.rawBody).toContain('https://emulated.slack.com/archives/C1/p1');
+    });
+  });
+
   describe('"Ask the agent" shortcut', () => {
     it("sends the message's text and author to the channel's instance, answers in its thread, once per user", async () => {
       const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `release notes for ${mode} are ready` });
