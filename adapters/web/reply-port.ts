@@ -30,8 +30,19 @@ export function createWebReplyPort(deps: ReplyPortDeps, store?: WebEventStore): 
   return {
     platform: 'web',
     render: (markdown) => splitMarkdown(markdown, WEB_MAX_CHUNK),
-    postChunk: (target, chunk, index) =>
-      append({ type: 'reply', channelId: target.channelId, replyTo: target.messageId, index, text: chunk, at: Date.now() }),
+    postChunk: (target, chunk, index, info) =>
+      append({
+        type: 'reply',
+        channelId: target.channelId,
+        replyTo: target.messageId,
+        index,
+        text: chunk,
+        at: Date.now(),
+        // The last chunk carries the feedback buttons.
+        ...(info?.agentMessageId && info.instanceId && index === info.total - 1
+          ? { feedback: { instanceId: info.instanceId, agentMessageId: info.agentMessageId } }
+          : {}),
+      }),
     postNotice: (target, text) =>
       append({ type: 'notice', channelId: target.channelId, replyTo: target.messageId, text, at: Date.now() }),
     startWorking: (target) => append({ type: 'working', channelId: target.channelId, replyTo: target.messageId, at: Date.now() }),
