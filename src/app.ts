@@ -5,6 +5,7 @@ import type { AgentApi } from './agent-api/types.js';
 import { createSuggestedPromptStore } from './prompts/suggested-prompts.js';
 import { createFeedbackStore } from './feedback/index.js';
 import { createAuditLog } from './audit/audit-log.js';
+import { createCachedBindingStore } from './bindings/cache.js';
 import { createBindingStore } from './bindings/store.js';
 import type { BindingStore } from './bindings/types.js';
 import { createCommands } from './commands/handlers.js';
@@ -18,6 +19,7 @@ import { createDropLog } from './diagnostics/drop-log.js';
 import { mountDashboard } from './http/dashboard.js';
 import { createHttpServer } from './http/server.js';
 import { createIngress } from './ingress/ingress.js';
+import { createInstanceLabel, learnInstancesFrom } from './instance-label.js';
 import type { Ingress } from './ingress/types.js';
 import { createLogger, secrets as processSecrets, type Logger, type SecretRegistry } from './logger.js';
 import { Metrics } from './metrics.js';
@@ -76,16 +78,21 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   await waitForRedis(redis, config.redis.url);
 
   if (!options.agentApi && !config.agent) throw new Error('no agent service configured');
-  const agentApi =
+  // Metric labels name only instances the service listed; anything typed by hand is `other`.
+  const instanceLabel = createInstanceLabel();
+  const client =
     options.agentApi ??
     createAgentApi(config.agent!, {
       logger,
       onCall: (e) => {
-        const labels = { endpoint: e.operation, agent_instance: e.instanceId ?? '', status: String(e.status ?? e.kind ?? 'error') };
+        const labels = { endpoint: e.operation, agent_instance: instanceLabel.label(e.instanceId), status: String(e.status ?? e.kind ?? 'error') };
         metrics.agentRequests.inc(labels);
         metrics.agentLatency.observe(labels, e.durationMs / 1000);
       },
     });
+  const agentApi = learnInstancesFrom(client, instanceLabel);
+
+  if (agentApi.calls) metrics.watchAgentCalls(agentApi.calls);
 
   // BullMQ loads its ~60 scripts onto its connection, which makes every MULTI on it slow
   // (measured 55 µs against 7 µs); the bridge's own commands use a connection of their own.
@@ -99,7 +106,13 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     keepFailed: config.queue.keepFailed,
   });
   queue.queue.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue connection error'));
-  const bindings = createBindingStore({ redis, prefix: storePrefix, defaults: config.bindings, logger });
+  // Ingress looks the binding up for every message: served from memory, dropped on bind/unbind anywhere.
+  const bindings = createCachedBindingStore({
+    store: createBindingStore({ redis, prefix: storePrefix, defaults: config.bindings, logger }),
+    redis,
+    prefix: storePrefix,
+    logger,
+  });
   const quota = createQuota({ redis, prefix: storePrefix, defaults: config.quotas });
   const dropLog = createDropLog({ redis, prefix: storePrefix, logger });
   const audit = createAuditLog({ redis, prefix: storePrefix, maxEntries: config.auditMaxEntries });
@@ -208,7 +221,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       await queue.close().catch(() => {});
       // The worker's connection may still carry commands of jobs cut off by the timeout.
       workerRedis?.disconnect();
-      await Promise.allSettled([redis.quit(), bullRedis.quit()]);
+      await Promise.allSettled([bindings.close(), redis.quit(), bullRedis.quit()]);
       logger.info('stopped');
     })();
     return stopping;

@@ -2,7 +2,8 @@ import express, { type ErrorRequestHandler, type Request, type RequestHandler, t
 import { z } from 'zod';
 import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.js';
 import { newRef } from '../../src/commands/format.js';
-import { COMMANDS, type CommandEntry } from '../../src/commands/registry.js';
+import { COMMANDS_WITHOUT_OPTIONS } from '../../src/commands/registry.js';
+import { SET_FORMS, type SettingName } from '../../src/commands/settings.js';
 import type { CommandReply } from '../../src/commands/types.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { isWebChannel, WEB_CHANNELS, WEB_WORKSPACE_ID } from './channels.js';
@@ -16,15 +17,6 @@ export const API_BODY_LIMIT = '64kb';
 const channel = z.string().refine(isWebChannel, { message: `must be one of ${WEB_CHANNELS.map((c) => c.id).join(', ')}` });
 const userName = z.string().trim().min(1, { message: 'enter your name' }).max(40);
 const who = { channel, userName };
-/** Commands the admin panel runs as buttons: those of the command table that take no options. */
-const BUTTON_COMMANDS = buttonCommands();
-
-function buttonCommands(): [string, ...string[]] {
-  const names = (COMMANDS as readonly CommandEntry[]).filter((c) => c.run && c.options.length === 0).map((c) => c.name);
-  const [first, ...rest] = names;
-  if (first === undefined) throw new Error('the command table has no command without options');
-  return [first, ...rest];
-}
 
 const schemas = {
   feedback: z.object({
@@ -41,9 +33,10 @@ const schemas = {
   }),
   bind: z.object({ ...who, instanceId: z.string().trim().min(1).max(200), mode: z.enum(['mention', 'all']).default('mention') }),
   channelOnly: z.object(who),
-  command: z.object({ ...who, name: z.enum(BUTTON_COMMANDS) }),
+  // The admin panel's buttons: every command of the table that takes no options.
+  command: z.object({ ...who, name: z.enum(COMMANDS_WITHOUT_OPTIONS) }),
   commandText: z.object({ ...who, text: z.string().max(2000) }),
-  set: z.object({ ...who, setting: z.enum(['errors', 'context', 'quota']), value: z.string().trim().min(1).max(100) }),
+  set: z.object({ ...who, setting: z.enum(Object.keys(SET_FORMS) as [SettingName, ...SettingName[]]), value: z.string().trim().min(1).max(100) }),
   credential: z.object({
     ...who,
     instanceId: z.string().trim().min(1).max(200),

@@ -1,5 +1,5 @@
 import { code } from './format.js';
-import { describeChange, parseSetting, SET_FORMS } from './settings.js';
+import { describeChange, parseSetting, QUOTA_NAMES, SET_FORMS, type SettingName } from './settings.js';
 import type { CommandCaller, CommandReply, Commands } from './types.js';
 
 /**
@@ -115,15 +115,10 @@ const INSTANCE_OPTION = {
 type Mode = 'mention' | 'all';
 const isMode = (value: string): value is Mode => value === 'mention' || value === 'all';
 
-/** `set` settings as Discord choices; `quota-*` stand for `set quota <name> <n>`. */
-export const SETTING_CHOICES = [
-  'errors',
-  'context',
-  'quota-user-per-minute',
-  'quota-user-per-day',
-  'quota-channel-per-minute',
-  'quota-channel-per-day',
-] as const;
+/** `set` settings as Discord choices (one option each); `quota-*` stand for `set quota <name> <n>`. */
+export const SETTING_CHOICES: readonly string[] = (Object.keys(SET_FORMS) as SettingName[]).flatMap((setting) =>
+  setting === 'quota' ? Object.keys(QUOTA_NAMES).map((quota) => `quota-${quota}`) : [setting],
+);
 
 const BIND_USAGE = 'bind <instance-id> [mention|all]';
 const CREDENTIAL_USAGE = 'credential <instance-id>';
@@ -328,6 +323,11 @@ const BY_WORD = new Map<string, CommandEntry<CommandName>>();
 for (const entry of COMMANDS as readonly CommandEntry<CommandName>[]) {
   for (const word of [entry.name, ...(entry.aliases ?? [])]) BY_WORD.set(word, entry);
 }
+
+/** Commands that take no options and open no form (the playground runs them as buttons). */
+export const COMMANDS_WITHOUT_OPTIONS = (COMMANDS as readonly CommandEntry<CommandName>[])
+  .filter((entry) => entry.run && entry.options.length === 0)
+  .map((entry) => entry.name) as [CommandName, ...CommandName[]];
 
 /** The entry for a command name or alias as typed (any case), or undefined. */
 export function findCommand(word: string): CommandEntry<CommandName> | undefined {

@@ -21,6 +21,8 @@ export interface AgentConfig {
   timeoutMs: number;
   /** Limit of every other call. */
   otherTimeoutMs: number;
+  /** Largest answer body read (AGENT_MAX_RESPONSE_BYTES); unset: no limit. */
+  maxResponseBytes?: number;
 }
 
 export interface SlackConfig {
@@ -141,6 +143,7 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
         sessionToken: e.AGENT_SESSION_TOKEN,
         timeoutMs: e.AGENT_TIMEOUT_MS,
         otherTimeoutMs: 15_000,
+        maxResponseBytes: e.AGENT_MAX_RESPONSE_BYTES,
       };
     }
   }

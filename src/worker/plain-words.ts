@@ -27,6 +27,7 @@ export function explainFailure(error: unknown): string {
     case 'bad_request':
       return "The agent service couldn't accept this message.";
     case 'invalid_response':
+      if (error.code === 'response_too_large') return "The agent's answer was too long to post here. Please ask for a shorter answer.";
       return "The agent service sent an answer that couldn't be read. Please try again.";
     default:
       return 'Something went wrong while answering. Please try again.';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { agentCommand } from '../../adapters/discord/commands/definition.js';
 import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.js';
 import { parseCommandText } from '../../src/commands/parse.js';
-import { COMMANDS, findCommand, helpLines, type CommandEntry } from '../../src/commands/registry.js';
+import { COMMANDS, COMMANDS_WITHOUT_OPTIONS, findCommand, helpLines, type CommandEntry } from '../../src/commands/registry.js';
 import type { CommandCaller, CommandReply, Commands } from '../../src/commands/types.js';
 
 /**
@@ -78,6 +78,13 @@ describe('the command table', () => {
     }
     expect(calls.find((c) => c.method === 'bind')?.args).toEqual([caller, 'inst_a', 'all']);
     expect(calls.find((c) => c.method === 'set')?.args).toEqual([caller, 'errors', 'reaction']);
+  });
+
+  it("gives the playground's buttons every command without options, and no form", () => {
+    expect(COMMANDS_WITHOUT_OPTIONS).toEqual(entries.filter((e) => e.options.length === 0 && !e.form).map((e) => e.name));
+    expect(COMMANDS_WITHOUT_OPTIONS).toEqual(expect.arrayContaining(['instances', 'status', 'why', 'audit', 'help']));
+    expect(COMMANDS_WITHOUT_OPTIONS).not.toContain('bind');
+    expect(COMMANDS_WITHOUT_OPTIONS).not.toContain('credential');
   });
 
   it('reads Discord options into the same arguments as the typed text', () => {

@@ -1,5 +1,6 @@
 import type { AutocompleteInteraction, ApplicationCommandOptionChoiceData } from 'discord.js';
 import type { Instance } from '../../../src/agent-api/types.js';
+import { withTimeout } from '../../../src/commands/agent-errors.js';
 import { findCommand } from '../../../src/commands/registry.js';
 import type { Commands } from '../../../src/commands/types.js';
 
@@ -33,19 +34,6 @@ export function instanceChoices(instances: readonly Instance[], typed: string): 
   }));
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('instance lookup timed out')), ms);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
  * Answers autocomplete for options the command table marks `autocompleteInstances`, from the cached instance list. Non-admins and
  * failed lookups get an empty list: autocomplete never shows an error.
@@ -60,7 +48,7 @@ export async function respondInstances(
   let choices: ApplicationCommandOptionChoiceData<string>[] = [];
   if (admin && option?.autocompleteInstances) {
     try {
-      choices = instanceChoices(await withTimeout(commands.cachedInstances(), LOOKUP_TIMEOUT_MS), String(focused.value));
+      choices = instanceChoices(await withTimeout(commands.cachedInstances(), LOOKUP_TIMEOUT_MS, 'listing instances'), String(focused.value));
     } catch {
       choices = [];
     }
