@@ -30,7 +30,7 @@ describe.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])('%s', (file) 
     expect(items(yaml, 'bot')).toEqual(
       expect.arrayContaining(['app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history', 'chat:write', 'reactions:write', 'users:read', 'commands', 'assistant:write', 'files:read']),
     );
-    expect(yaml).toMatch(/\n  assistant_view:\n    assistant_description: \S/);
+    expect(yaml).toMatch(/\n {2}assistant_view:\n {4}assistant_description: \S/);
     expect(yaml).toMatch(/- name: Ask the agent\n\s+type: message\n\s+callback_id: ask_agent\n/);
     expect(yaml).toMatch(/- command: \/agent\n/);
     expect(yaml).toMatch(/messages_tab_enabled: true/);
