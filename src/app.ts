@@ -2,6 +2,8 @@ import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import { createAgentApi } from './agent-api/client.js';
 import type { AgentApi } from './agent-api/types.js';
+import { createSuggestedPromptStore } from './prompts/suggested-prompts.js';
+import { createFeedbackStore } from './feedback/index.js';
 import { createAuditLog } from './audit/audit-log.js';
 import { createCachedBindingStore } from './bindings/cache.js';
 import { createBindingStore } from './bindings/store.js';
@@ -137,6 +139,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const quota = createQuota({ redis, prefix: storePrefix, defaults: config.quotas });
   const dropLog = createDropLog({ redis, prefix: storePrefix, logger });
   const audit = createAuditLog({ redis, prefix: storePrefix, maxEntries: config.auditMaxEntries });
+  const prompts = createSuggestedPromptStore({ redis, prefix: storePrefix });
+  const feedback = createFeedbackStore({ redis, prefix: storePrefix, maxEntries: config.feedbackMaxEntries, registry: metrics.registry });
   const failures = new FailureLog(redis, storePrefix);
   const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n), gaveUp: () => failures.total() };
 
@@ -144,7 +148,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   for (const p of options.platforms) ports[p.platform] = p.createReplyPort({ config, logger, redis });
 
   const commandsFor = (commandName: string) =>
-    createCommands({ agentApi, bindings, quota, dropLog, audit, queueStats: () => queue.counts(), logger, secrets, commandName });
+    createCommands({ agentApi, bindings, quota, dropLog, audit, queueStats: () => queue.counts(), logger, secrets, commandName, prompts, feedback });
   const commands = commandsFor('/agent');
   // Slack's slash command name is configurable; answers there must name it as users type it.
   const slackCommands = config.slack && config.slack.command !== '/agent' ? commandsFor(config.slack.command) : commands;
@@ -228,6 +232,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         replyPort: ports[p.platform]!,
         bindings,
         queueInfo,
+        feedback,
       });
       adapters.push(adapter);
     }

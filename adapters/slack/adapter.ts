@@ -7,7 +7,15 @@ import { createBoltLogger } from './bolt-logger.js';
 import { registerCredentialModal } from './credential-modal.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
 import { PlatformError } from '../../src/core/errors.js';
-import { registerMessageListeners } from './message-listener.js';
+import { createFeedbackStore } from '../../src/feedback/index.js';
+import { createSuggestedPromptStore } from '../../src/prompts/suggested-prompts.js';
+import { registerAskShortcut, ASK_AGENT_CALLBACK_ID } from './ask-shortcut.js';
+import { registerAssistant } from './assistant.js';
+import { createAssistantThreads } from './assistant-threads.js';
+import { registerFeedbackAction } from './feedback-action.js';
+import { FEEDBACK_ACTION_ID } from './feedback-blocks.js';
+import { createSlackFileReader } from './files.js';
+import { createMessageHandler, registerMessageListeners, type MessageListenerDeps } from './message-listener.js';
 import type { BotIdentity } from './normalise.js';
 import { createSeenOnce } from './seen-once.js';
 import { bullPrefix } from '../../src/redis.js';
@@ -123,13 +131,32 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     logger.error({ code: err.code, err: { message: err.message } }, 'Slack listener failed');
   });
 
-  const isAdmin = createAdminCheck(slack, createUserDirectory(client), logger);
-  registerMessageListeners(app, {
+  const users = createUserDirectory(client);
+  const isAdmin = createAdminCheck(slack, users, logger);
+  const storePrefix = `${bullPrefix(ctx.config)}:chat`;
+  const messageDeps: MessageListenerDeps = {
     ingress: ctx.ingress,
     logger,
     identity,
     seen: createSeenOnce(ctx.redis, bullPrefix(ctx.config), logger),
+    replyPort: ctx.replyPort,
+    ...(ctx.config.maxAttachmentBytes > 0
+      ? { files: createSlackFileReader({ botToken: slack.botToken, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars }) }
+      : {}),
+  };
+  registerMessageListeners(app, messageDeps);
+  registerAssistant(app, {
+    threads: createAssistantThreads(ctx.redis, storePrefix),
+    prompts: createSuggestedPromptStore({ redis: ctx.redis, prefix: storePrefix }),
+    bindings: ctx.bindings,
+    logger,
+    handleMessage: createMessageHandler(messageDeps),
   });
+  registerFeedbackAction(app, {
+    feedback: ctx.feedback ?? createFeedbackStore({ redis: ctx.redis, prefix: storePrefix, maxEntries: ctx.config.feedbackMaxEntries }),
+    logger,
+  });
+  registerAskShortcut(app, { ...messageDeps, bindings: ctx.bindings, users });
   registerSlashCommand(app, { commands: ctx.commands, logger, isAdmin, commandName: slack.command });
   registerCredentialModal(app, {
     commands: ctx.commands,
@@ -140,8 +167,8 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     ...(options.credentialAckBudgetMs !== undefined ? { ackBudgetMs: options.credentialAckBudgetMs } : {}),
   });
   // Buttons or shortcuts the bot did not make still get their ack, so Slack shows no error.
-  app.action(/.*/, async ({ ack }) => ack());
-  app.shortcut(/.*/, async ({ ack }) => ack());
+  app.action(new RegExp(`^(?!${FEEDBACK_ACTION_ID}$)`), async ({ ack }) => ack());
+  app.shortcut(new RegExp(`^(?!${ASK_AGENT_CALLBACK_ID}$)`), async ({ ack }) => ack());
 
   let started: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;

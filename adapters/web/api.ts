@@ -10,7 +10,7 @@ import type { AdapterContext } from '../../src/core/platform-context.js';
 import { isWebChannel, WEB_CHANNELS, WEB_WORKSPACE_ID } from './channels.js';
 import { runCommandText } from './command-text.js';
 import type { WebEventStore } from './event-store.js';
-import { stripMention, toIncomingMessage, webCaller } from './normalise.js';
+import { stripMention, toIncomingMessage, webCaller, webUserId } from './normalise.js';
 
 /** What the page shows while Redis is away (the bridge reconnects by itself). */
 export const QUEUE_UNAVAILABLE = 'The queue is unavailable, retrying… (the bridge lost its Redis connection)';
@@ -23,6 +23,12 @@ const userName = z.string().trim().min(1, { message: 'enter your name' }).max(40
 const who = { channel, userName };
 
 const schemas = {
+  feedback: z.object({
+    ...who,
+    instanceId: z.string().min(1).max(200),
+    agentMessageId: z.string().min(1).max(200),
+    rating: z.enum(['positive', 'negative']),
+  }),
   message: z.object({
     ...who,
     messageId: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: 'must be a UUID' }),
@@ -153,6 +159,23 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
       }
     }
     res.json({ messageId: message.messageId, result: await ingress.handle(message) });
+  });
+
+  // A click on a reply's 👍/👎: one vote per user per reply, like Slack's and Discord's buttons.
+  api.post('/feedback', async (req, res) => {
+    const b = body(schemas.feedback, req, res);
+    if (!b) return;
+    if (!ctx.feedback) return void res.status(404).json({ error: 'Feedback is not recorded here.' });
+    await ctx.feedback.record({
+      instanceId: b.instanceId,
+      agentMessageId: b.agentMessageId,
+      rating: b.rating,
+      platform: 'web',
+      workspaceId: WEB_WORKSPACE_ID,
+      channelId: b.channel,
+      userId: webUserId(b.userName),
+    });
+    res.json({ text: 'Thanks for the feedback!' });
   });
 
   api.post('/bind', async (req, res) => {

@@ -5,6 +5,7 @@ import { createBindingCommands, type AuditWriter } from './binding-commands.js';
 import { createCredentialHandler } from './credential.js';
 import { code, newRef, reply } from './format.js';
 import { createInstanceCache } from './instance-cache.js';
+import { createNativeCommands } from './native-commands.js';
 import type { CommandsDeps, CommandsOptions } from './options.js';
 import { createReportCommands } from './report-commands.js';
 import { helpLines } from './registry.js';
@@ -70,6 +71,7 @@ export function createCommands(options: CommandsOptions): Commands {
   const bindingCommands = createBindingCommands(deps, instances, audit);
   const reports = createReportCommands(deps, instances);
   const credential = createCredentialHandler(deps);
+  const native = createNativeCommands(deps, audit);
 
   return {
     help() {
@@ -96,7 +98,9 @@ export function createCommands(options: CommandsOptions): Commands {
 
     bind: (caller, instanceId, mode) => guard('bind', caller, () => bindingCommands.bind(caller, instanceId, mode)),
     unbind: (caller) => guard('unbind', caller, () => bindingCommands.unbind(caller)),
-    set: (caller, setting, value) => guard('set', caller, () => bindingCommands.set(caller, setting, value)),
+    set: (caller, setting, value) =>
+      guard('set', caller, () => (setting === 'prompts' ? native.setPrompts(caller, value) : bindingCommands.set(caller, setting, value))),
+    feedback: (caller) => guard('feedback', caller, () => native.feedback()),
     status: (caller) => guard('status', caller, () => reports.status(caller)),
     why: (caller) => guard('why', caller, () => reports.why(caller)),
     audit: (caller) => guard('audit', caller, () => reports.audit(caller)),

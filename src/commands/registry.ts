@@ -225,6 +225,7 @@ export const COMMANDS = [
       { usage: SET_FORMS.errors, help: 'how failures show in this channel (reply in words, warning reaction only, or nothing)' },
       { usage: SET_FORMS.context, help: "send a thread's earlier messages to the agent along with each message" },
       { usage: SET_FORMS.quota, help: 'message limits for this channel (0 = unlimited, `default` = back to the default)' },
+      { usage: 'set prompts <title> | <title> … (up to 4, or default)', help: "what Slack's assistant suggests when a thread starts from this channel" },
     ],
     summary: 'Change a setting of this channel',
     admin: true,
@@ -244,6 +245,8 @@ export const COMMANDS = [
     ],
     parseText([setting, ...rest]) {
       if (setting === undefined) return invalid('Say what to set: `set errors …`, `set context …` or `set quota …`.');
+      // Prompt titles keep their case and words: the handler reads them.
+      if (setting.toLowerCase() === 'prompts') return { setting: 'prompts', value: rest.join(' ') };
       const result = parseSetting(setting, rest.join(' '));
       return result.ok ? describeChange(result.change) : invalid(result.error);
     },
@@ -275,6 +278,16 @@ export const COMMANDS = [
     admin: true,
     options: [],
     run: (c, caller) => c.audit(caller),
+  }),
+
+  command({
+    name: 'feedback',
+    usage: 'feedback',
+    help: 'votes on replies per instance in the last 7 days, and the latest negative ones with links',
+    summary: 'Feedback on agent replies, last 7 days',
+    admin: true,
+    options: [],
+    run: (c, caller) => c.feedback(caller),
   }),
 
   command({

@@ -35,6 +35,8 @@ export interface Commands {
   set(caller: CommandCaller, setting: string, value: string): Promise<CommandReply>;
   why(caller: CommandCaller): Promise<CommandReply>;
   audit(caller: CommandCaller): Promise<CommandReply>;
+  /** Per instance: positive/negative votes of the last 7 days and the latest negative replies. */
+  feedback(caller: CommandCaller): Promise<CommandReply>;
   /** Records a refused attempt in the audit log and returns the "only admins can …" answer. */
   refuse(caller: CommandCaller, command: CommandName): Promise<CommandReply>;
   /** Instances for autocomplete and pickers, cached for a short time. */

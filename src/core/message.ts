@@ -9,6 +9,8 @@ export interface ReplyTarget {
   messageId: string;
   /** Slack DM replies go inline rather than in a thread. */
   inline?: boolean;
+  /** A Slack assistant thread: progress shows as the thread's status line instead of a reaction. */
+  assistantThread?: boolean;
 }
 
 /**
@@ -40,4 +42,6 @@ export interface IncomingMessage {
   contentMissing?: boolean;
   reply: ReplyTarget;
   receivedAt: number;
+  /** Send the thread's transcript whatever the binding's context setting (Slack assistant threads). */
+  forceThreadContext?: boolean;
 }

@@ -8,6 +8,7 @@ import type { ReplyPort } from './reply-port.js';
 import type { Adapter } from './adapter.js';
 import type { Platform } from './conversation.js';
 import type { BindingStore } from '../bindings/types.js';
+import type { FeedbackStore } from '../feedback/index.js';
 
 /** A message the bridge gave up on, as the playground's admin view lists it. */
 export interface FailureEntry {
@@ -45,6 +46,8 @@ export interface AdapterContext {
   replyPort: ReplyPort;
   bindings: BindingStore;
   queueInfo: QueueInfo;
+  /** Where feedback button clicks are recorded (absent in tests that do not need it). */
+  feedback?: FeedbackStore;
 }
 
 /** What the reply port factory gets: workers build ports without any ingress parts. */

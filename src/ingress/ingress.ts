@@ -144,7 +144,7 @@ export function createIngress(o: IngressOptions): Ingress {
         reply: m.reply,
         receivedAt: m.receivedAt,
         errorPolicy: binding.errorPolicy,
-        context: binding.context,
+        context: m.forceThreadContext ? 'thread' : binding.context,
       };
 
       const result = await withRedisRetry(() => o.queue.enqueue(message), Math.max(deadline, Date.now() + 1000), o.logger).catch(

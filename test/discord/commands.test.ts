@@ -48,7 +48,7 @@ describe('/agent through the real bridge', () => {
     const put = h.discord.calls.find((c) => c.method === 'PUT' && c.path === `/applications/${w().applicationId}/guilds/${w().guildId}/commands`);
     expect(put?.json).toEqual([expect.objectContaining({ name: 'agent', default_member_permissions: '32', contexts: [0] })]);
     const subs = (put?.json as Array<{ options: Array<{ name: string }> }>)[0]!.options.map((o) => o.name);
-    expect(subs).toEqual(['instances', 'bind', 'unbind', 'status', 'credential', 'set', 'why', 'audit', 'help']);
+    expect(subs).toEqual(['instances', 'bind', 'unbind', 'status', 'credential', 'set', 'why', 'audit', 'feedback', 'help']);
   });
 
   it('answers help to anyone, privately', async () => {

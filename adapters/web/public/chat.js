@@ -140,6 +140,7 @@ export function createChat({ getUser, onActivity, onCredentialForm }) {
       const body = el('div', 'msg-text markdown');
       body.append(renderMarkdown(event.text));
       item.append(body);
+      if (event.feedback) item.append(feedbackButtons(event.feedback));
       append(item);
     } else if (event.type === 'notice') {
       const item = el('li', 'msg msg-notice');
@@ -190,6 +191,31 @@ export function createChat({ getUser, onActivity, onCredentialForm }) {
   function status(text, kind = '') {
     sendStatus.textContent = text;
     sendStatus.dataset.kind = kind;
+  }
+
+  // 👍/👎 on the last chunk of a reply: one vote per user per reply (a second click replaces it).
+  function feedbackButtons(ref) {
+    const row = el('p', 'msg-feedback');
+    const said = el('span', 'muted');
+    for (const [rating, label, words] of [['positive', '👍', 'Good response'], ['negative', '👎', 'Bad response']]) {
+      const button = el('button', 'feedback-button', label);
+      button.type = 'button';
+      button.dataset.rating = rating;
+      button.setAttribute('aria-label', words);
+      button.addEventListener('click', async () => {
+        const userName = getUser();
+        if (!userName) return void (said.textContent = 'Enter your name at the top first.');
+        try {
+          const data = await api('feedback', { channel, userName, rating, ...ref });
+          said.textContent = data.text;
+        } catch (err) {
+          said.textContent = err.message;
+        }
+      });
+      row.append(button, ' ');
+    }
+    row.append(said);
+    return row;
   }
 
   function ephemeral(reply) {
