@@ -70,10 +70,14 @@ export interface Config {
   http: { host: string; port: number };
   bindings: BindingDefault[];
   maxMessageChars: number;
+  /** Largest file attachment sent to the agent, in bytes (0 = files are never sent). */
+  maxAttachmentBytes: number;
   logLevel: Env['LOG_LEVEL'];
   quotas: QuotaLimits;
   threadContext: { maxMessages: number; maxChars: number };
   auditMaxEntries: number;
+  /** Feedback votes kept per agent instance. */
+  feedbackMaxEntries: number;
   shutdownTimeoutMs: number;
   dashboard?: { user: string; password: string };
   playground: { enabled: boolean; token?: string };
@@ -231,6 +235,7 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
     bindings,
     maxMessageChars: e.MAX_MESSAGE_CHARS,
+    maxAttachmentBytes: e.MAX_ATTACHMENT_BYTES,
     logLevel: e.LOG_LEVEL,
     quotas: {
       userPerMinute: e.QUOTA_USER_PER_MINUTE,
@@ -240,6 +245,7 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     },
     threadContext: { maxMessages: e.THREAD_CONTEXT_MAX_MESSAGES, maxChars: e.THREAD_CONTEXT_MAX_CHARS },
     auditMaxEntries: e.AUDIT_MAX_ENTRIES,
+    feedbackMaxEntries: e.FEEDBACK_MAX_ENTRIES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     dashboard: e.ADMIN_USER && e.ADMIN_PASSWORD ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : undefined,
     playground: { enabled: playgroundEnabled, token: e.PLAYGROUND_TOKEN },

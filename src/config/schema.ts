@@ -91,6 +91,7 @@ export const envSchema = z.object({
 
   BINDINGS: optionalString,
   MAX_MESSAGE_CHARS: int('MAX_MESSAGE_CHARS', 8000, 1, 1_000_000),
+  MAX_ATTACHMENT_BYTES: int('MAX_ATTACHMENT_BYTES', 100_000, 0, 10_000_000),
   LOG_LEVEL: optionalString
     .transform((v) => v ?? 'info')
     .pipe(
@@ -107,6 +108,7 @@ export const envSchema = z.object({
   THREAD_CONTEXT_MAX_MESSAGES: int('THREAD_CONTEXT_MAX_MESSAGES', 20, 1, 1000),
   THREAD_CONTEXT_MAX_CHARS: int('THREAD_CONTEXT_MAX_CHARS', 4000, 100, 1_000_000),
   AUDIT_MAX_ENTRIES: int('AUDIT_MAX_ENTRIES', 10_000, 10),
+  FEEDBACK_MAX_ENTRIES: int('FEEDBACK_MAX_ENTRIES', 10_000, 10),
 
   // Queue dashboard (Bull Board) at /admin/queues: on only when both are set.
   ADMIN_USER: optionalString,
