@@ -5,6 +5,9 @@ import { createInteractionHandler } from './commands/interactions.js';
 import { registerCommands } from './commands/register.js';
 import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait } from './gateway.js';
 import { normaliseMessage } from './normalise-message.js';
+import { withAttachments } from './attachments.js';
+import type { FeedbackRecorder } from './feedback/click.js';
+import type { IncomingMessage } from '../../src/core/message.js';
 import { KeyedSerial } from './serial.js';
 
 /** A replied-to message not in the cache is fetched; past this it counts as not the bot's. */
@@ -36,20 +39,41 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | unde
   }
 }
 
+/** Room kept for the "<author> wrote:" line an asked message gets. */
+const ASK_PREFIX_ROOM = 100;
+
+/** The feedback store, once the composition root provides one (h6's src/feedback). */
+type DiscordAdapterContext = AdapterContext & { feedback?: FeedbackRecorder };
+
 /**
  * Discord ingress: one gateway connection that normalises messages into `ingress.handle` and
  * answers `/agent` interactions. Replies are posted by workers through the reply port.
  */
-export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
+export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feedback?: FeedbackRecorder } = {}): DiscordAdapter {
   const discord = ctx.config.discord;
   if (!discord) throw new Error('DISCORD_TOKEN is missing: the Discord adapter needs the bot token');
   const logger = ctx.logger;
+  const feedback = options.feedback ?? ctx.feedback;
+  const limits = { maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars };
   const onInteraction = createInteractionHandler({
     commands: ctx.commands,
     secrets: ctx.secrets,
     logger,
     adminRoleIds: discord.adminRoleIds,
+    ask: {
+      ingress: ctx.ingress,
+      bindings: ctx.bindings,
+      withAttachments: (m, source) => withAttachments(m, source, { ...limits, maxChars: Math.max(0, limits.maxChars - ASK_PREFIX_ROOM) }),
+    },
+    ...(feedback ? { feedback: { feedback, bindings: ctx.bindings } } : {}),
   });
+
+  /** Files are downloaded only for messages the bot may answer, not for every chat line. */
+  async function mayAnswer(m: IncomingMessage): Promise<boolean> {
+    if (m.fromSelf || m.fromBot) return false;
+    if (m.isDirect || m.mentionsBot || m.repliesToBot || m.conversation.threadId) return true;
+    return (await ctx.bindings.get('discord', m.bindingChannelId))?.mode === 'all';
+  }
   const serial = new KeyedSerial();
   let client: Client | undefined;
   let contentIntent = true;
@@ -60,7 +84,7 @@ export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
   async function onMessage(message: Message, withContent: boolean): Promise<void> {
     const botUserId = message.client.user?.id;
     if (!botUserId) return;
-    const incoming = await normaliseMessage(message, {
+    let incoming = await normaliseMessage(message, {
       botUserId,
       allowBots: discord!.allowBots,
       contentIntent: withContent,
@@ -70,8 +94,15 @@ export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
       logger.debug({ messageId: message.id, type: message.type }, 'discord system message ignored');
       return;
     }
+    let notice: string | undefined;
+    if (message.attachments.size > 0 && (await mayAnswer(incoming))) {
+      ({ message: incoming, notice } = await withAttachments(incoming, message, limits));
+    }
     const result = await ctx.ingress.handle(incoming);
     logger.debug({ messageId: message.id, status: result.status }, 'discord message handled');
+    if (notice && result.status === 'queued') {
+      await ctx.replyPort.postNotice(incoming.reply, notice).catch((err: unknown) => logger.warn({ err }, 'could not post the files notice'));
+    }
   }
 
   function warnMentionOnly(): void {

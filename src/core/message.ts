@@ -9,6 +9,11 @@ export interface ReplyTarget {
   messageId: string;
   /** Slack DM replies go inline rather than in a thread. */
   inline?: boolean;
+  /**
+   * Set when several bridge messages answer one platform message (Discord "Ask the agent" used
+   * by two people): keeps their replies apart where a port derives idempotency keys from `messageId`.
+   */
+  replyKey?: string;
 }
 
 /**

@@ -1,11 +1,16 @@
 import {
+  ApplicationCommandType,
+  ContextMenuCommandBuilder,
   InteractionContextType,
   PermissionFlagsBits,
   SlashCommandBuilder,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
+  type RESTPostAPIContextMenuApplicationCommandsJSONBody,
 } from 'discord.js';
 
 export const COMMAND_NAME = 'agent';
+/** The message context-menu command (right-click a message → Apps). */
+export const ASK_COMMAND_NAME = 'Ask the agent';
 
 /** `set` settings as Discord choices; `quota-*` map to `set quota <name> <n>`. */
 export const SETTING_CHOICES = [
@@ -74,5 +79,17 @@ export function agentCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody 
     .addSubcommand((s) => s.setName('why').setDescription('Why recent messages here got no answer'))
     .addSubcommand((s) => s.setName('audit').setDescription('Recent admin actions'))
     .addSubcommand((s) => s.setName('help').setDescription('How to use the bot'))
+    .toJSON();
+}
+
+/**
+ * "Ask the agent" on any message (a message command, type 3: no description). Everyone who can
+ * see the message may use it; quotas and the channel's binding decide what happens.
+ */
+export function askAgentCommand(): RESTPostAPIContextMenuApplicationCommandsJSONBody {
+  return new ContextMenuCommandBuilder()
+    .setName(ASK_COMMAND_NAME)
+    .setType(ApplicationCommandType.Message)
+    .setContexts(InteractionContextType.Guild, InteractionContextType.BotDM)
     .toJSON();
 }
