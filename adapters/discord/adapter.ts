@@ -3,7 +3,11 @@ import type { Adapter } from '../../src/core/adapter.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { createInteractionHandler } from './commands/interactions.js';
 import { registerCommands } from './commands/register.js';
-import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait } from './gateway.js';
+import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait, type ShardPlan } from './gateway.js';
+import { RedisIdentifyThrottler } from './identify-throttler.js';
+import { createRest } from './rest.js';
+import { ShardStates } from './shard-states.js';
+import { Routes, type RESTGetAPIGatewayBotResult } from 'discord-api-types/v10';
 import { normaliseMessage } from './normalise-message.js';
 import { withAttachments } from './attachments.js';
 import type { FeedbackRecorder } from './feedback/click.js';
@@ -24,6 +28,10 @@ export interface DiscordAdapter extends Adapter {
   readonly mentionOnly: boolean;
   /** The connected client (for tests and diagnostics). */
   readonly client: Client | undefined;
+  /** The shards this process runs ('auto' until connected when not configured). */
+  readonly shardPlan: ShardPlan | undefined;
+  /** Per-shard connection state, for /readyz. */
+  readiness(): { ok: boolean; detail: Record<string, unknown> };
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
@@ -75,6 +83,8 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
     return (await ctx.bindings.get('discord', m.bindingChannelId))?.mode === 'all';
   }
   const serial = new KeyedSerial();
+  const shardStates = new ShardStates(ctx.metrics?.registry);
+  let plan: ShardPlan | undefined;
   let client: Client | undefined;
   let contentIntent = true;
   let warned = false;
@@ -112,9 +122,38 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
     logger.warn(MESSAGE_CONTENT_WARNING);
   }
 
+  /**
+   * The shards to run. Not configured: discord.js's 'auto' (all of them, Discord's count). With
+   * DISCORD_SHARD_IDS and/or DISCORD_SHARD_COUNT: those IDs (all when unset) of that count
+   * (Discord's recommendation for `auto`), identified through the Redis-shared throttler.
+   */
+  async function resolvePlan(): Promise<ShardPlan> {
+    const { ids, count } = discord!.shards;
+    if (!ids && count === 'auto') return 'auto';
+    const total = count === 'auto' ? ((await createRest(discord!).get(Routes.gatewayBot())) as RESTGetAPIGatewayBotResult).shards : count;
+    const beyond = ids?.find((id) => id >= total);
+    if (beyond !== undefined) {
+      throw new Error(
+        `DISCORD_SHARD_IDS lists shard ${beyond} but Discord recommends ${total} shards: set DISCORD_SHARD_COUNT to the count every process uses`,
+      );
+    }
+    return { ids: ids ?? Array.from({ length: total }, (_, i) => i), count: total };
+  }
+
   async function connect(withContent: boolean): Promise<Client> {
-    const c = createGatewayClient(discord!, withContent);
+    plan ??= await resolvePlan();
+    const shared = plan !== 'auto';
+    const c = createGatewayClient(discord!, withContent, {
+      shards: plan,
+      ...(shared
+        ? { identifyThrottler: (max: number) => new RedisIdentifyThrottler(ctx.redis, `${ctx.config.queue.prefix}:discord:identify`, max) }
+        : {}),
+    });
     let wasReady = false;
+    c.on(Events.ShardReady, (shardId) => shardStates.set(shardId, true));
+    c.on(Events.ShardResume, (shardId) => shardStates.set(shardId, true));
+    c.on(Events.ShardReconnecting, (shardId) => shardStates.set(shardId, false));
+    c.on(Events.ShardDisconnect, (_event, shardId) => shardStates.set(shardId, false));
     c.on(Events.MessageCreate, (message) => {
       void serial
         .run(message.channelId, () => onMessage(message, withContent))
@@ -162,7 +201,16 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
       await client.destroy();
       return;
     }
-    logger.info({ user: client.user?.tag, guilds: client.guilds.cache.size, mentionOnly: !contentIntent }, 'discord connected');
+    const shards = plan === 'auto' ? client.options.shards : plan?.ids;
+    logger.info(
+      { user: client.user?.tag, guilds: client.guilds.cache.size, mentionOnly: !contentIntent, shards, shardCount: client.options.shardCount },
+      'discord connected',
+    );
+    // Commands are the application's, not a shard's: only the process holding shard 0 registers them.
+    if (plan !== 'auto' && plan && !plan.ids.includes(0)) {
+      logger.info('discord commands left to the process holding shard 0');
+      return;
+    }
     try {
       const applicationId = client.application?.id ?? client.user?.id;
       const result = await registerCommands(client.rest, { applicationId, guildId: discord!.guildId });
@@ -180,6 +228,13 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
     get client() {
       return client;
     },
+    get shardPlan() {
+      return plan;
+    },
+    readiness() {
+      const expected = plan === 'auto' ? (Array.isArray(client?.options.shards) ? client.options.shards : []) : (plan?.ids ?? []);
+      return shardStates.readiness(expected);
+    },
     start() {
       starting ??= start();
       return starting;
@@ -192,6 +247,7 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
       client = undefined;
       await c?.destroy();
       await serial.idle();
+      shardStates.clear();
     },
   };
 }

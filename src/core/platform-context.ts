@@ -8,6 +8,7 @@ import type { ReplyPort } from './reply-port.js';
 import type { Adapter } from './adapter.js';
 import type { Platform } from './conversation.js';
 import type { BindingStore } from '../bindings/types.js';
+import type { Metrics } from '../metrics.js';
 
 /** A message the bridge gave up on, as the playground's admin view lists it. */
 export interface FailureEntry {
@@ -43,6 +44,8 @@ export interface AdapterContext {
   replyPort: ReplyPort;
   bindings: BindingStore;
   queueInfo: QueueInfo;
+  /** The process's metrics (adapters add their own, e.g. Discord's per-shard gauge). */
+  metrics?: Metrics;
 }
 
 /** What the reply port factory gets: workers build ports without any ingress parts. */
