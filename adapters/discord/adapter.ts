@@ -11,6 +11,8 @@ import { Routes, type RESTGetAPIGatewayBotResult } from 'discord-api-types/v10';
 import { normaliseMessage } from './normalise-message.js';
 import { withAttachments } from './attachments.js';
 import type { FeedbackRecorder } from './feedback/click.js';
+import { createFeedbackStore } from '../../src/feedback/index.js';
+import { bullPrefix } from '../../src/redis.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import { KeyedSerial } from './serial.js';
 
@@ -61,7 +63,16 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
   const discord = ctx.config.discord;
   if (!discord) throw new Error('DISCORD_TOKEN is missing: the Discord adapter needs the bot token');
   const logger = ctx.logger;
-  const feedback = options.feedback ?? ctx.feedback;
+  // The composition root's store when it has one; else the same store over the shared Redis.
+  const feedback =
+    options.feedback ??
+    ctx.feedback ??
+    createFeedbackStore({
+      redis: ctx.redis,
+      prefix: `${bullPrefix(ctx.config)}:chat`,
+      maxEntries: ctx.config.feedbackMaxEntries,
+      ...(ctx.metrics ? { registry: ctx.metrics.registry } : {}),
+    });
   const limits = { maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars };
   const onInteraction = createInteractionHandler({
     commands: ctx.commands,
@@ -73,7 +84,7 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
       bindings: ctx.bindings,
       withAttachments: (m, source) => withAttachments(m, source, { ...limits, maxChars: Math.max(0, limits.maxChars - ASK_PREFIX_ROOM) }),
     },
-    ...(feedback ? { feedback: { feedback, bindings: ctx.bindings } } : {}),
+    feedback: { feedback, bindings: ctx.bindings },
   });
 
   /** Files are downloaded only for messages the bot may answer, not for every chat line. */

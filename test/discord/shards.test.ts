@@ -1,7 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createFeedbackStore } from '../../src/feedback/index.js';
 import { startBridge, type Bridge } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
@@ -186,6 +188,26 @@ describe('Discord sharded over two ingress processes', () => {
     expect(metrics).toMatch(/agent_bridge_discord_shard_up\{shard="0"\} 1/);
     expect(metrics).toMatch(/agent_bridge_discord_shard_up\{shard="1"\} 1/);
     expect(metrics).not.toMatch(/shard="2"/);
+  });
+});
+
+describe('feedback without a store handed in', () => {
+  it('records clicks in the default store over the shared Redis (same keys as the composition root would use)', async () => {
+    const g0 = w().extraGuilds[0]!;
+    const user = discord.sendMessage({ author: w().users.bob, channel: g0.channel, content: `${mention()} rate me` });
+    await discord.waitFor(() => discord.repliesTo(user.id)[0], 'answer');
+    const target = { channelId: g0.channel.id, messageId: user.id, replyKey: 'rated' };
+    await low().bridge.ports.discord!.postChunk(target, 'rated reply', 0, { messageId: 'rated', total: 1, mayExist: false, agentMessageId: 'msg_77' });
+    const posted = discord.botMessages(g0.channel.id).at(-1)!;
+    const click = discord.clickButton({ user: w().users.bob, channel: g0.channel, message: posted, customId: posted.components[0].components[1].custom_id });
+    await discord.waitFor(() => click.original?.content, 'thanks');
+    const redis = new Redis('redis://127.0.0.1:6379');
+    try {
+      const store = createFeedbackStore({ redis, prefix: `${prefix}:chat` });
+      await expect.poll(async () => (await store.summary({ instanceIds: ['demo-helper'] }))[0]?.negative).toBe(1);
+    } finally {
+      redis.disconnect();
+    }
   });
 });
 
