@@ -16,6 +16,7 @@ import { createDropLog } from './diagnostics/drop-log.js';
 import { mountDashboard } from './http/dashboard.js';
 import { createHttpServer } from './http/server.js';
 import { createIngress } from './ingress/ingress.js';
+import { createInstanceLabel, learnInstancesFrom } from './instance-label.js';
 import type { Ingress } from './ingress/types.js';
 import { createLogger, secrets as processSecrets, type Logger, type SecretRegistry } from './logger.js';
 import { Metrics } from './metrics.js';
@@ -74,16 +75,19 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   await waitForRedis(redis, config.redis.url);
 
   if (!options.agentApi && !config.agent) throw new Error('no agent service configured');
-  const agentApi =
+  // Metric labels name only instances the service listed; anything typed by hand is `other`.
+  const instanceLabel = createInstanceLabel();
+  const client =
     options.agentApi ??
     createAgentApi(config.agent!, {
       logger,
       onCall: (e) => {
-        const labels = { endpoint: e.operation, agent_instance: e.instanceId ?? '', status: String(e.status ?? e.kind ?? 'error') };
+        const labels = { endpoint: e.operation, agent_instance: instanceLabel.label(e.instanceId), status: String(e.status ?? e.kind ?? 'error') };
         metrics.agentRequests.inc(labels);
         metrics.agentLatency.observe(labels, e.durationMs / 1000);
       },
     });
+  const agentApi = learnInstancesFrom(client, instanceLabel);
 
   // BullMQ loads its ~60 scripts onto its connection, which makes every MULTI on it slow
   // (measured 55 µs against 7 µs); the bridge's own commands use a connection of their own.

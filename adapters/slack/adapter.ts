@@ -12,6 +12,7 @@ import type { BotIdentity } from './normalise.js';
 import { createSeenOnce } from './seen-once.js';
 import { bullPrefix } from '../../src/redis.js';
 import { registerSlashCommand } from './slash-command.js';
+import { SLACK_MAX_BODY_BYTES, slackRequestGuard } from './request-guard.js';
 import { createUserDirectory } from './user-directory.js';
 import { createWebClient, slackApiUrl, webClientOptions } from './web-client.js';
 
@@ -79,19 +80,16 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     });
   } else {
     if (!slack.signingSecret) throw new Error('SLACK_SIGNING_SECRET is missing: HTTP mode verifies every request from Slack (or set SLACK_APP_TOKEN for Socket Mode)');
-    ctx.http.post(SLACK_EVENTS_PATH, (req: Request, res: Response, next: NextFunction) => {
-      if (stopped) return void res.status(503).set('Retry-After', '5').end();
+    ctx.http.post(SLACK_EVENTS_PATH, slackRequestGuard({ stopped: () => stopped }), (req: Request, _res: Response, next: NextFunction) => {
       if (req.readableEnded) logger.error('a body parser read the Slack request before Bolt: mount the Slack adapter before express.json()');
-      // Bolt refuses timestamps older than 5 minutes but not ones from the future; a replay
-      // window must be closed on both sides.
-      const ts = Number(req.headers['x-slack-request-timestamp']);
-      if (Number.isFinite(ts) && ts * 1000 - Date.now() > 5 * 60_000) return void res.status(401).end();
       next();
     });
     receiver = new ExpressReceiver({
       signingSecret: slack.signingSecret,
       app: ctx.http,
       endpoints: SLACK_EVENTS_PATH,
+      // Chunked bodies carry no length for the guard to check; Bolt stops reading at the limit (413).
+      bodyLimit: SLACK_MAX_BODY_BYTES,
       // Ack first, then run the listener: the ingress never holds Slack's 3 seconds.
       processBeforeResponse: false,
       logger: boltLogger,

@@ -6,6 +6,7 @@ import type { Logger } from '../../src/logger.js';
 import { createBoltLogger } from './bolt-logger.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
 import { neutraliseMentions } from './escape.js';
+import { botIdentityOf, findPostedChunk, replyMetadata } from './posted-chunks.js';
 import { renderNotice, renderSlackReply } from './render.js';
 import { slackTextToPlain } from './slack-text.js';
 import { createUserDirectory, type UserDirectory } from './user-directory.js';
@@ -32,16 +33,17 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   const client = options.client ?? createWebClient(slack.botToken, { apiUrl: slack.apiUrl, logger: createBoltLogger(logger) });
   const reaction = options.workingReaction ?? slack.workingReaction;
   const users = createUserDirectory(client, 10 * 60_000);
+  const botIdentity = botIdentityOf(client);
   // The bot's own user ID, to drop its mentions from thread transcripts (they address it).
-  let botUser: Promise<string | undefined> | undefined;
-  const botUserId = () => (botUser ??= client.auth.test().then((r) => r.user_id, () => ((botUser = undefined), undefined)));
+  const botUserId = () => botIdentity().then((b) => b.userId, () => undefined);
 
-  const post = async (target: ReplyTarget, text: string, what: string) => {
+  const post = async (target: ReplyTarget, text: string, what: string, metadata?: ReturnType<typeof replyMetadata>) => {
     try {
       await client.chat.postMessage({
         channel: target.channelId,
         text: neutraliseMentions(text),
         ...(!target.inline && target.threadId ? { thread_ts: target.threadId } : {}),
+        ...(metadata ? { metadata } : {}),
         unfurl_links: false,
         unfurl_media: false,
         link_names: false,
@@ -53,10 +55,26 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     }
   };
 
+  /** Whether an earlier attempt's post of this chunk reached Slack (its answer was lost). */
+  const alreadyPosted = async (target: ReplyTarget, messageId: string, index: number): Promise<boolean> => {
+    const where = { channel: target.channelId, chunk: index };
+    const result = await findPostedChunk(client, target, messageId, index, await botIdentity());
+    if (result.found) {
+      logger.info(where, 'this reply chunk is already in Slack (posted before a restart): not posting it again');
+      return true;
+    }
+    if (!result.complete) logger.warn(where, 'gave up looking for an earlier post of this reply chunk (too many newer messages): posting it');
+    return false;
+  };
+
   return {
     platform: 'slack',
     render: (markdown) => renderSlackReply(markdown),
-    postChunk: (target, chunk) => post(target, chunk, 'reply'),
+    async postChunk(target, chunk, index, info) {
+      const messageId = info?.messageId ?? target.messageId;
+      if (info?.mayExist && (await alreadyPosted(target, messageId, index))) return;
+      await post(target, chunk, 'reply', replyMetadata(messageId, index));
+    },
     postNotice: (target, text) => post(target, renderNotice(text), 'notice'),
 
     async startWorking(target) {

@@ -1,6 +1,9 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
+import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.js';
 import { newRef } from '../../src/commands/format.js';
+import { COMMANDS_WITHOUT_OPTIONS } from '../../src/commands/registry.js';
+import { SET_FORMS, type SettingName } from '../../src/commands/settings.js';
 import type { CommandReply } from '../../src/commands/types.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { isWebChannel, WEB_CHANNELS, WEB_WORKSPACE_ID } from './channels.js';
@@ -24,9 +27,10 @@ const schemas = {
   }),
   bind: z.object({ ...who, instanceId: z.string().trim().min(1).max(200), mode: z.enum(['mention', 'all']).default('mention') }),
   channelOnly: z.object(who),
-  command: z.object({ ...who, name: z.enum(['help', 'instances', 'status', 'why', 'audit']) }),
+  // The admin panel's buttons: every command of the table that takes no options.
+  command: z.object({ ...who, name: z.enum(COMMANDS_WITHOUT_OPTIONS) }),
   commandText: z.object({ ...who, text: z.string().max(2000) }),
-  set: z.object({ ...who, setting: z.enum(['errors', 'context', 'quota']), value: z.string().trim().min(1).max(100) }),
+  set: z.object({ ...who, setting: z.enum(Object.keys(SET_FORMS) as [SettingName, ...SettingName[]]), value: z.string().trim().min(1).max(100) }),
   credential: z.object({
     ...who,
     instanceId: z.string().trim().min(1).max(200),
@@ -146,8 +150,7 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
   api.post('/command', async (req, res) => {
     const b = body(schemas.command, req, res);
     if (!b) return;
-    const caller = webCaller(b.channel, b.userName);
-    const reply = b.name === 'help' ? commands.help() : await commands[b.name](caller);
+    const reply = await runPlainCommand(commands, webCaller(b.channel, b.userName), { name: b.name } as PlainCommand);
     res.json({ reply });
   });
 

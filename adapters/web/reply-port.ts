@@ -12,6 +12,9 @@ export const WEB_MAX_CHUNK = 4000;
 /** Events read back when building thread context. */
 const CONTEXT_SCAN = 300;
 
+/** Events read back when looking for a chunk an earlier attempt may have appended (the stream keeps ~500). */
+const CHUNK_LOOKUP_SCAN = 500;
+
 /**
  * The web platform's reply port. It never talks to browsers: it appends to the channel's
  * Redis stream and announces the event, so it works the same in a worker-only process.
@@ -30,8 +33,11 @@ export function createWebReplyPort(deps: ReplyPortDeps, store?: WebEventStore): 
   return {
     platform: 'web',
     render: (markdown) => splitMarkdown(markdown, WEB_MAX_CHUNK),
-    postChunk: (target, chunk, index) =>
-      append({ type: 'reply', channelId: target.channelId, replyTo: target.messageId, index, text: chunk, at: Date.now() }),
+    async postChunk(target, chunk, index, info) {
+      // An append is one atomic script, so a chunk is either wholly in the stream or not at all.
+      if (info?.mayExist && (await alreadyAppended(events, target, index))) return;
+      await append({ type: 'reply', channelId: target.channelId, replyTo: target.messageId, index, text: chunk, at: Date.now() });
+    },
     postNotice: (target, text) =>
       append({ type: 'notice', channelId: target.channelId, replyTo: target.messageId, text, at: Date.now() }),
     startWorking: (target) => append({ type: 'working', channelId: target.channelId, replyTo: target.messageId, at: Date.now() }),
@@ -39,6 +45,18 @@ export function createWebReplyPort(deps: ReplyPortDeps, store?: WebEventStore): 
       append({ type: 'done', channelId: target.channelId, replyTo: target.messageId, outcome, at: Date.now() }),
     fetchThread: (target, limit) => fetchThread(events, target, limit),
   };
+}
+
+/** Whether the channel's stream already holds this chunk of the reply to `target`. */
+async function alreadyAppended(events: WebEventStore, target: ReplyTarget, index: number): Promise<boolean> {
+  let recent;
+  try {
+    recent = await events.history(target.channelId, { count: CHUNK_LOOKUP_SCAN });
+  } catch (err) {
+    // Never append blindly: the chunk may be there. The worker retries.
+    throw new PlatformError('web', 'network', 'could not read the web channel stream from Redis', { cause: err });
+  }
+  return recent.some((e) => e.type === 'reply' && e.replyTo === target.messageId && e.index === index);
 }
 
 /** A web channel has no threads: its context is the channel's recent conversation. */

@@ -8,6 +8,8 @@ import type { AgentApi, AgentCallEvent } from './types.js';
 
 /** Exact message when addCredential is called without a dashboard session. */
 export const NO_SESSION_MESSAGE = 'adding credentials needs a dashboard session: set AGENT_SESSION_COOKIE';
+/** The error `code` of that refusal: callers branch on it, never on the message's wording. */
+export const NO_SESSION_CODE = 'no_session';
 
 export interface AgentApiOptions {
   /**
@@ -87,7 +89,7 @@ export function createAgentApi(config: AgentConfig, options: AgentApiOptions = {
     },
 
     async addCredential(instanceId, key, value, signal) {
-      if (!session) throw new AgentApiError('unauthorized', NO_SESSION_MESSAGE);
+      if (!session) throw new AgentApiError('unauthorized', NO_SESSION_MESSAGE, { code: NO_SESSION_CODE });
       return callAgent(deps, {
         operation: 'addCredential',
         method: 'POST',

@@ -7,7 +7,7 @@ import { code, newRef, reply } from './format.js';
 import { createInstanceCache } from './instance-cache.js';
 import type { CommandsDeps, CommandsOptions } from './options.js';
 import { createReportCommands } from './report-commands.js';
-import { SET_FORMS } from './settings.js';
+import { helpLines } from './registry.js';
 import type { CommandCaller, CommandName, CommandReply, Commands } from './types.js';
 
 export type { CommandsOptions, QueueStats } from './options.js';
@@ -65,20 +65,7 @@ export function createCommands(options: CommandsOptions): Commands {
 
   return {
     help() {
-      const c = commandName;
-      return reply(true, 'agent-bridge commands', [
-        `\`${c} instances\`: list the agent instances of the account`,
-        `\`${c} bind <instance-id> [mention|all]\`: answer in this channel with that instance (\`mention\`, the default: when addressed; \`all\`: every message)`,
-        `\`${c} unbind\`: stop answering in this channel`,
-        `\`${c} status\`: this channel's binding, the queue, whether the agent service answers, and usage against quotas`,
-        `\`${c} credential <instance-id>\`: add a credential (key and value) to an instance`,
-        `\`${c} ${SET_FORMS.errors}\`: how failures show in this channel (reply in words, warning reaction only, or nothing)`,
-        `\`${c} ${SET_FORMS.context}\`: send a thread's earlier messages to the agent along with each message`,
-        `\`${c} ${SET_FORMS.quota}\`: message limits for this channel (0 = unlimited, \`default\` = back to the default)`,
-        `\`${c} why\`: why recent messages in this channel got no answer`,
-        `\`${c} audit\`: recent admin actions`,
-        `\`${c} help\`: this list`,
-      ]);
+      return reply(true, 'agent-bridge commands', helpLines(commandName));
     },
 
     instances: (caller) =>

@@ -1,5 +1,6 @@
 import type { Platform } from '../core/conversation.js';
 import type { Instance } from '../agent-api/types.js';
+import type { CommandName } from './registry.js';
 
 /** Who ran a command, and where. Adapters check admin rights before calling a handler. */
 export interface CommandCaller {
@@ -19,29 +20,8 @@ export interface CommandReply {
   table?: { columns: string[]; rows: string[][] };
 }
 
-export type CommandName =
-  | 'help'
-  | 'instances'
-  | 'bind'
-  | 'unbind'
-  | 'status'
-  | 'credential'
-  | 'set'
-  | 'why'
-  | 'audit';
-
-/** A parsed text command (Slack's `/agent bind inst_a all`). */
-export type ParsedCommand =
-  | { name: 'help' }
-  | { name: 'instances' }
-  | { name: 'bind'; instanceId: string; mode?: 'mention' | 'all' }
-  | { name: 'unbind' }
-  | { name: 'status' }
-  | { name: 'credential'; instanceId: string }
-  | { name: 'set'; setting: string; value: string }
-  | { name: 'why' }
-  | { name: 'audit' }
-  | { name: 'invalid'; error: string };
+/** Derived from the command table (`COMMANDS` in registry.ts). */
+export type { CommandName, ParsedCommand } from './registry.js';
 
 export interface Commands {
   help(): CommandReply;

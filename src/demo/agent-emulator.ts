@@ -51,7 +51,7 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
       return void req.socket.destroy();
     }
     const json = parseJson(body);
-    if (options.control !== false && path.startsWith('/__control/')) {
+    if (options.control === true && path.startsWith('/__control/')) {
       const answer = handleControl(emulator, req.method ?? 'GET', path.slice('/__control/'.length), json);
       return sendJson(res, answer.status, answer.body);
     }

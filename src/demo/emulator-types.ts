@@ -18,7 +18,11 @@ export interface AgentEmulatorOptions {
   instances?: Instance[];
   /** The agent's answer. @defaultValue demoReply of the instance */
   reply?: (instanceId: string, message: string) => string | Promise<string>;
-  /** Serve the control API under /__control/ (for other processes). @defaultValue true */
+  /**
+   * Serve the control API under /__control/ (for other processes: tests, benchmarks, the CLI).
+   * Off by default: any web page can POST to a loopback port, so `npm start`'s demo agent must not
+   * take orders over HTTP. @defaultValue false
+   */
   control?: boolean;
   /** Recorded calls kept (oldest dropped first), so a long-running demo does not grow. @defaultValue 10000 */
   maxCalls?: number;

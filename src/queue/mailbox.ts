@@ -198,6 +198,7 @@ export class Mailbox {
         attempts: Number(f.attempts ?? 0),
         limited: Number(f.limited ?? 0),
         working: f.working === '1',
+        ...(f.posting !== undefined ? { posting: Number(f.posting) } : {}),
       },
     };
   }

@@ -47,6 +47,8 @@ export interface MessageProgress {
   limited: number;
   /** Whether the working indicator was started. */
   working: boolean;
+  /** The chunk whose post was under way when last recorded (it may have reached the platform). */
+  posting?: number;
 }
 
 export const QUEUE_NAME = 'chat';

@@ -78,8 +78,12 @@ export class MessageProcessor {
     const chunks = port.render(reply.trim() ? reply : '_(The agent sent an empty reply.)_');
     for (let i = progress.posted; i < chunks.length; i++) {
       if (!(await stillOwned())) return this.lost(log);
+      // An earlier attempt started this post and never recorded it done: it may be out.
+      const mayExist = i === progress.posted && progress.posting === i;
+      // Recorded before the post, so a retry after a crash right after it knows to look first.
+      await patiently(() => this.o.mailbox.record(m.conversationId, messageId, { posting: i }));
       try {
-        await port.postChunk(m.reply, chunks[i]!, i);
+        await port.postChunk(m.reply, chunks[i]!, i, { messageId, total: chunks.length, mayExist });
       } catch (err) {
         return this.onError(m, port, progress, err);
       }

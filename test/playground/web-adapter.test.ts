@@ -283,6 +283,13 @@ describe('web adapter (no token)', () => {
     });
     expect(status).toBe(403);
   });
+
+  it('without a token refuses requests that came through a proxy (X-Forwarded-*, Forwarded)', async () => {
+    for (const headers of [{ 'X-Forwarded-For': '203.0.113.9' }, { 'X-Forwarded-Host': 'localhost' }, { 'X-Forwarded-Proto': 'https' }, { Forwarded: 'for=203.0.113.9' }] as Array<Record<string, string>>) {
+      expect((await fetch(`${h.baseUrl}/playground/api/info`, { headers })).status, JSON.stringify(headers)).toBe(403);
+    }
+    expect((await fetch(`${h.baseUrl}/playground/api/info`)).status).toBe(200);
+  });
 });
 
 describe('web adapter with PLAYGROUND_TOKEN', () => {
@@ -321,7 +328,11 @@ describe('web adapter with PLAYGROUND_TOKEN', () => {
     expect(cookie).toMatch(/SameSite=Strict/);
     expect(cookie).not.toContain(token);
     const value = cookie.split(';')[0]!;
-    expect(value).toBe(`agent_bridge_playground=${sessionValue(token)}`);
+    // The cookie expires (12 hours), and carries its expiry under the MAC.
+    expect(cookie).toMatch(/; Max-Age=43200;/);
+    const expires = Number(/^agent_bridge_playground=(\d+)\./.exec(value)?.[1]);
+    expect(expires * 1000).toBeGreaterThan(Date.now() + 43_000_000);
+    expect(value).toBe(`agent_bridge_playground=${sessionValue(token, expires)}`);
     expect((await fetch(`${h.baseUrl}/playground/api/info`, { headers: { Cookie: value } })).status).toBe(200);
     expect((await fetch(`${h.baseUrl}/`, { headers: { Cookie: value } })).status).toBe(200);
     expect((await fetch(`${h.baseUrl}/`, { headers: { Cookie: 'agent_bridge_playground=forged' } })).status).toBe(401);

@@ -1,10 +1,10 @@
 import { SocketModeServer } from './socket-mode.js';
-import { SlackState, type EmulatedChannel, type EmulatedUser, type EmulatorIdentity } from './state.js';
+import { MANIFEST_SCOPES, SlackState, type EmulatedChannel, type EmulatedUser, type EmulatorIdentity } from './state.js';
 import { eventEnvelope, slashCommand, userMessage, viewSubmission, type Json, type SlashCommandOptions, type UserMessageOptions } from './payloads.js';
 import { formBody, interactionBody, sendSigned, type SignatureMode } from './sender.js';
 import { startWebApi } from './web-api.js';
 
-export { SlackState, findPings, type RecordedCall, type EmulatedUser } from './state.js';
+export { SlackState, findPings, MANIFEST_SCOPES, type RecordedCall, type EmulatedUser, type HeldCall, type MessageMetadata } from './state.js';
 export { slackSignature, sendSigned, type SignatureMode } from './sender.js';
 
 /** One delivery to the app and how it answered. */
@@ -56,6 +56,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     botToken: options.botToken ?? 'xoxb-emulated-bot-token',
     appToken: options.appToken ?? 'xapp-1-emulated-app-token',
     signingSecret: options.signingSecret ?? 'emulated-signing-secret',
+    scopes: options.scopes ?? MANIFEST_SCOPES,
   });
   for (const u of options.users ?? []) state.users.set(u.id, u);
   for (const c of options.channels ?? []) state.channels.set(c.id, c);
@@ -114,6 +115,11 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     addUser: (u: EmulatedUser) => void state.users.set(u.id, u),
     addChannel: (c: EmulatedChannel) => void state.channels.set(c.id, c),
     fail: state.fail.bind(state),
+    hold: state.hold.bind(state),
+    waitForHeld: state.waitForHeld.bind(state),
+    releaseHeld: state.releaseAll.bind(state),
+    /** The messages of a thread (parent first) as stored, metadata included. */
+    thread: (channel: string, ts: string) => state.messages.filter((m) => m.channel === channel && (m.ts === ts || m.thread_ts === ts)),
     waitForCall: state.waitForCall.bind(state),
     waitForCalls: state.waitForCalls.bind(state),
     callsOf: state.callsOf.bind(state),
@@ -126,6 +132,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
       return m ? [...m.reactions.keys()].filter((name) => m.reactions.get(name)?.has(id.botUserId)) : [];
     },
     async close() {
+      // A held answer is never sent: its client is meant to be gone (or to time out).
+      state.heldCalls.splice(0);
       await socketMode.close();
       await web.close();
     },

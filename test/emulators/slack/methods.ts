@@ -1,3 +1,4 @@
+import { conversationsHistory, conversationsReplies, historyScope, parseMetadata } from './history.js';
 import type { SlackState, StoredMessage } from './state.js';
 import { validateBlocks, validateView } from './validate.js';
 
@@ -55,6 +56,17 @@ function userObject(state: SlackState, id: string) {
   };
 }
 
+/** The bot scope each method needs (Slack answers `missing_scope` without it); absent → none. */
+export const METHOD_SCOPES: Record<string, (p: Params) => string> = {
+  'chat.postMessage': () => 'chat:write',
+  'chat.postEphemeral': () => 'chat:write',
+  'reactions.add': () => 'reactions:write',
+  'reactions.remove': () => 'reactions:write',
+  'users.info': () => 'users:read',
+  'conversations.history': (p) => historyScope(p.channel),
+  'conversations.replies': (p) => historyScope(p.channel),
+};
+
 export const METHODS: Record<string, Method> = {
   'auth.test': (_p, s) => ({
     url: 'https://emulated.slack.com/',
@@ -72,6 +84,8 @@ export const METHODS: Record<string, Method> = {
     const content = contentProblem(p);
     if (content) return content;
     if (p.thread_ts && !TS.test(p.thread_ts)) return fail('invalid_thread_ts');
+    const { metadata, error } = parseMetadata(p.metadata);
+    if (error) return fail(error);
     const channel = p.channel!;
     const ts = s.nextTs();
     const message: StoredMessage = {
@@ -81,10 +95,15 @@ export const METHODS: Record<string, Method> = {
       user: s.identity.botUserId,
       bot_id: s.identity.botId,
       ...(p.thread_ts ? { thread_ts: p.thread_ts } : {}),
+      ...(metadata ? { metadata } : {}),
       reactions: new Map(),
     };
     s.messages.push(message);
-    return { channel, ts, message: { type: 'message', text: message.text, user: message.user, bot_id: message.bot_id, ts, thread_ts: p.thread_ts } };
+    return {
+      channel,
+      ts,
+      message: { type: 'message', text: message.text, user: message.user, bot_id: message.bot_id, ts, thread_ts: p.thread_ts, ...(metadata ? { metadata } : {}) },
+    };
   },
 
   'chat.postEphemeral': (p, s) => {
@@ -123,22 +142,8 @@ export const METHODS: Record<string, Method> = {
     return { view: stored };
   },
 
-  'conversations.replies': (p, s) => {
-    if (!p.channel || !CHANNEL.test(p.channel)) return fail('channel_not_found');
-    if (!p.ts || !findMessage(s, p.channel, p.ts)) return fail('thread_not_found');
-    const thread = s.messages
-      .filter((m) => m.channel === p.channel && (m.ts === p.ts || m.thread_ts === p.ts))
-      .sort((a, b) => (a.ts < b.ts ? -1 : 1));
-    const limit = Math.min(1000, Math.max(1, Number(p.limit) || 1000));
-    const offset = p.cursor ? Number(Buffer.from(p.cursor, 'base64').toString()) || 0 : 0;
-    const page = thread.slice(offset, offset + limit);
-    const more = offset + limit < thread.length;
-    return {
-      messages: page.map((m) => ({ type: 'message', ts: m.ts, text: m.text, user: m.user, bot_id: m.bot_id, thread_ts: m.thread_ts ?? p.ts })),
-      has_more: more,
-      response_metadata: { next_cursor: more ? Buffer.from(String(offset + limit)).toString('base64') : '' },
-    };
-  },
+  'conversations.replies': conversationsReplies,
+  'conversations.history': conversationsHistory,
 };
 
 function reaction(p: Params, s: SlackState, op: 'add' | 'remove'): MethodResult {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { EventEmitter } from 'node:events';
 
 /** One Web API call (or response_url post) as the emulator received it. */
@@ -11,6 +12,8 @@ export interface RecordedCall {
   authorization?: string;
   status: number;
   response: Record<string, unknown>;
+  /** True while (or when) the emulator held this call's answer back (see `SlackState.hold`). */
+  held?: boolean;
   /** Mention/broadcast sequences that would ping someone (`<!channel>`, `<@U1>`, ...). */
   pings: string[];
   at: number;
@@ -38,7 +41,32 @@ export interface StoredMessage {
   user?: string;
   bot_id?: string;
   thread_ts?: string;
+  /** Message metadata an app attached (`chat.postMessage` `metadata`); apps only, never users. */
+  metadata?: MessageMetadata;
   reactions: Map<string, Set<string>>;
+}
+
+/** Slack message metadata: what `chat.postMessage` takes and `include_all_metadata` returns. */
+export interface MessageMetadata {
+  event_type: string;
+  event_payload: Record<string, unknown>;
+}
+
+/**
+ * A call whose answer the emulator holds back after doing its work (the message is stored,
+ * the HTTP answer not sent): the window where a client that dies cannot know it succeeded.
+ */
+export interface HeldCall {
+  call: RecordedCall;
+  /** Sends the held answer now (no-op when the client is gone). */
+  release(): void;
+}
+
+/** Which calls to hold, and how many. */
+export interface Hold {
+  method: string;
+  filter: (params: Record<string, string>) => boolean;
+  times: number;
 }
 
 /** A fault served instead of the real answer for the next `times` calls of a method. */
@@ -57,6 +85,29 @@ export interface EmulatorIdentity {
   botToken: string;
   appToken: string;
   signingSecret: string;
+  /**
+   * The bot token's scopes: a method whose scope is missing answers `missing_scope` with
+   * `needed` and `provided`, as Slack does. @defaultValue every scope the manifests ask for
+   */
+  scopes: readonly string[];
+}
+
+/**
+ * The bot scopes adapters/slack/manifest.http.yaml asks for: what an installed bridge has. Read
+ * from the manifest itself, so a scope added there is granted here and one removed is missing.
+ */
+export const MANIFEST_SCOPES: readonly string[] = manifestBotScopes();
+
+function manifestBotScopes(): string[] {
+  const lines = readFileSync(new URL('../../../adapters/slack/manifest.http.yaml', import.meta.url), 'utf8').split('\n');
+  const start = lines.findIndex((l) => l.trim() === 'bot:');
+  const scopes: string[] = [];
+  for (const l of lines.slice(start + 1)) {
+    const m = /^\s+- ([^\s#]+)/.exec(l);
+    if (!m) break;
+    scopes.push(m[1]!);
+  }
+  return scopes;
 }
 
 const PING = /<(?:!channel|!here|!everyone|!subteam\^[^>]*|@[UW][A-Z0-9]*)(?:\|[^>]*)?>/g;
@@ -76,6 +127,9 @@ export class SlackState extends EventEmitter {
   readonly triggers = new Map<string, { issuedAt: number; used: boolean }>();
   readonly views = new Map<string, Record<string, unknown>>();
   readonly responseUrls = new Map<string, { uses: number }>();
+  readonly holds: Hold[] = [];
+  /** Answers held back right now, oldest first. */
+  readonly heldCalls: HeldCall[] = [];
   private tsCounter = 0;
   private idCounter = 0;
 
@@ -113,6 +167,55 @@ export class SlackState extends EventEmitter {
     fault.times -= 1;
     if (fault.times <= 0) list!.shift();
     return { ...fault };
+  }
+
+  /**
+   * Holds the answer of the next `times` calls of `method` (matching `filter`): the method runs
+   * (a post is stored) but its HTTP answer waits until released, or forever. A test kills the
+   * client in that window. `waitForHeld` says when a call is being held.
+   */
+  hold(method: string, options: { filter?: (params: Record<string, string>) => boolean; times?: number } = {}): void {
+    this.holds.push({ method, filter: options.filter ?? (() => true), times: options.times ?? 1 });
+  }
+
+  /** Whether this call's answer is to be held (takes one from its hold). */
+  takeHold(method: string, params: Record<string, string>): boolean {
+    const i = this.holds.findIndex((h) => h.method === method && h.filter(params));
+    if (i < 0) return false;
+    const h = this.holds[i]!;
+    h.times -= 1;
+    if (h.times <= 0) this.holds.splice(i, 1);
+    return true;
+  }
+
+  /** Registers a held answer and announces it (`held` event). */
+  addHeld(held: HeldCall): void {
+    this.heldCalls.push(held);
+    this.emit('held', held);
+  }
+
+  /** Sends every held answer. */
+  releaseAll(): void {
+    for (const h of this.heldCalls.splice(0)) h.release();
+  }
+
+  /** Resolves with the first call of `method` whose answer is held (one already held counts). */
+  waitForHeld(method: string, timeoutMs = 10_000): Promise<HeldCall> {
+    const already = this.heldCalls.find((h) => h.call.method === method);
+    if (already) return Promise.resolve(already);
+    return new Promise((resolve, reject) => {
+      const onHeld = (h: HeldCall) => {
+        if (h.call.method !== method) return;
+        clearTimeout(timer);
+        this.off('held', onHeld);
+        resolve(h);
+      };
+      const timer = setTimeout(() => {
+        this.off('held', onHeld);
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for a held ${method}`));
+      }, timeoutMs);
+      this.on('held', onHeld);
+    });
   }
 
   /** Calls of one method (all outcomes), optionally filtered. */

@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { METHODS, type MethodResult, type Params } from './methods.js';
-import { findPings, type SlackState } from './state.js';
+import { METHOD_SCOPES, METHODS, type MethodResult, type Params } from './methods.js';
+import { findPings, type HeldCall, type RecordedCall, type SlackState } from './state.js';
 import { validateBlocks } from './validate.js';
 
 /** Methods that take the app-level token (xapp-) instead of the bot token. */
@@ -55,8 +55,11 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
     const rawBody = await readBody(req);
     const params = parseParams(rawBody, req.headers['content-type']);
     const authorization = typeof req.headers.authorization === 'string' ? req.headers.authorization : undefined;
-    const record = (method: string, status: number, response: MethodResult) =>
-      state.record({ method, params, rawBody, authorization, status, response, pings: findPings(Object.values(params).join('\n')), at: Date.now() });
+    const record = (method: string, status: number, response: MethodResult, held?: boolean): RecordedCall => {
+      const call: RecordedCall = { method, params, rawBody, authorization, status, response, pings: findPings(Object.values(params).join('\n')), at: Date.now(), ...(held ? { held } : {}) };
+      state.record(call);
+      return call;
+    };
 
     const respondMatch = /^\/respond\/([A-Za-z0-9]+)$/.exec(url.pathname);
     if (req.method === 'POST' && respondMatch) return responseUrl(respondMatch[1]!, params, res, record);
@@ -86,8 +89,38 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
 
     const impl = extra[method] ?? METHODS[method];
     if (!impl) return reply(method, 200, { ok: false, error: 'unknown_method' });
+    const needed = METHOD_SCOPES[method]?.(params);
+    if (needed && !state.identity.scopes.includes(needed)) {
+      return reply(method, 200, { ok: false, error: 'missing_scope', needed, provided: state.identity.scopes.join(',') });
+    }
     const result = impl(params, state);
-    return reply(method, 200, 'ok' in result ? result : { ok: true, ...result });
+    const body = 'ok' in result ? result : { ok: true, ...result };
+    if (state.takeHold(method, params)) return holdAnswer(method, body);
+    return reply(method, 200, body);
+
+    /** The work is done (a post is stored); the answer waits until released, or forever. */
+    function holdAnswer(m: string, answer: MethodResult) {
+      const call = record(m, 200, answer, true);
+      let sent = false;
+      const held: HeldCall = {
+        call,
+        release() {
+          if (sent) return;
+          sent = true;
+          const i = state.heldCalls.indexOf(held);
+          if (i >= 0) state.heldCalls.splice(i, 1);
+          if (!res.destroyed) send(res, 200, answer);
+        },
+      };
+      state.addHeld(held);
+      // The client gave up or died: nothing is held for it any more.
+      res.once('close', () => {
+        if (sent) return;
+        sent = true;
+        const i = state.heldCalls.indexOf(held);
+        if (i >= 0) state.heldCalls.splice(i, 1);
+      });
+    }
 
     function reply(m: string, status: number, body: MethodResult, headers?: Record<string, string>) {
       record(m, status, body);

@@ -17,9 +17,12 @@ export interface WorkerProcess {
   termWithin(limitMs: number): Promise<{ ms: number; stoppedBySigterm: boolean }>;
 }
 
-/** Starts `support/worker-entry.ts` with only the given environment; resolves once it is ready. */
-export async function startWorker(env: Record<string, string>): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
+/**
+ * Starts `support/worker-entry.ts` (or another entry, e.g. `slack-worker-entry.ts`) with only the
+ * given environment; resolves once it is ready.
+ */
+export async function startWorker(env: Record<string, string>, entryFile = entry): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', entryFile], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ROLE: 'worker', HTTP_PORT: '0', PLAYGROUND: 'false', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,0 +1,15 @@
+/**
+ * A worker process that answers on Slack: `ROLE=worker` from its environment with only the
+ * Slack reply port (SLACK_BOT_TOKEN, SLACK_API_URL → the emulator). Prints "ready" once it
+ * takes jobs. Crash tests SIGKILL it mid-post.
+ */
+import { slackPlatform } from '../../../adapters/slack/index.js';
+import { startBridge } from '../../../src/app.js';
+import { loadConfig } from '../../../src/config/load.js';
+import { createLogger, secrets } from '../../../src/logger.js';
+
+const config = loadConfig();
+const logger = createLogger({ level: config.logLevel, registry: secrets, pretty: false });
+const bridge = await startBridge({ config, logger, secrets, platforms: [slackPlatform] });
+process.stdout.write('ready\n');
+process.on('SIGTERM', () => void bridge.stop().then(() => process.exit(0)));
