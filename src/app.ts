@@ -177,6 +177,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     redis,
     agentReady,
     stopping: () => stopping !== undefined,
+    components: () => Object.fromEntries(adapters.flatMap((a) => (a.readiness ? [[a.platform, a.readiness()]] : []))),
     beforeMetrics: async () => {
       const counts = await queue.counts();
       for (const [state, n] of Object.entries(counts)) metrics.queueDepth.set({ state }, n);
@@ -184,6 +185,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   });
   mountDashboard(http.app, { queues: [queue.queue], user: config.dashboard?.user, password: config.dashboard?.password, logger });
 
+  const adapters: Adapter[] = [];
   let worker: ChatWorker | undefined;
   let workerRedis: Redis | undefined;
   if (config.role !== 'ingress') {
@@ -218,7 +220,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     });
   }
 
-  const adapters: Adapter[] = [];
   if (config.role !== 'worker') {
     for (const p of options.platforms) {
       const adapter = p.createAdapter({
@@ -233,6 +234,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         bindings,
         queueInfo,
         feedback,
+        metrics,
       });
       adapters.push(adapter);
     }

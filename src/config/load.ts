@@ -39,6 +39,11 @@ export interface DiscordConfig {
   adminRoleIds: string[];
   allowBots: boolean;
   replyPing: boolean;
+  /**
+   * Which gateway shards this process owns: `ids` undefined = all of them; `count` a number or
+   * `auto` (Discord's recommended count).
+   */
+  shards: { ids?: number[]; count: number | 'auto' };
 }
 
 export interface QuotaLimits {
@@ -198,8 +203,16 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
         adminRoleIds: e.DISCORD_ADMIN_ROLE_IDS,
         allowBots: e.DISCORD_ALLOW_BOTS,
         replyPing: e.DISCORD_REPLY_PING,
+        shards: { ...(e.DISCORD_SHARD_IDS ? { ids: e.DISCORD_SHARD_IDS } : {}), count: e.DISCORD_SHARD_COUNT },
       }
     : undefined;
+  const shardCount = e.DISCORD_SHARD_COUNT;
+  const beyond = e.DISCORD_SHARD_IDS?.find((id) => typeof shardCount === 'number' && id >= shardCount);
+  if (beyond !== undefined) {
+    problems.push(
+      `DISCORD_SHARD_IDS lists shard ${beyond} but DISCORD_SHARD_COUNT is ${String(shardCount)}: shard IDs go from 0 to ${Number(shardCount) - 1}`,
+    );
+  }
 
   const playgroundExplicit = raw.PLAYGROUND !== undefined && raw.PLAYGROUND.trim() !== '';
   const playgroundEnabled = playgroundExplicit ? e.PLAYGROUND : !slack && !discord;

@@ -52,6 +52,40 @@ const httpUrl = (name: string) =>
     message: `${name} must be an http(s) URL, for example https://openhelixai.com/api/v1`,
   });
 
+/** `0,1`, `0-3`, `0-1,4`: the Discord shards one ingress process owns. */
+const shardIds = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined;
+    const ids = new Set<number>();
+    for (const part of v.split(',').map((s) => s.trim()).filter(Boolean)) {
+      const m = /^(\d{1,5})(?:\s*-\s*(\d{1,5}))?$/.exec(part);
+      const from = m ? Number(m[1]) : NaN;
+      const to = m?.[2] !== undefined ? Number(m[2]) : from;
+      if (!m || to < from) {
+        ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_IDS must list shard numbers or ranges, for example 0,1 or 0-3' });
+        return z.NEVER;
+      }
+      for (let id = from; id <= to; id++) ids.add(id);
+    }
+    return [...ids].sort((a, b) => a - b);
+  });
+
+/** A number of shards, or `auto` (Discord's recommendation from `GET /gateway/bot`). */
+const shardCount = z
+  .string()
+  .optional()
+  .transform((v, ctx): number | 'auto' => {
+    if (v === undefined || v.trim() === '' || v.trim().toLowerCase() === 'auto') return 'auto';
+    const n = Number(v.trim());
+    if (!Number.isInteger(n) || n < 1 || n > 100_000) {
+      ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_COUNT must be auto or a whole number from 1 to 100000' });
+      return z.NEVER;
+    }
+    return n;
+  });
+
 export const envSchema = z.object({
   AGENT_API_BASE_URL: httpUrl('AGENT_API_BASE_URL'),
   AGENT_API_KEY: optionalString,
@@ -143,6 +177,8 @@ export const envSchema = z.object({
   DISCORD_ADMIN_ROLE_IDS: list,
   DISCORD_ALLOW_BOTS: bool('DISCORD_ALLOW_BOTS', false),
   DISCORD_REPLY_PING: bool('DISCORD_REPLY_PING', false),
+  DISCORD_SHARD_IDS: shardIds,
+  DISCORD_SHARD_COUNT: shardCount,
 });
 
 export type Env = z.infer<typeof envSchema>;

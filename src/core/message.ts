@@ -11,6 +11,11 @@ export interface ReplyTarget {
   inline?: boolean;
   /** A Slack assistant thread: progress shows as the thread's status line instead of a reaction. */
   assistantThread?: boolean;
+  /**
+   * Set when several bridge messages answer one platform message (Discord "Ask the agent" used
+   * by two people): keeps their replies apart where a port derives idempotency keys from `messageId`.
+   */
+  replyKey?: string;
 }
 
 /**

@@ -9,6 +9,7 @@ import type { Adapter } from './adapter.js';
 import type { Platform } from './conversation.js';
 import type { BindingStore } from '../bindings/types.js';
 import type { FeedbackStore } from '../feedback/index.js';
+import type { Metrics } from '../metrics.js';
 
 /** A message the bridge gave up on, as the playground's admin view lists it. */
 export interface FailureEntry {
@@ -48,6 +49,8 @@ export interface AdapterContext {
   queueInfo: QueueInfo;
   /** Where feedback button clicks are recorded (absent in tests that do not need it). */
   feedback?: FeedbackStore;
+  /** The process's metrics (adapters add their own, e.g. Discord's per-shard gauge). */
+  metrics?: Metrics;
 }
 
 /** What the reply port factory gets: workers build ports without any ingress parts. */

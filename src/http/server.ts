@@ -16,6 +16,8 @@ export interface HttpServerOptions {
   agentReady: () => Promise<boolean>;
   /** True once shutdown began: /readyz then says 503 so load balancers stop sending work. */
   stopping?: () => boolean;
+  /** Readiness of parts beyond Redis and the agent (e.g. Discord shards), by name. */
+  components?: () => Record<string, { ok: boolean; detail: Record<string, unknown> }>;
   /** Called before /metrics is rendered, to refresh gauges such as queue depth. */
   beforeMetrics?: () => Promise<void>;
   /** Bounds on what clients may hold; each has a default fit for a bridge behind Slack. */
@@ -92,7 +94,13 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
         .catch(() => false),
       options.agentReady().catch(() => false),
     ]);
-    res.status(redisOk && agentOk ? 200 : 503).json({ redis: redisOk ? 'ok' : 'down', agent: agentOk ? 'ok' : 'down' });
+    const components = options.components?.() ?? {};
+    const componentsOk = Object.values(components).every((c) => c.ok);
+    res.status(redisOk && agentOk && componentsOk ? 200 : 503).json({
+      redis: redisOk ? 'ok' : 'down',
+      agent: agentOk ? 'ok' : 'down',
+      ...Object.fromEntries(Object.entries(components).map(([name, c]) => [name, { status: c.ok ? 'ok' : 'down', ...c.detail }])),
+    });
   });
 
   app.get('/metrics', async (_req, res) => {

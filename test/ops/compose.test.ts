@@ -20,8 +20,16 @@ describe('docker-compose.yml, as `docker-compose config` reads it', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('has exactly redis, ingress and worker', () => {
-    expect(Object.keys(model.services).sort()).toEqual(['ingress', 'redis', 'worker']);
+  it('has exactly redis, ingress and worker by default, and two Discord shard ingress services behind a profile', () => {
+    const always = Object.entries(model.services).filter(([, s]) => !s.profiles?.length);
+    expect(always.map(([name]) => name).sort()).toEqual(['ingress', 'redis', 'worker']);
+    const shards = Object.entries(model.services).filter(([, s]) => s.profiles?.includes('discord-shards'));
+    expect(shards.map(([name]) => name).sort()).toEqual(['discord-shards-0-1', 'discord-shards-2-3']);
+    // Together they own every shard of the same count, each once.
+    expect(shards.map(([, s]) => [s.environment?.ROLE, String(s.environment?.DISCORD_SHARD_COUNT), s.environment?.DISCORD_SHARD_IDS])).toEqual([
+      ['ingress', '4', '0-1'],
+      ['ingress', '4', '2-3'],
+    ]);
   });
 
   it('runs redis 7 with AOF persistence on a volume, noeviction, and a ping healthcheck', () => {

@@ -1,14 +1,19 @@
 import {
+  ApplicationCommandType,
+  ContextMenuCommandBuilder,
   InteractionContextType,
   PermissionFlagsBits,
   SlashCommandBuilder,
   SlashCommandStringOption,
   SlashCommandSubcommandBuilder,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
+  type RESTPostAPIContextMenuApplicationCommandsJSONBody,
 } from 'discord.js';
 import { COMMANDS, type CommandEntry, type CommandOption } from '../../../src/commands/registry.js';
 
 export const COMMAND_NAME = 'agent';
+/** The message context-menu command (right-click a message → Apps). */
+export const ASK_COMMAND_NAME = 'Ask the agent';
 
 export { SETTING_CHOICES } from '../../../src/commands/registry.js';
 
@@ -42,4 +47,16 @@ export function agentCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody 
     .setContexts(InteractionContextType.Guild);
   for (const entry of COMMANDS as readonly CommandEntry[]) command.addSubcommand(subcommand(entry));
   return command.toJSON();
+}
+
+/**
+ * "Ask the agent" on any message (a message command, type 3: no description). Everyone who can
+ * see the message may use it; quotas and the channel's binding decide what happens.
+ */
+export function askAgentCommand(): RESTPostAPIContextMenuApplicationCommandsJSONBody {
+  return new ContextMenuCommandBuilder()
+    .setName(ASK_COMMAND_NAME)
+    .setType(ApplicationCommandType.Message)
+    .setContexts(InteractionContextType.Guild, InteractionContextType.BotDM)
+    .toJSON();
 }

@@ -12,7 +12,9 @@ import { newRef } from '../../../src/commands/format.js';
 import { DEFAULT_COMMAND, findCommand, parsedFrom, type CommandEntry } from '../../../src/commands/registry.js';
 import { callerOf, isAdmin } from './access.js';
 import { respondInstances } from './autocomplete.js';
-import { COMMAND_NAME } from './definition.js';
+import { ASK_COMMAND_NAME, COMMAND_NAME } from './definition.js';
+import { onAskAgent, type AskDeps } from './ask-agent.js';
+import { onFeedbackClick, type FeedbackClickDeps } from '../feedback/click.js';
 import { KEY_FIELD, MAX_MODAL_INSTANCE_ID, VALUE_FIELD, credentialModal, instanceFromModalId } from './credential-modal.js';
 import { renderCommandReply } from './render.js';
 
@@ -21,6 +23,10 @@ export interface InteractionDeps {
   secrets: Pick<SecretRegistry, 'add' | 'redact'>;
   logger: Logger;
   adminRoleIds: readonly string[];
+  /** "Ask the agent" on a message; ignored when absent. */
+  ask?: AskDeps;
+  /** 👍/👎 clicks on replies; ignored when absent. */
+  feedback?: FeedbackClickDeps;
 }
 
 const EPHEMERAL = MessageFlags.Ephemeral;
@@ -114,6 +120,10 @@ export function createInteractionHandler(deps: InteractionDeps): (interaction: I
       if (interaction.isChatInputCommand() && interaction.commandName === COMMAND_NAME) {
         return await onCommand(interaction, deps);
       }
+      if (interaction.isMessageContextMenuCommand() && interaction.commandName === ASK_COMMAND_NAME && deps.ask) {
+        return await onAskAgent(interaction, deps.ask);
+      }
+      if (interaction.isButton() && deps.feedback && (await onFeedbackClick(interaction, deps.feedback))) return;
       if (interaction.isModalSubmit()) {
         const instanceId = instanceFromModalId(interaction.customId);
         if (instanceId) return await onCredentialSubmit(interaction, instanceId, deps);
