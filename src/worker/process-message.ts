@@ -119,7 +119,7 @@ export class MessageProcessor {
         if (!owned) return this.lost(log);
       }
       try {
-        await port.postChunk(m.reply, chunks[i]!, i, { messageId, total: chunks.length, mayExist, agentMessageId });
+        await port.postChunk(m.reply, chunks[i]!, i, { messageId, total: chunks.length, mayExist, agentMessageId, instanceId: m.instanceId });
       } catch (err) {
         return this.onError(m, port, progress, err, record);
       }
