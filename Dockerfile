@@ -19,6 +19,7 @@ COPY src ./src
 COPY adapters ./adapters
 RUN npm run build \
  && if [ -d adapters/web/public ]; then mkdir -p dist/adapters/web && cp -R adapters/web/public dist/adapters/web/public; fi \
+ && mkdir -p dist/src/queue && cp -R src/queue/scripts dist/src/queue/scripts \
  && test -f dist/src/main.js
 
 # --- prod-deps: production dependencies only -----------------------------------------------

@@ -1,7 +1,8 @@
 /**
- * `npm run bench`: every scenario of issue 7, the bridge next to the bare-BullMQ floor in the
- * same run, on this machine's Redis. Prints a Markdown table and writes bench/results/.
- * See docs/benchmark.md. Env: BENCH_QUICK=1, BENCH_ONLY=1,3, BENCH_PROFILE=1, REDIS_URL.
+ * `npm run bench`: every scenario of issues 7 and 15, the bridge next to the bare-BullMQ floor
+ * (and, in scenario 7, a plain Bolt + BullMQ bot) in the same run, on this machine's Redis.
+ * Prints a Markdown table and writes bench/results/. See docs/benchmark.md.
+ * Env: BENCH_QUICK=1, BENCH_ONLY=1,3 or BENCH_ONLY=peer,slow, BENCH_PROFILE=1, REDIS_URL.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -17,6 +18,7 @@ import { resultsDocument, resultsTable } from './report/markdown.js';
 import { failedRow, type ResultRow } from './report/rows.js';
 import type { BenchContext } from './scenarios/context.js';
 import { idleRssScenario } from './scenarios/idle-rss.js';
+import { peerScenario } from './scenarios/peer.js';
 import { latencyScenario, type LatencyResult } from './scenarios/latency.js';
 import type { PathKind } from './scenarios/paths.js';
 import { scaleOutScenario } from './scenarios/scale-out.js';
@@ -92,6 +94,7 @@ async function main(): Promise<number> {
     [4, 'scale-out', () => scaleOutScenario(ctx)],
     [5, 'Slack HTTP events', () => slackAckScenario(ctx)],
     [6, 'idle RSS', () => idleRssScenario(ctx)],
+    [7, 'burst vs the plain Bolt + BullMQ peer', () => peerScenario(ctx)],
   ];
   for (const [n, name, run] of scenarios) {
     if (settings.only && !settings.only.has(n)) continue;

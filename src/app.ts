@@ -2,7 +2,10 @@ import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import { createAgentApi } from './agent-api/client.js';
 import type { AgentApi } from './agent-api/types.js';
+import { createSuggestedPromptStore } from './prompts/suggested-prompts.js';
+import { createFeedbackStore } from './feedback/index.js';
 import { createAuditLog } from './audit/audit-log.js';
+import { createCachedBindingStore } from './bindings/cache.js';
 import { createBindingStore } from './bindings/store.js';
 import type { BindingStore } from './bindings/types.js';
 import { createCommands } from './commands/handlers.js';
@@ -16,12 +19,15 @@ import { createDropLog } from './diagnostics/drop-log.js';
 import { mountDashboard } from './http/dashboard.js';
 import { createHttpServer } from './http/server.js';
 import { createIngress } from './ingress/ingress.js';
+import { createInstanceLabel, learnInstancesFrom } from './instance-label.js';
 import type { Ingress } from './ingress/types.js';
 import { createLogger, secrets as processSecrets, type Logger, type SecretRegistry } from './logger.js';
 import { Metrics } from './metrics.js';
 import { ChatQueue } from './queue/chat-queue.js';
 import { createQuota } from './quota/quota.js';
 import { bullPrefix, createRedis } from './redis.js';
+import { RedisUnavailableError, waitForRedis } from './redis-startup.js';
+import { isRedisConnectionError } from './redis-errors.js';
 import { startChatWorker, type ChatWorker } from './worker/chat-worker.js';
 import { FailureLog } from './worker/failure-log.js';
 import { MessageProcessor } from './worker/process-message.js';
@@ -66,24 +72,45 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   // A Cluster client speaks the same commands; the stores are typed against the plain client.
   const redis = createRedis(config.redis, { name: 'agent-bridge' }) as Redis;
   // Until the first connection, start-up reports an unreachable Redis in one line of its own.
+  // After it, one line when Redis goes away and one when it is back: every connection and
+  // every retry notices an outage, and a line for each would bury it.
   let connectedOnce = false;
-  redis.once('ready', () => (connectedOnce = true));
-  redis.on('error', (err) => {
-    if (connectedOnce) logger.warn({ err: { message: err.message } }, 'redis connection error');
+  let redisLost = false;
+  let shuttingDown = false;
+  const lost = (err?: Error) => {
+    if (!connectedOnce || redisLost || shuttingDown) return;
+    redisLost = true;
+    logger.warn({ err: err ? { message: err.message } : undefined }, 'Redis connection lost: the queue is unavailable, retrying');
+  };
+  redis.on('ready', () => {
+    if (redisLost) logger.info('Redis connection is back: the queue works again');
+    connectedOnce = true;
+    redisLost = false;
   });
+  redis.on('error', (err) => {
+    if (redisLost || !connectedOnce) return;
+    logger.debug({ err: { message: err.message } }, 'redis connection error');
+    lost(err);
+  });
+  redis.on('close', () => lost());
   await waitForRedis(redis, config.redis.url);
 
   if (!options.agentApi && !config.agent) throw new Error('no agent service configured');
-  const agentApi =
+  // Metric labels name only instances the service listed; anything typed by hand is `other`.
+  const instanceLabel = createInstanceLabel();
+  const client =
     options.agentApi ??
     createAgentApi(config.agent!, {
       logger,
       onCall: (e) => {
-        const labels = { endpoint: e.operation, agent_instance: e.instanceId ?? '', status: String(e.status ?? e.kind ?? 'error') };
+        const labels = { endpoint: e.operation, agent_instance: instanceLabel.label(e.instanceId), status: String(e.status ?? e.kind ?? 'error') };
         metrics.agentRequests.inc(labels);
         metrics.agentLatency.observe(labels, e.durationMs / 1000);
       },
     });
+  const agentApi = learnInstancesFrom(client, instanceLabel);
+
+  if (agentApi.calls) metrics.watchAgentCalls(agentApi.calls);
 
   // BullMQ loads its ~60 scripts onto its connection, which makes every MULTI on it slow
   // (measured 55 µs against 7 µs); the bridge's own commands use a connection of their own.
@@ -95,20 +122,33 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     prefix,
     keepCompleted: config.queue.keepCompleted,
     keepFailed: config.queue.keepFailed,
+    maxPendingPerChannel: config.queue.maxPendingPerChannel,
   });
-  queue.queue.on('error', (err) => logger.warn({ err: { message: err.message } }, 'queue connection error'));
-  const bindings = createBindingStore({ redis, prefix: storePrefix, defaults: config.bindings, logger });
+  // The main connection's lost/back lines speak for Redis outages; anything else is worth a warning.
+  queue.queue.on('error', (err) => {
+    if (isRedisConnectionError(err)) logger.debug({ err: { message: err.message } }, 'queue connection error');
+    else logger.warn({ err: { message: err.message } }, 'queue connection error');
+  });
+  // Ingress looks the binding up for every message: served from memory, dropped on bind/unbind anywhere.
+  const bindings = createCachedBindingStore({
+    store: createBindingStore({ redis, prefix: storePrefix, defaults: config.bindings, logger }),
+    redis,
+    prefix: storePrefix,
+    logger,
+  });
   const quota = createQuota({ redis, prefix: storePrefix, defaults: config.quotas });
   const dropLog = createDropLog({ redis, prefix: storePrefix, logger });
   const audit = createAuditLog({ redis, prefix: storePrefix, maxEntries: config.auditMaxEntries });
+  const prompts = createSuggestedPromptStore({ redis, prefix: storePrefix });
+  const feedback = createFeedbackStore({ redis, prefix: storePrefix, maxEntries: config.feedbackMaxEntries, registry: metrics.registry });
   const failures = new FailureLog(redis, storePrefix);
-  const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n) };
+  const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n), gaveUp: () => failures.total() };
 
   const ports: ReplyPorts = {};
   for (const p of options.platforms) ports[p.platform] = p.createReplyPort({ config, logger, redis });
 
   const commandsFor = (commandName: string) =>
-    createCommands({ agentApi, bindings, quota, dropLog, audit, queueStats: () => queue.counts(), logger, secrets, commandName });
+    createCommands({ agentApi, bindings, quota, dropLog, audit, queueStats: () => queue.counts(), logger, secrets, commandName, prompts, feedback });
   const commands = commandsFor('/agent');
   // Slack's slash command name is configurable; answers there must name it as users type it.
   const slackCommands = config.slack && config.slack.command !== '/agent' ? commandsFor(config.slack.command) : commands;
@@ -137,6 +177,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     redis,
     agentReady,
     stopping: () => stopping !== undefined,
+    components: () => Object.fromEntries(adapters.flatMap((a) => (a.readiness ? [[a.platform, a.readiness()]] : []))),
     beforeMetrics: async () => {
       const counts = await queue.counts();
       for (const [state, n] of Object.entries(counts)) metrics.queueDepth.set({ state }, n);
@@ -144,6 +185,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   });
   mountDashboard(http.app, { queues: [queue.queue], user: config.dashboard?.user, password: config.dashboard?.password, logger });
 
+  const adapters: Adapter[] = [];
   let worker: ChatWorker | undefined;
   let workerRedis: Redis | undefined;
   if (config.role !== 'ingress') {
@@ -160,11 +202,14 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       failures,
       drops: dropLog,
       threadContext: config.threadContext,
+      callGuarantee: config.queue.callGuarantee,
+      maxReplyChunks: config.queue.maxReplyChunks,
     });
     worker = startChatWorker({
       connection: blocking,
       prefix,
       queue: queue.queue,
+      chatQueue: queue,
       mailbox: queue.mailbox,
       processor,
       logger,
@@ -175,7 +220,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     });
   }
 
-  const adapters: Adapter[] = [];
   if (config.role !== 'worker') {
     for (const p of options.platforms) {
       const adapter = p.createAdapter({
@@ -191,6 +235,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         queueInfo,
         audit,
         dropQueuedWork: (platform, workspaceId) => dropQueuedWork(queue, platform, workspaceId),
+        feedback,
+        metrics,
       });
       adapters.push(adapter);
     }
@@ -198,6 +244,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   const stop = () => {
     stopping ??= (async () => {
+      shuttingDown = true;
       logger.info('shutting down');
       await Promise.allSettled(adapters.map((a) => a.stop()));
       await worker?.close(config.shutdownTimeoutMs);
@@ -205,7 +252,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       await queue.close().catch(() => {});
       // The worker's connection may still carry commands of jobs cut off by the timeout.
       workerRedis?.disconnect();
-      await Promise.allSettled([redis.quit(), bullRedis.quit()]);
+      await Promise.allSettled([bindings.close(), redis.quit(), bullRedis.quit()]);
       logger.info('stopped');
     })();
     return stopping;
@@ -213,7 +260,12 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   let httpPort: number;
   try {
-    httpPort = await http.listen();
+    httpPort = await http.listen().catch((err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EADDRINUSE') throw err;
+      throw new Error(
+        `port ${config.http.port} on ${config.http.host} is already in use by another program: set HTTP_PORT to a free port (for example HTTP_PORT=${config.http.port + 1}), or stop the other program`,
+      );
+    });
     for (const a of adapters) await a.start();
   } catch (err) {
     // Nothing started may outlive a failed start-up.
@@ -224,7 +276,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     { role: config.role, platforms: options.platforms.map((p) => p.platform), port: httpPort },
     'agent-bridge started',
   );
-
+  void warnIfAgentUnreachable(agentApi, config.agent?.baseUrl, logger);
 
   return {
     config,
@@ -242,24 +294,23 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   };
 }
 
-/** Fails start-up with one clear line when Redis does not answer. */
-async function waitForRedis(redis: Redis, url: string): Promise<void> {
+export { RedisUnavailableError };
+
+/**
+ * One warning at start-up when the agent service does not answer at all, so a wrong
+ * AGENT_API_BASE_URL shows before the first user waits for a reply. Start-up goes on: the
+ * service may come up later, and /readyz reports it meanwhile.
+ */
+async function warnIfAgentUnreachable(agentApi: AgentApi, baseUrl: string | undefined, logger: Logger): Promise<void> {
   try {
-    await Promise.race([
-      redis.ping(),
-      new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 5_000)),
-    ]);
-  } catch {
-    redis.disconnect();
-    const where = url.replace(/\/\/[^@]*@/, '//');
-    throw new RedisUnavailableError(
-      `Redis is not reachable at ${where}: start one with \`docker compose up -d redis\`, or install it (Debian: \`apt-get install redis-server\`; macOS: \`brew install redis && brew services start redis\`), or set REDIS_URL`,
+    await agentApi.listInstances(AbortSignal.timeout(10_000));
+  } catch (err) {
+    if (agentApi.lastAnsweredAt() !== undefined) return; // It answered (even a 401): reachable.
+    logger.warn(
+      { baseUrl, err: { message: (err as Error).message } },
+      'the agent service is not reachable: check AGENT_API_BASE_URL and the network; messages wait in the queue meanwhile',
     );
   }
-}
-
-export class RedisUnavailableError extends Error {
-  override name = 'RedisUnavailableError';
 }
 
 /** The agent service counts as ready when it answered within the last minute, or answers a listing now. */

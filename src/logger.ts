@@ -89,7 +89,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   };
   if (options.destination) return pino(base, options.destination);
   if (pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss' } } });
+    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss', singleLine: true } } });
   }
   return pino(base);
 }

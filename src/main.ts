@@ -1,10 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import { platformsFor } from '../adapters/index.js';
 import { RedisUnavailableError, startBridge, type Bridge } from './app.js';
-import { ConfigError, loadConfig, type Config } from './config/load.js';
+import { ConfigError, executableSearchPath, loadConfig, type Config } from './config/load.js';
 import { startAgentEmulator, type AgentEmulator } from './demo/agent-emulator.js';
 import { createLogger, secrets } from './logger.js';
-import { demoBanner } from './demo/banner.js';
+import { demoBanner, privateRedisNote } from './demo/banner.js';
+import { findRedisServer, GET_REDIS_HINT, somethingListens, startPrivateRedis, type PrivateRedis } from './private-redis.js';
 
 /** `npm start`: read config once, run the configured role, shut down cleanly on a signal. */
 async function main(): Promise<void> {
@@ -19,6 +20,25 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger({ level: config.logLevel });
+
+  // A newcomer without a Redis: run the system's redis-server for this process alone. Only a
+  // single-process bridge (ROLE=all) may: split roles must share one Redis, so they need REDIS_URL.
+  let privateRedis: PrivateRedis | undefined;
+  if (config.redis.defaulted && config.role === 'all' && !(await somethingListens(config.redis.url))) {
+    const executable = findRedisServer(executableSearchPath());
+    if (!executable) {
+      process.stderr.write(`${GET_REDIS_HINT}\n`);
+      process.exit(1);
+    }
+    try {
+      privateRedis = await startPrivateRedis({ executable });
+    } catch (err) {
+      process.stderr.write(`${(err as Error).message}\n${GET_REDIS_HINT}\n`);
+      process.exit(1);
+    }
+    config = Object.freeze({ ...config, redis: Object.freeze({ ...config.redis, url: privateRedis.url }) });
+    logger.info({ redis: privateRedis.url, dataDir: privateRedis.dataDir }, 'started a private redis-server');
+  }
 
   let emulator: AgentEmulator | undefined;
   if (config.mode === 'demo') {
@@ -46,9 +66,12 @@ async function main(): Promise<void> {
     const message = err instanceof RedisUnavailableError ? err.message : `start-up failed: ${(err as Error).message}`;
     process.stderr.write(`${secrets.redact(message)}\n`);
     await emulator?.close();
+    await privateRedis?.stop();
     process.exit(1);
   }
-  if (config.mode === 'demo') process.stdout.write(demoBanner(`http://${config.http.host}:${bridge.httpPort}/`));
+  // The banner is for people: stderr, so stdout stays pure JSON lines off a terminal.
+  if (config.mode === 'demo') process.stderr.write(demoBanner(`http://${config.http.host}:${bridge.httpPort}/`, privateRedis));
+  else if (privateRedis) process.stderr.write(privateRedisNote(privateRedis));
 
   let signals = 0;
   const shutdown = (signal: NodeJS.Signals) => {
@@ -60,6 +83,7 @@ async function main(): Promise<void> {
     void bridge
       .stop()
       .then(() => emulator?.close())
+      .then(() => privateRedis?.stop())
       .then(() => process.exit(0));
   };
   process.on('SIGTERM', shutdown);

@@ -45,6 +45,28 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  /** Set by the composition root: the agent client's pool counts, read at each scrape. */
+  private agentCalls: () => { waiting: number; inFlight: number } = () => ({ waiting: 0, inFlight: 0 });
+
+  readonly agentCallsInFlight: Gauge = new Gauge({
+    name: 'agent_bridge_agent_calls_in_flight',
+    help: 'Agent service calls sent and not yet answered in full',
+    registers: [this.registry],
+    collect: (): void => this.agentCallsInFlight.set(this.agentCalls().inFlight),
+  });
+
+  readonly agentCallsWaiting: Gauge = new Gauge({
+    name: 'agent_bridge_agent_calls_waiting',
+    help: 'Agent service calls waiting for a connection (the pool is at its cap, or connecting)',
+    registers: [this.registry],
+    collect: (): void => this.agentCallsWaiting.set(this.agentCalls().waiting),
+  });
+
+  /** Reports the agent client's calls in the two gauges above. */
+  watchAgentCalls(counts: () => { waiting: number; inFlight: number }): void {
+    this.agentCalls = counts;
+  }
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'agent_bridge_' });
   }

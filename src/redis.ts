@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import type { ConnectionOptions as TlsOptions } from 'node:tls';
 import { Cluster, Redis, type ClusterOptions, type RedisOptions } from 'ioredis';
-import { ConfigError, type Config } from './config/load.js';
+import { ConfigError } from './config/config-error.js';
+import type { Config } from './config/load.js';
 
 /**
  * A connection to one Redis server (directly or through Sentinel) or to a Redis Cluster.
@@ -86,6 +87,35 @@ export function createRedis(config: Config['redis'], options: CreateRedisOptions
     });
   }
   return new Redis(config.url, { ...base, ...(tls ? { tls } : {}) });
+}
+
+/**
+ * What {@link createRedis} would refuse in these settings, every problem at once, without
+ * connecting: config loading reports them with the other configuration errors.
+ */
+export function redisSettingProblems(config: Pick<Config['redis'], 'url' | 'sentinels' | 'clusterNodes' | 'tlsCaFile'>): string[] {
+  const problems: string[] = [];
+  const check = (fn: () => unknown) => {
+    try {
+      fn();
+    } catch (err) {
+      if (!(err instanceof ConfigError)) throw err;
+      problems.push(...err.problems);
+    }
+  };
+  if (config.clusterNodes.length > 0 && config.sentinels.length > 0) {
+    problems.push('REDIS_CLUSTER_NODES and REDIS_SENTINELS are both set: a deployment uses one or the other, unset one');
+  }
+  check(() => {
+    const url = parseRedisUrl(config.url);
+    if (config.clusterNodes.length > 0 && url.db !== 0) {
+      throw new ConfigError([`REDIS_URL selects database ${url.db}, but a Redis Cluster has only database 0: remove /${url.db} from the URL`]);
+    }
+    tlsOptions({ ...config, sentinelName: undefined, defaulted: false }, url.tls);
+  });
+  for (const entry of config.sentinels) check(() => hostPort(entry, 'REDIS_SENTINELS'));
+  for (const entry of config.clusterNodes) check(() => hostPort(entry, 'REDIS_CLUSTER_NODES'));
+  return problems;
 }
 
 /** Back off up to 2 s between reconnects; never give up (a Redis restart must heal by itself). */

@@ -3,8 +3,17 @@ import type { Adapter } from '../../src/core/adapter.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { createInteractionHandler } from './commands/interactions.js';
 import { registerCommands } from './commands/register.js';
-import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait } from './gateway.js';
+import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait, type ShardPlan } from './gateway.js';
+import { RedisIdentifyThrottler } from './identify-throttler.js';
+import { createRest } from './rest.js';
+import { ShardStates } from './shard-states.js';
+import { Routes, type RESTGetAPIGatewayBotResult } from 'discord-api-types/v10';
 import { normaliseMessage } from './normalise-message.js';
+import { withAttachments } from './attachments.js';
+import type { FeedbackRecorder } from './feedback/click.js';
+import { createFeedbackStore } from '../../src/feedback/index.js';
+import { bullPrefix } from '../../src/redis.js';
+import type { IncomingMessage } from '../../src/core/message.js';
 import { KeyedSerial } from './serial.js';
 
 /** A replied-to message not in the cache is fetched; past this it counts as not the bot's. */
@@ -21,6 +30,10 @@ export interface DiscordAdapter extends Adapter {
   readonly mentionOnly: boolean;
   /** The connected client (for tests and diagnostics). */
   readonly client: Client | undefined;
+  /** The shards this process runs ('auto' until connected when not configured). */
+  readonly shardPlan: ShardPlan | undefined;
+  /** Per-shard connection state, for /readyz. */
+  readiness(): { ok: boolean; detail: Record<string, unknown> };
 }
 
 async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
@@ -36,21 +49,53 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | unde
   }
 }
 
+/** Room kept for the "<author> wrote:" line an asked message gets. */
+const ASK_PREFIX_ROOM = 100;
+
+/** The feedback store, once the composition root provides one (h6's src/feedback). */
+type DiscordAdapterContext = AdapterContext & { feedback?: FeedbackRecorder };
+
 /**
  * Discord ingress: one gateway connection that normalises messages into `ingress.handle` and
  * answers `/agent` interactions. Replies are posted by workers through the reply port.
  */
-export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
+export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feedback?: FeedbackRecorder } = {}): DiscordAdapter {
   const discord = ctx.config.discord;
   if (!discord) throw new Error('DISCORD_TOKEN is missing: the Discord adapter needs the bot token');
   const logger = ctx.logger;
+  // The composition root's store when it has one; else the same store over the shared Redis.
+  const feedback =
+    options.feedback ??
+    ctx.feedback ??
+    createFeedbackStore({
+      redis: ctx.redis,
+      prefix: `${bullPrefix(ctx.config)}:chat`,
+      maxEntries: ctx.config.feedbackMaxEntries,
+      ...(ctx.metrics ? { registry: ctx.metrics.registry } : {}),
+    });
+  const limits = { maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars };
   const onInteraction = createInteractionHandler({
     commands: ctx.commands,
     secrets: ctx.secrets,
     logger,
     adminRoleIds: discord.adminRoleIds,
+    ask: {
+      ingress: ctx.ingress,
+      bindings: ctx.bindings,
+      withAttachments: (m, source) => withAttachments(m, source, { ...limits, maxChars: Math.max(0, limits.maxChars - ASK_PREFIX_ROOM) }),
+    },
+    feedback: { feedback, bindings: ctx.bindings },
   });
+
+  /** Files are downloaded only for messages the bot may answer, not for every chat line. */
+  async function mayAnswer(m: IncomingMessage): Promise<boolean> {
+    if (m.fromSelf || m.fromBot) return false;
+    if (m.isDirect || m.mentionsBot || m.repliesToBot || m.conversation.threadId) return true;
+    return (await ctx.bindings.get('discord', m.bindingChannelId))?.mode === 'all';
+  }
   const serial = new KeyedSerial();
+  const shardStates = new ShardStates(ctx.metrics?.registry);
+  let plan: ShardPlan | undefined;
   let client: Client | undefined;
   let contentIntent = true;
   let warned = false;
@@ -60,7 +105,7 @@ export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
   async function onMessage(message: Message, withContent: boolean): Promise<void> {
     const botUserId = message.client.user?.id;
     if (!botUserId) return;
-    const incoming = await normaliseMessage(message, {
+    let incoming = await normaliseMessage(message, {
       botUserId,
       allowBots: discord!.allowBots,
       contentIntent: withContent,
@@ -70,8 +115,15 @@ export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
       logger.debug({ messageId: message.id, type: message.type }, 'discord system message ignored');
       return;
     }
+    let notice: string | undefined;
+    if (message.attachments.size > 0 && (await mayAnswer(incoming))) {
+      ({ message: incoming, notice } = await withAttachments(incoming, message, limits));
+    }
     const result = await ctx.ingress.handle(incoming);
     logger.debug({ messageId: message.id, status: result.status }, 'discord message handled');
+    if (notice && result.status === 'queued') {
+      await ctx.replyPort.postNotice(incoming.reply, notice).catch((err: unknown) => logger.warn({ err }, 'could not post the files notice'));
+    }
   }
 
   function warnMentionOnly(): void {
@@ -81,9 +133,38 @@ export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
     logger.warn(MESSAGE_CONTENT_WARNING);
   }
 
+  /**
+   * The shards to run. Not configured: discord.js's 'auto' (all of them, Discord's count). With
+   * DISCORD_SHARD_IDS and/or DISCORD_SHARD_COUNT: those IDs (all when unset) of that count
+   * (Discord's recommendation for `auto`), identified through the Redis-shared throttler.
+   */
+  async function resolvePlan(): Promise<ShardPlan> {
+    const { ids, count } = discord!.shards;
+    if (!ids && count === 'auto') return 'auto';
+    const total = count === 'auto' ? ((await createRest(discord!).get(Routes.gatewayBot())) as RESTGetAPIGatewayBotResult).shards : count;
+    const beyond = ids?.find((id) => id >= total);
+    if (beyond !== undefined) {
+      throw new Error(
+        `DISCORD_SHARD_IDS lists shard ${beyond} but Discord recommends ${total} shards: set DISCORD_SHARD_COUNT to the count every process uses`,
+      );
+    }
+    return { ids: ids ?? Array.from({ length: total }, (_, i) => i), count: total };
+  }
+
   async function connect(withContent: boolean): Promise<Client> {
-    const c = createGatewayClient(discord!, withContent);
+    plan ??= await resolvePlan();
+    const shared = plan !== 'auto';
+    const c = createGatewayClient(discord!, withContent, {
+      shards: plan,
+      ...(shared
+        ? { identifyThrottler: (max: number) => new RedisIdentifyThrottler(ctx.redis, `${ctx.config.queue.prefix}:discord:identify`, max) }
+        : {}),
+    });
     let wasReady = false;
+    c.on(Events.ShardReady, (shardId) => shardStates.set(shardId, true));
+    c.on(Events.ShardResume, (shardId) => shardStates.set(shardId, true));
+    c.on(Events.ShardReconnecting, (shardId) => shardStates.set(shardId, false));
+    c.on(Events.ShardDisconnect, (_event, shardId) => shardStates.set(shardId, false));
     c.on(Events.MessageCreate, (message) => {
       void serial
         .run(message.channelId, () => onMessage(message, withContent))
@@ -131,7 +212,16 @@ export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
       await client.destroy();
       return;
     }
-    logger.info({ user: client.user?.tag, guilds: client.guilds.cache.size, mentionOnly: !contentIntent }, 'discord connected');
+    const shards = plan === 'auto' ? client.options.shards : plan?.ids;
+    logger.info(
+      { user: client.user?.tag, guilds: client.guilds.cache.size, mentionOnly: !contentIntent, shards, shardCount: client.options.shardCount },
+      'discord connected',
+    );
+    // Commands are the application's, not a shard's: only the process holding shard 0 registers them.
+    if (plan !== 'auto' && plan && !plan.ids.includes(0)) {
+      logger.info('discord commands left to the process holding shard 0');
+      return;
+    }
     try {
       const applicationId = client.application?.id ?? client.user?.id;
       const result = await registerCommands(client.rest, { applicationId, guildId: discord!.guildId });
@@ -149,6 +239,13 @@ export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
     get client() {
       return client;
     },
+    get shardPlan() {
+      return plan;
+    },
+    readiness() {
+      const expected = plan === 'auto' ? (Array.isArray(client?.options.shards) ? client.options.shards : []) : (plan?.ids ?? []);
+      return shardStates.readiness(expected);
+    },
     start() {
       starting ??= start();
       return starting;
@@ -161,6 +258,7 @@ export function createDiscordAdapter(ctx: AdapterContext): DiscordAdapter {
       client = undefined;
       await c?.destroy();
       await serial.idle();
+      shardStates.clear();
     },
   };
 }

@@ -1,4 +1,5 @@
-import { Client, Events, GatewayIntentBits, Partials } from 'discord.js';
+import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
+import type { IdentifyThrottler } from './identify-throttler.js';
 import type { DiscordConfig } from '../../src/config/load.js';
 import { restOptions } from './rest.js';
 
@@ -19,17 +20,37 @@ export function gatewayIntents(contentIntent: boolean): GatewayIntentBits[] {
   return intents;
 }
 
+/** The shards one process runs: all (Discord's recommended count), or `ids` out of `count`. */
+export type ShardPlan = { ids: number[]; count: number } | 'auto';
+
+export interface GatewayClientOptions {
+  shards?: ShardPlan;
+  /** Paces IDENTIFYs across processes (see RedisIdentifyThrottler); discord.js's own otherwise. */
+  identifyThrottler?: (maxConcurrency: number) => IdentifyThrottler;
+}
+
 /**
  * A discord.js client for ingress. DMs need `Partials.Channel` (the DM channel is not cached
  * before its first message). discord.js asks REST for the gateway URL, so `DISCORD_API_URL`
  * points both at a proxy or emulator.
  */
-export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, contentIntent: boolean): Client {
+export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, contentIntent: boolean, options: GatewayClientOptions = {}): Client {
+  const plan = options.shards ?? 'auto';
+  const throttler = options.identifyThrottler;
+  const ws: ClientOptions['ws'] = throttler
+    ? {
+        // Same source of max_concurrency as discord.js's default throttler.
+        buildIdentifyThrottler: async (manager) =>
+          throttler((await manager.fetchGatewayInformation()).session_start_limit.max_concurrency),
+      }
+    : {};
   return new Client({
     intents: gatewayIntents(contentIntent),
     partials: [Partials.Channel],
-    // Internal sharding: Discord's recommended shard count (1 below ~1,000 guilds, required past 2,500).
-    shards: 'auto',
+    // 'auto': Discord's recommended shard count, all in this process (required past 2,500 guilds).
+    // Otherwise this process owns `ids` of `count`; other processes own the rest.
+    ...(plan === 'auto' ? { shards: 'auto' as const } : { shards: plan.ids, shardCount: plan.count }),
+    ws,
     rest: restOptions(config),
     // Nothing the gateway process sends may ping anyone.
     allowedMentions: { parse: [], repliedUser: false },

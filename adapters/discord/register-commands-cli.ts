@@ -1,10 +1,11 @@
 /**
- * `npm run register-commands`: puts `/agent` in place without starting the bridge.
+ * `npm run register-commands`: puts `/agent` and "Ask the agent" in place without starting the bridge.
  * Guild-scoped when DISCORD_GUILD_ID is set (instant), global otherwise (may take up to an hour
  * to reach every client). Reads the same configuration as the service.
  */
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { registerCommands } from './commands/register.js';
+import { COMMAND_NAME } from './commands/definition.js';
 import { createRest } from './rest.js';
 
 async function main(): Promise<number> {
@@ -25,7 +26,8 @@ async function main(): Promise<number> {
   const rest = createRest(config.discord);
   const result = await registerCommands(rest, { guildId: config.discord.guildId });
   const where = result.scope === 'guild' ? `in guild ${result.guildId} (available at once)` : 'globally (may take up to an hour to appear)';
-  console.log(`Registered /${result.names.join(', /')} for application ${result.applicationId} ${where}.`);
+  const names = result.names.map((n) => (n === COMMAND_NAME ? `/${n}` : `"${n}" (message menu)`)).join(' and ');
+  console.log(`Registered ${names} for application ${result.applicationId} ${where}.`);
   return 0;
 }
 

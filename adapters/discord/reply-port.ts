@@ -6,6 +6,7 @@ import type { ReplyTarget } from '../../src/core/message.js';
 import type { ReplyPortDeps } from '../../src/core/platform-context.js';
 import { splitMarkdown } from '../../src/render/split-markdown.js';
 import { toPlatformError } from './errors.js';
+import { feedbackRow } from './feedback/buttons.js';
 import { createRest } from './rest.js';
 import { TypingKeeper } from './typing.js';
 
@@ -49,12 +50,19 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     { refreshMs: options.typingRefreshMs, maxMs: (deps.config.agent?.timeoutMs ?? 120_000) + 30_000 },
   );
 
-  async function create(target: ReplyTarget, content: string, replyTo: boolean, nonce: string): Promise<void> {
+  async function create(
+    target: ReplyTarget,
+    content: string,
+    replyTo: boolean,
+    nonce: string,
+    components?: RESTPostAPIChannelMessageJSONBody['components'],
+  ): Promise<void> {
     const body: RESTPostAPIChannelMessageJSONBody = {
       content,
       allowed_mentions: { parse: [], replied_user: discord!.replyPing },
       nonce,
       enforce_nonce: true,
+      ...(components && components.length > 0 ? { components } : {}),
     };
     if (replyTo) {
       body.message_reference = { message_id: target.messageId, channel_id: target.channelId, fail_if_not_exists: false };
@@ -75,8 +83,15 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
       return splitMarkdown(markdown, DISCORD_MAX_CHARS).filter((chunk) => chunk.trim().length > 0);
     },
 
-    async postChunk(target, chunk, index) {
-      await create(target, chunk.slice(0, DISCORD_MAX_CHARS), index === 0, nonceFor(target, `c${index}`));
+    async postChunk(target, chunk, index, info) {
+      // Several bridge messages can answer one Discord message ("Ask the agent" by two people):
+      // their nonces differ by `replyKey`, so Discord keeps their replies apart.
+      const part = target.replyKey ? `${target.replyKey}:c${index}` : `c${index}`;
+      const last = info !== undefined && index === info.total - 1;
+      // `instanceId` is not part of ChunkInfo yet: read it when the worker adds it.
+      const instanceId = (info as { instanceId?: string } | undefined)?.instanceId;
+      const components = last ? feedbackRow(info.agentMessageId, instanceId) : undefined;
+      await create(target, chunk.slice(0, DISCORD_MAX_CHARS), index === 0, nonceFor(target, part), components);
     },
 
     async postNotice(target, text) {

@@ -7,11 +7,20 @@ import { createBoltLogger } from './bolt-logger.js';
 import { registerCredentialModal } from './credential-modal.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
 import { PlatformError } from '../../src/core/errors.js';
-import { registerMessageListeners } from './message-listener.js';
+import { createFeedbackStore } from '../../src/feedback/index.js';
+import { createSuggestedPromptStore } from '../../src/prompts/suggested-prompts.js';
+import { registerAskShortcut, ASK_AGENT_CALLBACK_ID } from './ask-shortcut.js';
+import { registerAssistant } from './assistant.js';
+import { createAssistantThreads } from './assistant-threads.js';
+import { registerFeedbackAction } from './feedback-action.js';
+import { FEEDBACK_ACTION_ID } from './feedback-blocks.js';
+import { createSlackFileReader } from './files.js';
+import { createMessageHandler, registerMessageListeners, type MessageListenerDeps } from './message-listener.js';
 import type { BotIdentity } from './normalise.js';
 import { createSeenOnce } from './seen-once.js';
 import { bullPrefix } from '../../src/redis.js';
 import { registerSlashCommand } from './slash-command.js';
+import { SLACK_MAX_BODY_BYTES, slackRequestGuard } from './request-guard.js';
 import { createUserDirectory } from './user-directory.js';
 import { createWebClient, slackApiUrl, webClientOptions } from './web-client.js';
 import { createSealedBox } from '../../src/crypto/sealed-box.js';
@@ -47,7 +56,8 @@ export interface SlackAdapter extends Adapter {
 export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOptions = {}): SlackAdapter {
   const slack = ctx.config.slack;
   if (!slack) throw new Error('SLACK_BOT_TOKEN is missing: set it to run the Slack adapter');
-  const logger = ctx.logger.child({ platform: 'slack' });
+  // The composition root already binds `platform`; binding it again repeats the key in every line.
+  const logger = ctx.logger;
   const boltLogger = createBoltLogger(logger);
   const api = { apiUrl: slack.apiUrl, logger: boltLogger };
   // "Add to Slack": no token of its own; Bolt authorizes each request from its installation.
@@ -88,19 +98,16 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     });
   } else {
     if (!slack.signingSecret) throw new Error('SLACK_SIGNING_SECRET is missing: HTTP mode verifies every request from Slack (or set SLACK_APP_TOKEN for Socket Mode)');
-    ctx.http.post(SLACK_EVENTS_PATH, (req: Request, res: Response, next: NextFunction) => {
-      if (stopped) return void res.status(503).set('Retry-After', '5').end();
+    ctx.http.post(SLACK_EVENTS_PATH, slackRequestGuard({ stopped: () => stopped }), (req: Request, _res: Response, next: NextFunction) => {
       if (req.readableEnded) logger.error('a body parser read the Slack request before Bolt: mount the Slack adapter before express.json()');
-      // Bolt refuses timestamps older than 5 minutes but not ones from the future; a replay
-      // window must be closed on both sides.
-      const ts = Number(req.headers['x-slack-request-timestamp']);
-      if (Number.isFinite(ts) && ts * 1000 - Date.now() > 5 * 60_000) return void res.status(401).end();
       next();
     });
     receiver = new ExpressReceiver({
       signingSecret: slack.signingSecret,
       app: ctx.http,
       endpoints: SLACK_EVENTS_PATH,
+      // Chunked bodies carry no length for the guard to check; Bolt stops reading at the limit (413).
+      bodyLimit: SLACK_MAX_BODY_BYTES,
       // Ack first, then run the listener: the ingress never holds Slack's 3 seconds.
       processBeforeResponse: false,
       logger: boltLogger,
@@ -139,15 +146,24 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     logger.error({ code: err.code, err: { message: err.message } }, 'Slack listener failed');
   });
 
-  const isAdmin = createAdminCheck(slack, createUserDirectory(client), logger);
-  registerMessageListeners(app, {
+  const users = createUserDirectory(client);
+  const isAdmin = createAdminCheck(slack, users, logger);
+  const storePrefix = `${bullPrefix(ctx.config)}:chat`;
+  const messageDeps: MessageListenerDeps = {
     ingress: ctx.ingress,
     logger,
     identity,
     seen: createSeenOnce(ctx.redis, bullPrefix(ctx.config), logger),
     multiWorkspace: multi,
-  });
-  if (installations) registerUninstallListeners(app, {
+    replyPort: ctx.replyPort,
+    // Files are read with the bot token; with "Add to Slack" (a token per installation) not yet.
+    ...(ctx.config.maxAttachmentBytes > 0 && slack.botToken
+      ? { files: createSlackFileReader({ botToken: slack.botToken, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars }) }
+      : {}),
+  };
+  registerMessageListeners(app, messageDeps);
+  if (installations) {
+    registerUninstallListeners(app, {
       installations,
       bindings: ctx.bindings,
       redis: ctx.redis,
@@ -156,6 +172,19 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       audit: ctx.audit,
       dropQueuedWork: ctx.dropQueuedWork,
     });
+  }
+  registerAssistant(app, {
+    threads: createAssistantThreads(ctx.redis, storePrefix),
+    prompts: createSuggestedPromptStore({ redis: ctx.redis, prefix: storePrefix }),
+    bindings: ctx.bindings,
+    logger,
+    handleMessage: createMessageHandler(messageDeps),
+  });
+  registerFeedbackAction(app, {
+    feedback: ctx.feedback ?? createFeedbackStore({ redis: ctx.redis, prefix: storePrefix, maxEntries: ctx.config.feedbackMaxEntries }),
+    logger,
+  });
+  registerAskShortcut(app, { ...messageDeps, bindings: ctx.bindings, users });
   registerSlashCommand(app, { commands: ctx.commands, logger, isAdmin, commandName: slack.command });
   registerCredentialModal(app, {
     commands: ctx.commands,
@@ -166,8 +195,8 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     ...(options.credentialAckBudgetMs !== undefined ? { ackBudgetMs: options.credentialAckBudgetMs } : {}),
   });
   // Buttons or shortcuts the bot did not make still get their ack, so Slack shows no error.
-  app.action(/.*/, async ({ ack }) => ack());
-  app.shortcut(/.*/, async ({ ack }) => ack());
+  app.action(new RegExp(`^(?!${FEEDBACK_ACTION_ID}$)`), async ({ ack }) => ack());
+  app.shortcut(new RegExp(`^(?!${ASK_AGENT_CALLBACK_ID}$)`), async ({ ack }) => ack());
 
   let started: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;

@@ -1,6 +1,9 @@
 import type { App } from '@slack/bolt';
-import type { Ingress } from '../../src/ingress/types.js';
+import type { IncomingMessage } from '../../src/core/message.js';
+import type { ReplyPort } from '../../src/core/reply-port.js';
+import type { Ingress, IngressResult } from '../../src/ingress/types.js';
 import type { Logger } from '../../src/logger.js';
+import type { SlackFileReader } from './files.js';
 import { normaliseSlackEvent, type BotIdentity } from './normalise.js';
 import type { SeenOnce } from './seen-once.js';
 import { installationKey } from './installations.js';
@@ -10,6 +13,10 @@ export interface MessageListenerDeps {
   logger: Logger;
   identity(): Promise<BotIdentity>;
   seen: SeenOnce;
+  /** Reads `file_share` files into the message; without it files are left to the ingress's notice. */
+  files?: SlackFileReader;
+  /** For the one line naming the files that were not sent. */
+  replyPort?: ReplyPort;
   /** "Add to Slack": the bot's identity comes from Bolt's context, and replies name their installation. */
   multiWorkspace?: boolean;
 }
@@ -23,13 +30,16 @@ export interface SlackEventContext {
   isEnterpriseInstall?: boolean;
 }
 
+/** Changes a normalised message before the ingress sees it (assistant threads pick their binding). */
+export type AdjustMessage = (message: IncomingMessage) => IncomingMessage | Promise<IncomingMessage>;
+
 /**
- * `message` and `app_mention`: normalise, hand to the ingress, done. Bolt has acknowledged
- * the event before this runs (HTTP and Socket Mode alike), so nothing here can make Slack
- * wait or redeliver. Never throws.
+ * `message` and `app_mention`: normalise, read attached text files, hand to the ingress, done.
+ * Bolt has acknowledged the event before this runs (HTTP and Socket Mode alike), so nothing
+ * here can make Slack wait or redeliver. Never throws.
  */
 export function createMessageHandler(deps: MessageListenerDeps) {
-  return async function onSlackEvent(body: unknown, context: SlackEventContext = {}): Promise<void> {
+  return async function onSlackEvent(body: unknown, adjust?: AdjustMessage, context: SlackEventContext = {}): Promise<IngressResult | undefined> {
     let messageId: string | undefined;
     try {
       const identity =
@@ -39,26 +49,48 @@ export function createMessageHandler(deps: MessageListenerDeps) {
       const result = normaliseSlackEvent(body, identity);
       if (result.kind === 'ignored') {
         deps.logger.debug({ reason: result.reason }, 'Slack event ignored');
-        return;
+        return undefined;
       }
-      const message = result.message;
+      let message = result.message;
       if (deps.multiWorkspace) message.reply = { ...message.reply, installation: installationKey(context) };
       if (!(await deps.seen.first(message.messageId))) {
         deps.logger.debug({ messageId: message.messageId }, 'Slack delivery already handled');
-        return;
+        return undefined;
       }
       messageId = message.messageId;
-      const outcome = await deps.ingress.handle(message);
-      if (outcome.status === 'dropped' && outcome.reason === 'redis_unavailable') await deps.seen.forget(message.messageId);
+      if (adjust) message = await adjust(message);
+      return await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files);
     } catch (err) {
       if (messageId) await deps.seen.forget(messageId);
       deps.logger.error({ messageId, err: { message: (err as Error)?.message } }, 'could not hand a Slack message to the ingress');
+      return undefined;
     }
   };
 }
 
+/**
+ * Reads the message's files (if any) into its text and hands it to the ingress. The user hears
+ * which files were not sent only when the message was taken (or had nothing else in it).
+ * Shared by messages, assistant threads and the "Ask the agent" shortcut.
+ */
+export async function handOver(deps: MessageListenerDeps, message: IncomingMessage, files: unknown): Promise<IngressResult> {
+  let notice: string | undefined;
+  if (message.hasAttachments && deps.files && !message.fromSelf && !message.fromBot) {
+    const read = await deps.files(message.text, files);
+    notice = read.notice;
+    message = { ...message, text: read.text, hasAttachments: false };
+  }
+  const outcome = await deps.ingress.handle(message);
+  if (outcome.status === 'dropped' && outcome.reason === 'redis_unavailable') await deps.seen.forget(message.messageId);
+  const taken = outcome.status === 'queued' || (outcome.status === 'dropped' && outcome.reason === 'empty');
+  if (notice && taken && deps.replyPort) {
+    await deps.replyPort.postNotice(message.reply, notice).catch((err: Error) => deps.logger.warn({ err: { message: err.message } }, 'could not post the files notice'));
+  }
+  return outcome;
+}
+
 export function registerMessageListeners(app: App, deps: MessageListenerDeps): void {
   const handler = createMessageHandler(deps);
-  app.event('message', async ({ body, context }) => handler(body, context));
-  app.event('app_mention', async ({ body, context }) => handler(body, context));
+  app.event('message', async ({ body, context }) => void (await handler(body, undefined, context)));
+  app.event('app_mention', async ({ body, context }) => void (await handler(body, undefined, context)));
 }

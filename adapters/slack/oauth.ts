@@ -10,7 +10,7 @@ export const SLACK_INSTALL_PATH = '/slack/install';
 /** Slack sends the browser back here with the code (a GET, no Slack signature). */
 export const SLACK_OAUTH_REDIRECT_PATH = '/slack/oauth_redirect';
 
-/** The bot scopes an install asks for: the same list as the manifests (see manifest.http.yaml). */
+/** The bot scopes an install asks for: the same list as the manifests (a test holds them equal). */
 export const SLACK_BOT_SCOPES = [
   'app_mentions:read',
   'channels:history',
@@ -22,6 +22,8 @@ export const SLACK_BOT_SCOPES = [
   'reactions:write',
   'users:read',
   'commands',
+  'assistant:write',
+  'files:read',
 ];
 
 /**

@@ -1,9 +1,12 @@
 import type { WebClient } from '@slack/web-api';
-import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
+import type { KnownBlock } from '@slack/web-api';
+import type { ChunkInfo, ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
 import type { ReplyTarget } from '../../src/core/message.js';
 import type { ReplyPortDeps } from '../../src/core/platform-context.js';
 import type { Logger } from '../../src/logger.js';
+import { setAssistantStatus } from './assistant-status.js';
 import { createBoltLogger } from './bolt-logger.js';
+import { replyWithFeedback } from './feedback-blocks.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
 import { neutraliseMentions } from './escape.js';
 import { botIdentityOf, findPostedChunk, replyMetadata } from './posted-chunks.js';
@@ -38,14 +41,16 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   const reaction = options.workingReaction ?? slack.workingReaction;
   const users = createUserDirectory(client, 10 * 60_000);
   const botIdentity = botIdentityOf(client);
-  // The bot's own user ID, to drop its mentions from thread transcripts (they address it).
-  const botUserId = () => botIdentity().then((b) => b.userId, () => undefined);
+  // The bot's own IDs: its mentions are dropped from thread transcripts (they address it) and
+  // its messages there are labelled as the agent's.
+  const ownIds = (): Promise<BotIds> => botIdentity().then((b) => ({ userId: b.userId, botId: b.botId }), () => ({}));
 
-  const post = async (target: ReplyTarget, text: string, what: string, metadata?: ReturnType<typeof replyMetadata>) => {
+  const post = async (target: ReplyTarget, text: string, what: string, metadata?: ReturnType<typeof replyMetadata>, blocks?: KnownBlock[]) => {
     try {
       await client.chat.postMessage({
         channel: target.channelId,
         text: neutraliseMentions(text),
+        ...(blocks ? { blocks } : {}),
         ...(!target.inline && target.threadId ? { thread_ts: target.threadId } : {}),
         ...(metadata ? { metadata } : {}),
         unfurl_links: false,
@@ -77,22 +82,38 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     async postChunk(target, chunk, index, info) {
       const messageId = info?.messageId ?? target.messageId;
       if (info?.mayExist && (await alreadyPosted(target, messageId, index))) return;
-      await post(target, chunk, 'reply', replyMetadata(messageId, index));
+      await post(target, chunk, 'reply', replyMetadata(messageId, index), feedbackBlocks(chunk, index, info));
     },
     postNotice: (target, text) => post(target, renderNotice(text), 'notice'),
 
     async startWorking(target) {
+      // Assistant threads have a status line ("is thinking…") where channels get a reaction.
+      if (target.assistantThread) return setAssistantStatus(client, logger, target, 'is thinking…');
       await react(client, logger, 'add', target, reaction, 'already_reacted');
     },
 
     async stopWorking(target, outcome) {
+      // Slack clears the status line itself when the reply is posted; a failure clears it here.
+      if (target.assistantThread) return outcome === 'failed' ? setAssistantStatus(client, logger, target, '') : undefined;
       await react(client, logger, 'remove', target, reaction, 'no_reaction');
       if (outcome === 'failed') await react(client, logger, 'add', target, 'warning', 'already_reacted');
     },
 
-    fetchThread: async (target, limit) => fetchThread(client, users, target, limit, await botUserId()),
+    fetchThread: async (target, limit) => fetchThread(client, users, target, limit, await ownIds()),
   };
 }
+
+interface BotIds {
+  userId?: string;
+  botId?: string;
+}
+
+/** The last chunk of a reply the agent service identified carries the feedback buttons. */
+function feedbackBlocks(chunk: string, index: number, info?: ChunkInfo): KnownBlock[] | undefined {
+  if (!info?.agentMessageId || !info.instanceId || index !== info.total - 1) return undefined;
+  return replyWithFeedback(neutraliseMentions(chunk), { instanceId: info.instanceId, agentMessageId: info.agentMessageId });
+}
+
 
 /** Reactions are best effort: a missing one never holds up or fails a reply. */
 async function react(client: WebClient, logger: Logger, op: 'add' | 'remove', target: ReplyTarget, name: string, harmless: string) {
@@ -116,7 +137,7 @@ interface SlackMessage {
   bot_profile?: { name?: string };
 }
 
-async function fetchThread(client: WebClient, users: UserDirectory, target: ReplyTarget, limit: number, botUserId?: string): Promise<ThreadMessage[]> {
+async function fetchThread(client: WebClient, users: UserDirectory, target: ReplyTarget, limit: number, own: BotIds): Promise<ThreadMessage[]> {
   if (!target.threadId || target.inline || limit <= 0) return [];
   if (compareTs(target.threadId, target.messageId) >= 0) return [];
   const earlier: SlackMessage[] = [];
@@ -138,9 +159,11 @@ async function fetchThread(client: WebClient, users: UserDirectory, target: Repl
   return Promise.all(
     picked.map(async (m) => {
       const isBot = Boolean(m.bot_id) || m.subtype === 'bot_message';
-      let author = m.bot_profile?.name ?? m.username ?? (isBot ? 'bot' : (m.user ?? 'someone'));
-      if (!isBot && m.user) author = await users.get(m.user).then((u) => u.name, () => m.user!);
-      return { author, text: slackTextToPlain(m.text ?? '', botUserId), isBot };
+      // The bridge's own earlier replies are the agent's side of the conversation.
+      const isOwn = (own.botId !== undefined && m.bot_id === own.botId) || (own.userId !== undefined && m.user === own.userId);
+      let author = isOwn ? 'agent' : (m.bot_profile?.name ?? m.username ?? (isBot ? 'bot' : (m.user ?? 'someone')));
+      if (!isBot && !isOwn && m.user) author = await users.get(m.user).then((u) => u.name, () => m.user!);
+      return { author, text: slackTextToPlain(m.text ?? '', own.userId), isBot };
     }),
   );
 }

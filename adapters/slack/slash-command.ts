@@ -2,6 +2,7 @@ import type { App, RespondFn, SlashCommand } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
 import { runPlainCommand } from '../../src/commands/dispatch.js';
 import { parseCommandText } from '../../src/commands/parse.js';
+import { findCommand } from '../../src/commands/registry.js';
 import type { CommandCaller, CommandReply, Commands, ParsedCommand } from '../../src/commands/types.js';
 import { newRef } from '../../src/commands/format.js';
 import type { Logger } from '../../src/logger.js';
@@ -35,7 +36,8 @@ function problem(title: string, line: string): CommandReply {
 
 /**
  * `/agent …`: acknowledged at once (Slack allows 3 s), then answered ephemerally through the
- * response URL. Everything but `help` is for admins; a bare or unknown command gets help.
+ * response URL. Who may run what comes from the command table (`admin`); a bare command gets
+ * help, an unknown one an error and help.
  */
 export function registerSlashCommand(app: App, deps: SlashCommandDeps): void {
   // Another command routed to this app (the manifest and SLACK_COMMAND differ): say so, and ack.
@@ -72,13 +74,13 @@ async function run(
   deps: SlashCommandDeps,
 ): Promise<CommandReply | undefined> {
   const c = deps.commands;
-  if (parsed.name === 'help') return c.help();
   if (parsed.name === 'invalid') {
     const help = c.help();
     return { ...help, ok: false, lines: [parsed.error, '', ...help.lines] };
   }
-  if (!caller.userId || !(await deps.isAdmin(caller.userId))) return c.refuse(caller, parsed.name);
-
+  if (findCommand(parsed.name)?.admin !== false && !(caller.userId && (await deps.isAdmin(caller.userId)))) {
+    return c.refuse(caller, parsed.name);
+  }
   if (parsed.name === 'credential') return openCredentialModal(parsed.instanceId, command, client, deps);
   return runPlainCommand(c, caller, parsed);
 }

@@ -1,12 +1,19 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
 import { z } from 'zod';
+import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.js';
 import { newRef } from '../../src/commands/format.js';
+import { COMMANDS_WITHOUT_OPTIONS } from '../../src/commands/registry.js';
+import { SET_FORMS, type SettingName } from '../../src/commands/settings.js';
+import { isRedisConnectionError } from '../../src/redis-errors.js';
 import type { CommandReply } from '../../src/commands/types.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { isWebChannel, WEB_CHANNELS, WEB_WORKSPACE_ID } from './channels.js';
 import { runCommandText } from './command-text.js';
 import type { WebEventStore } from './event-store.js';
-import { stripMention, toIncomingMessage, webCaller } from './normalise.js';
+import { stripMention, toIncomingMessage, webCaller, webUserId } from './normalise.js';
+
+/** What the page shows while Redis is away (the bridge reconnects by itself). */
+export const QUEUE_UNAVAILABLE = 'The queue is unavailable, retrying… (the bridge lost its Redis connection)';
 
 /** Largest JSON body the API reads. */
 export const API_BODY_LIMIT = '64kb';
@@ -16,6 +23,12 @@ const userName = z.string().trim().min(1, { message: 'enter your name' }).max(40
 const who = { channel, userName };
 
 const schemas = {
+  feedback: z.object({
+    ...who,
+    instanceId: z.string().min(1).max(200),
+    agentMessageId: z.string().min(1).max(200),
+    rating: z.enum(['positive', 'negative']),
+  }),
   message: z.object({
     ...who,
     messageId: z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, { message: 'must be a UUID' }),
@@ -24,9 +37,10 @@ const schemas = {
   }),
   bind: z.object({ ...who, instanceId: z.string().trim().min(1).max(200), mode: z.enum(['mention', 'all']).default('mention') }),
   channelOnly: z.object(who),
-  command: z.object({ ...who, name: z.enum(['help', 'instances', 'status', 'why', 'audit']) }),
+  // The admin panel's buttons: every command of the table that takes no options.
+  command: z.object({ ...who, name: z.enum(COMMANDS_WITHOUT_OPTIONS) }),
   commandText: z.object({ ...who, text: z.string().max(2000) }),
-  set: z.object({ ...who, setting: z.enum(['errors', 'context', 'quota']), value: z.string().trim().min(1).max(100) }),
+  set: z.object({ ...who, setting: z.enum(Object.keys(SET_FORMS) as [SettingName, ...SettingName[]]), value: z.string().trim().min(1).max(100) }),
   credential: z.object({
     ...who,
     instanceId: z.string().trim().min(1).max(200),
@@ -80,6 +94,19 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
     next();
   });
 
+  // Answered from memory, so the page learns within a second that Redis is gone.
+  const redisReady = () => ctx.redis.status === 'ready';
+  api.get('/status', (_req, res) => {
+    res.json({ queue: redisReady() ? 'ok' : 'unavailable' });
+  });
+
+  // Everything else reads or writes Redis: while it is away, say so at once instead of
+  // letting the request wait out the client's retries.
+  api.use((req, res, next) => {
+    if (req.path === '/info' || redisReady()) return next();
+    res.status(503).json({ error: QUEUE_UNAVAILABLE, code: 'queue_unavailable' });
+  });
+
   api.get('/info', (_req, res) => {
     res.json({ mode: ctx.config.mode, workspaceId: WEB_WORKSPACE_ID, channels: WEB_CHANNELS, maxMessageChars: ctx.config.maxMessageChars });
   });
@@ -99,8 +126,14 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
   });
 
   api.get('/queue', async (_req, res) => {
-    const [counts, failures] = await Promise.all([ctx.queueInfo.counts(), ctx.queueInfo.recentFailures(10)]);
-    res.json({ counts, failures });
+    const [counts, failures, gaveUp] = await Promise.all([
+      ctx.queueInfo.counts(),
+      ctx.queueInfo.recentFailures(10),
+      ctx.queueInfo.gaveUp?.() ?? Promise.resolve(0),
+    ]);
+    // A job whose message was given up on still completes in BullMQ: it is counted once, as
+    // "Gave up" (like agent_bridge_messages_total{outcome="gave_up"}), not as "Completed".
+    res.json({ counts: { ...counts, completed: Math.max(0, counts.completed - gaveUp), gaveUp }, failures });
   });
 
   api.post('/messages', async (req, res) => {
@@ -128,6 +161,23 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
     res.json({ messageId: message.messageId, result: await ingress.handle(message) });
   });
 
+  // A click on a reply's 👍/👎: one vote per user per reply, like Slack's and Discord's buttons.
+  api.post('/feedback', async (req, res) => {
+    const b = body(schemas.feedback, req, res);
+    if (!b) return;
+    if (!ctx.feedback) return void res.status(404).json({ error: 'Feedback is not recorded here.' });
+    await ctx.feedback.record({
+      instanceId: b.instanceId,
+      agentMessageId: b.agentMessageId,
+      rating: b.rating,
+      platform: 'web',
+      workspaceId: WEB_WORKSPACE_ID,
+      channelId: b.channel,
+      userId: webUserId(b.userName),
+    });
+    res.json({ text: 'Thanks for the feedback!' });
+  });
+
   api.post('/bind', async (req, res) => {
     const b = body(schemas.bind, req, res);
     if (b) res.json({ reply: await commands.bind(webCaller(b.channel, b.userName), b.instanceId, b.mode) });
@@ -146,8 +196,7 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
   api.post('/command', async (req, res) => {
     const b = body(schemas.command, req, res);
     if (!b) return;
-    const caller = webCaller(b.channel, b.userName);
-    const reply = b.name === 'help' ? commands.help() : await commands[b.name](caller);
+    const reply = await runPlainCommand(commands, webCaller(b.channel, b.userName), { name: b.name } as PlainCommand);
     res.json({ reply });
   });
 
@@ -179,7 +228,9 @@ function apiErrors(ctx: AdapterContext): ErrorRequestHandler {
   return (err, _req, res, _next) => {
     const e = err as { type?: string; status?: number; statusCode?: number };
     const status = e.status ?? e.statusCode;
-    if (e.type === 'entity.too.large') {
+    if (isRedisConnectionError(err)) {
+      res.status(503).json({ error: QUEUE_UNAVAILABLE, code: 'queue_unavailable' });
+    } else if (e.type === 'entity.too.large') {
       res.status(413).json({ error: `The request body is too large (at most ${API_BODY_LIMIT}).` });
     } else if (e.type === 'entity.parse.failed') {
       // The parser's message quotes the body, which may hold a secret: never echo it.

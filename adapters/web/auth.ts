@@ -7,10 +7,16 @@ export const SESSION_COOKIE = 'agent_bridge_playground';
 
 /** Options of {@link createPlaygroundAuth}. */
 export interface PlaygroundAuthOptions {
-  /** `PLAYGROUND_TOKEN`; without it only loopback Host names are let in. */
+  /** `PLAYGROUND_TOKEN`; without it only this machine is let in (loopback address and Host name, no proxy). */
   token?: string;
   secrets: SecretRegistry;
+  /** How long a login lasts; the cookie then expires and the server stops taking it. @defaultValue 12 hours */
+  sessionTtlMs?: number;
+  /** @defaultValue Date.now */
+  now?: () => number;
 }
+
+export const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60_000;
 
 export interface PlaygroundAuth {
   /** Lets a request through, or answers 401 (token) / 403 (foreign Host name). */
@@ -26,9 +32,38 @@ export function sameSecret(presented: string, expected: string): boolean {
   return timingSafeEqual(digest(presented), digest(expected));
 }
 
-/** The session cookie's value for a token: an HMAC, so the cookie never carries the token itself. */
-export function sessionValue(token: string): string {
-  return createHmac('sha256', token).update('agent-bridge playground session v1').digest('base64url');
+/**
+ * The session cookie's value for a token: its expiry (seconds since epoch) and an HMAC over it,
+ * so the cookie never carries the token and a copied cookie stops working when it expires.
+ */
+export function sessionValue(token: string, expiresAtSeconds: number): string {
+  return `${expiresAtSeconds}.${sessionMac(token, expiresAtSeconds)}`;
+}
+
+function sessionMac(token: string, expiresAtSeconds: number): string {
+  return createHmac('sha256', token).update(`agent-bridge playground session v2 ${expiresAtSeconds}`).digest('base64url');
+}
+
+/** True when `value` is a session of `token` that has not expired at `nowMs`. */
+export function validSession(value: string, token: string, nowMs: number): boolean {
+  const match = /^(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(value);
+  if (!match) return false;
+  const expires = Number(match[1]);
+  // The MAC is compared even for an expired cookie: the answer's timing tells nothing either way.
+  const authentic = sameSecret(match[2]!, sessionMac(token, expires));
+  return authentic && expires * 1000 > nowMs;
+}
+
+/** True for a socket address on this machine (IPv4 127/8, IPv6 ::1, IPv4-mapped 127/8). */
+export function isLoopbackAddress(address: string | undefined): boolean {
+  if (!address) return false;
+  const v4 = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return address === '::1' || /^127\.\d+\.\d+\.\d+$/.test(v4);
+}
+
+/** Headers a reverse proxy adds: behind one, the loopback peer is the proxy, not the user. */
+function forwarded(req: Request): boolean {
+  return Object.keys(req.headers).some((name) => name === 'forwarded' || name.startsWith('x-forwarded-') || name === 'x-real-ip');
 }
 
 export function readCookie(header: string | undefined, name: string): string | undefined {
@@ -75,13 +110,15 @@ function denyPage(message: string, askToken: boolean): string {
 
 export function createPlaygroundAuth(options: PlaygroundAuthOptions): PlaygroundAuth {
   const { token, secrets } = options;
-  const session = token ? sessionValue(token) : undefined;
+  const ttlMs = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
+  const now = options.now ?? Date.now;
 
   const check: RequestHandler = (req, res, next) => {
-    if (!token || !session) {
-      // Without a token the playground is for this machine only: a foreign Host name means
-      // a page elsewhere reached it through DNS rebinding.
-      if (isLoopbackHostHeader(req.headers.host)) return next();
+    if (!token) {
+      // Without a token the playground is for this machine only: the peer must be loopback and
+      // no proxy may stand between (a proxy on this machine would forward anyone), and a foreign
+      // Host name means a page elsewhere reached it through DNS rebinding.
+      if (isLoopbackAddress(req.socket.remoteAddress) && !forwarded(req) && isLoopbackHostHeader(req.headers.host)) return next();
       return deny(req, res, 403, 'The playground answers on localhost only. Set PLAYGROUND_TOKEN to open it to other hosts.');
     }
     const auth = req.headers.authorization;
@@ -95,7 +132,7 @@ export function createPlaygroundAuth(options: PlaygroundAuthOptions): Playground
       }
     }
     const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
-    if (cookie !== undefined && sameSecret(cookie, session)) return next();
+    if (cookie !== undefined && validSession(cookie, token, now())) return next();
     deny(req, res, 401, 'The playground needs its token: open /playground/login?token=… or send Authorization: Bearer.');
   };
 
@@ -105,7 +142,7 @@ export function createPlaygroundAuth(options: PlaygroundAuthOptions): Playground
     try {
       res.setHeader('Cache-Control', 'no-store');
       res.setHeader('Referrer-Policy', 'no-referrer');
-      if (!token || !session) {
+      if (!token) {
         res.redirect(303, '/playground/');
         return;
       }
@@ -114,7 +151,9 @@ export function createPlaygroundAuth(options: PlaygroundAuthOptions): Playground
         return;
       }
       const secure = req.secure ? '; Secure' : '';
-      res.setHeader('Set-Cookie', `${SESSION_COOKIE}=${session}; Path=/; HttpOnly; SameSite=Strict${secure}`);
+      const expires = Math.floor((now() + ttlMs) / 1000);
+      const maxAge = Math.max(0, Math.floor(ttlMs / 1000));
+      res.setHeader('Set-Cookie', `${SESSION_COOKIE}=${sessionValue(token, expires)}; Path=/; Max-Age=${maxAge}; HttpOnly; SameSite=Strict${secure}`);
       res.redirect(303, '/playground/');
     } finally {
       release();

@@ -13,7 +13,21 @@ export interface CommandTextResult {
 export async function runCommandText(commands: Commands, caller: CommandCaller, text: string): Promise<CommandTextResult> {
   const parsed = parseCommandText(text);
   switch (parsed.name) {
-    case 'credential':
+    case 'credential': {
+      const known = await commands.cachedInstances().catch(() => undefined);
+      if (known && !known.some((i) => i.id === parsed.instanceId)) {
+        return {
+          reply: {
+            ok: false,
+            title: 'Unknown instance',
+            lines: [
+              known.length
+                ? `There is no instance \`${parsed.instanceId}\`. Known instances: ${known.map((i) => `\`${i.id}\``).join(', ')}.`
+                : `There is no instance \`${parsed.instanceId}\`: the account has no instances.`,
+            ],
+          },
+        };
+      }
       return {
         reply: {
           ok: true,
@@ -22,9 +36,18 @@ export async function runCommandText(commands: Commands, caller: CommandCaller, 
         },
         credentialFormFor: parsed.instanceId,
       };
+    }
     case 'invalid':
-      return { reply: { ok: false, title: 'Not a command', lines: [parsed.error] } };
+      return { reply: { ok: false, title: invalidTitle(text), lines: [parsed.error] } };
     default:
       return { reply: await runPlainCommand(commands, caller, parsed) };
   }
+}
+
+/** A known command with a wrong argument is not "not a command". */
+function invalidTitle(text: string): string {
+  const first = text.trim().split(/\s+/)[0]?.toLowerCase() ?? '';
+  if (first === 'set') return 'Not a valid value';
+  const known = ['help', 'instances', 'bind', 'unbind', 'status', 'why', 'audit', 'credential', 'quota', 'usage'];
+  return known.includes(first) ? 'Check the command' : 'Not a command';
 }

@@ -16,7 +16,15 @@ export const webEventSchema = z.discriminatedUnion('type', [
     text: z.string(),
     mention: z.boolean(),
   }),
-  z.object({ type: z.literal('reply'), ...base, replyTo: z.string().max(100), index: z.number().int().min(0), text: z.string() }),
+  z.object({
+    type: z.literal('reply'),
+    ...base,
+    replyTo: z.string().max(100),
+    index: z.number().int().min(0),
+    text: z.string(),
+    /** On the last chunk of a reply the agent service identified: what the page's 👍/👎 rate. */
+    feedback: z.object({ instanceId: z.string().max(200), agentMessageId: z.string().max(200) }).optional(),
+  }),
   z.object({ type: z.literal('notice'), ...base, replyTo: z.string().max(100), text: z.string() }),
   z.object({ type: z.literal('working'), ...base, replyTo: z.string().max(100) }),
   z.object({ type: z.literal('done'), ...base, replyTo: z.string().max(100), outcome: z.enum(['ok', 'failed']) }),

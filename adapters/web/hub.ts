@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from '../../src/logger.js';
 import { toStoredEvent, type StoredWebEvent } from './events.js';
+import { isRedisConnectionError } from '../../src/redis-errors.js';
 
 export type WebEventListener = (event: StoredWebEvent) => void;
 
@@ -56,7 +57,12 @@ export function createWebEventHub(options: WebEventHubOptions): WebEventHub {
     async start() {
       if (subscriber || stopped) return;
       subscriber = options.redis.duplicate({ connectionName: 'agent-bridge:web-events' });
-      subscriber.on('error', (err: Error) => logger.warn({ err }, 'web event subscription: Redis connection error'));
+      // Outages are logged once, as lost and back, by the composition root.
+      subscriber.on('error', (err: Error) =>
+        isRedisConnectionError(err)
+          ? logger.debug({ err }, 'web event subscription: Redis connection error')
+          : logger.warn({ err }, 'web event subscription: Redis error'),
+      );
       subscriber.on('message', (channel: string, payload: string) => {
         if (channel === options.channel) dispatch(payload);
       });

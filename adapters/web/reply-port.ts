@@ -36,7 +36,18 @@ export function createWebReplyPort(deps: ReplyPortDeps, store?: WebEventStore): 
     async postChunk(target, chunk, index, info) {
       // An append is one atomic script, so a chunk is either wholly in the stream or not at all.
       if (info?.mayExist && (await alreadyAppended(events, target, index))) return;
-      await append({ type: 'reply', channelId: target.channelId, replyTo: target.messageId, index, text: chunk, at: Date.now() });
+      await append({
+        type: 'reply',
+        channelId: target.channelId,
+        replyTo: target.messageId,
+        index,
+        text: chunk,
+        at: Date.now(),
+        // The last chunk carries the feedback buttons.
+        ...(info?.agentMessageId && info.instanceId && index === info.total - 1
+          ? { feedback: { instanceId: info.instanceId, agentMessageId: info.agentMessageId } }
+          : {}),
+      });
     },
     postNotice: (target, text) =>
       append({ type: 'notice', channelId: target.channelId, replyTo: target.messageId, text, at: Date.now() }),

@@ -1,7 +1,8 @@
 /**
  * Sizes of every scenario. `BENCH_QUICK=1` shrinks them to a smoke run of about a minute or
- * two; `BENCH_ONLY=1,3` runs some scenarios; `BENCH_PROFILE=1` writes CPU profiles of the
- * worker processes to bench/results/*.cpuprofile; `BENCH_SCALE_CONCURRENCY` sets scenario 4's
+ * two; `BENCH_ONLY=1,3` (or names: `BENCH_ONLY=peer,slow`) runs some scenarios; `BENCH_PROFILE=1` writes CPU profiles of the
+ * worker processes to bench/results/*.cpuprofile; `BENCH_SLOW=2000:2000:3,10000:5000:2` sets scenario 3's runs
+ * (agent delay ms : concurrency : waves); `BENCH_SCALE_CONCURRENCY` sets scenario 4's
  * concurrency per worker (default 100); `REDIS_URL` picks another Redis.
  */
 export interface BenchSettings {
@@ -20,10 +21,10 @@ export interface BenchSettings {
   latencyMeasureMs: number;
   /** Best (lowest p99) of this many alternating bridge/floor rounds per rate. */
   latencyRounds: number;
-  /** Scenarios 3 and 4: the agent's delay and how many times each slot is filled. */
+  /** Scenario 4's agent delay (ms). */
   slowDelayMs: number;
-  slowConcurrencies: number[];
-  slowWaves: number;
+  /** Scenario 3: one worker at each of these agent delays and concurrencies. */
+  slowRuns: Array<{ delayMs: number; concurrency: number; waves: number; rssTargetMb?: number }>;
   scaleWorkers: number[];
   scaleConcurrency: number;
   scaleWaves: number;
@@ -33,15 +34,22 @@ export interface BenchSettings {
   slackMeasureMs: number;
   /** Scenario 6: how long the process idles before RSS is read. */
   idleSettleMs: number;
+  /** Scenario 7: the burst of signed app_mention events against the plain Bolt + BullMQ peer. */
+  peerThreads: number;
+  peerPerThread: number;
+  peerSenders: number;
 }
+
+/** Scenario numbers and the names BENCH_ONLY also accepts. */
+export const SCENARIO_NAMES: Record<string, number> = { throughput: 1, latency: 2, slow: 3, scale: 4, ack: 5, idle: 6, peer: 7 };
 
 export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettings {
   const quick = ['1', 'true', 'yes'].includes((env.BENCH_QUICK ?? '').toLowerCase());
   const only = env.BENCH_ONLY
     ? new Set(
         env.BENCH_ONLY.split(',')
-          .map((s) => Number(s.trim()))
-          .filter((n) => Number.isInteger(n) && n >= 1 && n <= 6),
+          .map((s) => SCENARIO_NAMES[s.trim().toLowerCase()] ?? Number(s.trim()))
+          .filter((n) => Number.isInteger(n) && n >= 1 && n <= 7),
       )
     : undefined;
   return {
@@ -57,8 +65,16 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     latencyMeasureMs: quick ? 2_000 : 10_000,
     latencyRounds: quick ? 1 : 2,
     slowDelayMs: 2_000,
-    slowConcurrencies: [500, 2_000],
-    slowWaves: quick ? 1 : 5,
+    // Waves kept low so the whole run fits in 10 minutes: 2,000 × 3 × 2 s and 5,000 × 2 × 10 s.
+    slowRuns: slowRunsFrom(env.BENCH_SLOW) ?? (quick
+      ? [
+          { delayMs: 2_000, concurrency: 500, waves: 1 },
+          { delayMs: 2_000, concurrency: 2_000, waves: 1 },
+        ]
+      : [
+          { delayMs: 2_000, concurrency: 2_000, waves: 3 },
+          { delayMs: 10_000, concurrency: 5_000, waves: 2, rssTargetMb: 1_024 },
+        ]),
     scaleWorkers: [1, 2, 4],
     // Four workers at the ideal rate must fit in two cores, or the run measures CPU, not
     // scale-out (scenario 3 at concurrency 2,000 covers that regime); override to compare.
@@ -68,7 +84,21 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     slackWarmupMs: quick ? 1_000 : 3_000,
     slackMeasureMs: quick ? 2_000 : 10_000,
     idleSettleMs: quick ? 2_000 : 5_000,
+    peerThreads: 100,
+    peerPerThread: 10,
+    peerSenders: 20,
   };
+}
+
+/** `BENCH_SLOW=2000:2000:3,10000:5000:2`: scenario 3's runs as delay ms : concurrency : waves. */
+function slowRunsFrom(raw: string | undefined): BenchSettings['slowRuns'] | undefined {
+  if (!raw) return undefined;
+  const runs = raw.split(',').map((part) => {
+    const [delayMs, concurrency, waves] = part.split(':').map((n) => positiveInt(n.trim(), 0));
+    if (!delayMs || !concurrency || !waves) throw new Error(`BENCH_SLOW: "${part}" is not delayMs:concurrency:waves`);
+    return { delayMs, concurrency, waves, ...(delayMs >= 10_000 ? { rssTargetMb: 1_024 } : {}) };
+  });
+  return runs;
 }
 
 function positiveInt(raw: string | undefined, fallback: number): number {

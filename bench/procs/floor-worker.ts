@@ -18,8 +18,9 @@ const agentUrl = `${env('AGENT_API_BASE_URL')}/chat`;
 const apiKey = env('AGENT_API_KEY');
 const sinkUrl = `${env('BENCH_SINK_URL')}/post`;
 
-// The agent call uses the same HTTP client as the bridge's agent client (undici request).
-const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: 512 });
+// The agent call uses the same HTTP client and settings as the bridge's agent client
+// (src/agent-api/agent-pool.ts): undici request, keep-alive, no cap on connections.
+const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null, headersTimeout: 0, bodyTimeout: 0 });
 const connection = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null });
 const worker = new Worker<FloorJob>(
   BENCH_QUEUE,

@@ -6,6 +6,7 @@
 import { startAgentEmulator } from '../../src/demo/agent-emulator.js';
 import { startDiscordEmulator, type DiscordEmulator } from '../../test/emulators/discord/index.js';
 import { startSlackEmulator, type SlackEmulator } from '../../test/emulators/slack/index.js';
+import { eventEnvelope } from '../../test/emulators/slack/payloads.js';
 import { ready, serve } from '../lib/ipc.js';
 import { BenchSink } from './sink.js';
 import { exitSoon, probeHandlers } from './probe.js';
@@ -15,14 +16,45 @@ const agent = await startAgentEmulator({ apiKey: 'bench-agent-key', maxCalls: 10
 const sink = await new BenchSink().start();
 let slack: SlackEmulator | undefined;
 let discord: DiscordEmulator | undefined;
+let slackPostsRead = 0;
 
 serve({
   ...probeHandlers(),
   setDelay: (ms: number) => agent.setDelay(ms),
   count: () => sink.count,
+  /** Chat calls open at the agent emulator now, and the most at once since the last reset. */
+  agentOpen: () => ({ open: agent.openRequests(), peak: agent.peakOpenRequests() }),
   /** The last chat calls the agent emulator recorded (at most 100): message text and arrival (ms). */
   agentCalls: () => agent.chatCalls().map((c) => ({ message: c.message, at: c.at })),
   collect: () => sink.collect(),
+  /** Replies posted to the Slack emulator since the last read: thread, text and arrival (ms, this clock). */
+  slackPosts: () => {
+    if (!slack) return [];
+    const calls = slack.posted();
+    const fresh = calls.slice(slackPostsRead);
+    slackPostsRead = calls.length;
+    return fresh.map((c) => ({ threadTs: c.params.thread_ts ?? '', text: c.params.text ?? '', at: c.at }));
+  },
+  /**
+   * Scenario 7's events, stored in the Slack emulator as real messages (so reactions and
+   * replies find them): `threads` thread roots, then `perThread` app_mention bodies in each,
+   * as signed-ready JSON, grouped by thread.
+   */
+  slackBurst: ({ channel, threads, perThread, users }: { channel: string; threads: number; perThread: number; users: number }) => {
+    if (!slack) throw new Error('startSlack first');
+    const bot = slack.identity.botUserId;
+    const out: Array<{ threadTs: string; bodies: string[] }> = [];
+    for (let t = 0; t < threads; t++) {
+      const root = slack.userMessage({ channel, user: `UPEER${String(t % users).padStart(4, '0')}`, text: `thread ${t}` });
+      const bodies: string[] = [];
+      for (let k = 0; k < perThread; k++) {
+        const m = slack.userMessage({ channel, user: `UPEER${String(t % users).padStart(4, '0')}`, text: `<@${bot}> t${t} q${k}`, threadTs: root.ts });
+        bodies.push(JSON.stringify(eventEnvelope(slack.state, m.mention)));
+      }
+      out.push({ threadTs: root.ts, bodies });
+    }
+    return out;
+  },
   startSlack: async (): Promise<SlackInfo> => {
     slack ??= await startSlackEmulator();
     return { apiUrl: slack.apiUrl, identity: slack.identity };

@@ -51,12 +51,21 @@ export function failedRow(name: string, err: unknown): ResultRow {
   return { name, unit: '', bridge: null, floor: null, ratio: null, target: '—', met: false, note: `failed: ${message.slice(0, 300)}` };
 }
 
-/** The issue's targets. */
+/** The targets of issue 15 (performance). */
 export const TARGETS = {
-  throughput: { target: '≥ 0.8× floor', met: (b, f) => b >= 0.8 * f },
-  p99: { target: '≤ 1.5× floor and ≤ floor + 10 ms', met: (b, f) => b <= 1.5 * f && b <= f + 10 },
+  throughput: { target: '≥ 0.85× floor', met: (b, f) => b >= 0.85 * f },
+  p99: { target: '≤ 1.3× floor and ≤ floor + 5 ms', met: (b, f) => b <= 1.3 * f && b <= f + 5 },
   idealShare: { target: '≥ 90% of ideal', met: (b) => b >= 90 },
+  slowVsFloor: { target: '≥ 0.95× floor (uncapped pool)', met: (b, f) => b >= 0.95 * f },
   rssPerInFlight: { target: '≤ 1.3× floor', met: (b, f) => b <= 1.3 * f },
-  scaleOut: { target: '≥ 3.5×', met: (b) => b >= 3.5 },
+  scaleOut: { target: '≥ 3.7×', met: (b) => b >= 3.7 },
   slackAck: { target: '≤ 50 ms', met: (b) => b <= 50 },
+  peerThroughput: { target: '≥ 1.1× peer', met: (b, f) => b >= 1.1 * f },
+  peerEndToEndP99: { target: '≤ 0.9× peer', met: (b, f) => b <= 0.9 * f },
+  peerAckP99: { target: '≤ 1.0× peer', met: (b, f) => b <= f },
 } satisfies Record<string, Target>;
+
+/** A bound on the bridge's own figure, e.g. worker RSS under 1 GB. */
+export function rssUnder(mb: number): Target {
+  return { target: `≤ ${mb} MB`, met: (b) => b <= mb };
+}

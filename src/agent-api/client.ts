@@ -1,4 +1,5 @@
-import { undiciFetch } from './undici-fetch.js';
+import { createUndiciFetch, defaultAgentPool } from './undici-fetch.js';
+import type { AgentPool } from './agent-pool.js';
 import { AgentApiError } from '../core/errors.js';
 import type { AgentConfig } from '../config/load.js';
 import type { Logger } from '../logger.js';
@@ -8,6 +9,8 @@ import type { AgentApi, AgentCallEvent } from './types.js';
 
 /** Exact message when addCredential is called without a dashboard session. */
 export const NO_SESSION_MESSAGE = 'adding credentials needs a dashboard session: set AGENT_SESSION_COOKIE';
+/** The error `code` of that refusal: callers branch on it, never on the message's wording. */
+export const NO_SESSION_CODE = 'no_session';
 
 export interface AgentApiOptions {
   /**
@@ -15,6 +18,16 @@ export interface AgentApiOptions {
    * @defaultValue undici's request API (keep-alive pool per origin; see undici-fetch.ts)
    */
   fetch?: typeof fetch;
+  /**
+   * The connection pool of the default fetch.
+   * @defaultValue the process's pool, with no cap on connections (see undici-fetch.ts)
+   */
+  pool?: AgentPool;
+  /**
+   * Bound on a call's wait for a connection, before its own time limit starts.
+   * @defaultValue the call's time limit (AGENT_TIMEOUT_MS for chat)
+   */
+  connectionWaitMs?: number;
   /** Debug line per call (operation, status, duration; never headers or bodies). */
   logger?: Logger;
   /** Called after every call that went to the network, e.g. for latency and status metrics. */
@@ -39,8 +52,12 @@ export function createAgentApi(config: AgentConfig, options: AgentApiOptions = {
   const session = sessionHeaders(config);
   let answeredAt: number | undefined;
 
+  const pool = options.fetch ? undefined : (options.pool ?? defaultAgentPool());
   const deps: HttpDeps = {
-    fetch: options.fetch ?? undiciFetch,
+    fetch: options.fetch ?? createUndiciFetch(pool),
+    reportsDispatch: pool !== undefined,
+    maxResponseBytes: config.maxResponseBytes,
+    connectionWaitMs: options.connectionWaitMs,
     now: options.now ?? Date.now,
     answered: (at) => (answeredAt = at),
     logger: options.logger,
@@ -87,7 +104,7 @@ export function createAgentApi(config: AgentConfig, options: AgentApiOptions = {
     },
 
     async addCredential(instanceId, key, value, signal) {
-      if (!session) throw new AgentApiError('unauthorized', NO_SESSION_MESSAGE);
+      if (!session) throw new AgentApiError('unauthorized', NO_SESSION_MESSAGE, { code: NO_SESSION_CODE });
       return callAgent(deps, {
         operation: 'addCredential',
         method: 'POST',
@@ -104,6 +121,8 @@ export function createAgentApi(config: AgentConfig, options: AgentApiOptions = {
     },
 
     lastAnsweredAt: () => answeredAt,
+
+    calls: () => pool?.counts() ?? { waiting: 0, inFlight: 0 },
   };
 }
 

@@ -7,6 +7,7 @@ import { readableDetail, scrub } from './error-message.js';
 import { DEFAULT_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { deadline, type Deadline } from './deadline.js';
 import { describeIssues } from './schemas.js';
+import { ResponseTooLarge, type AgentFetchInit } from './undici-fetch.js';
 
 /** One call of the agent service, as the client describes it. */
 export interface AgentRequest<T> {
@@ -33,6 +34,15 @@ export interface HttpDeps {
   answered: (at: number) => void;
   logger?: Logger;
   onCall?: (event: AgentCallEvent) => void;
+  /**
+   * The fetch reports when a request got its connection (AgentFetchInit.onDispatch): the time
+   * limit then runs from there, and the wait before it is bounded separately by the same length.
+   */
+  reportsDispatch: boolean;
+  /** Largest answer body read (AGENT_MAX_RESPONSE_BYTES); a larger one fails the call. */
+  maxResponseBytes?: number;
+  /** Bound on the wait for a connection. @defaultValue the call's own limit */
+  connectionWaitMs?: number;
 }
 
 /** Sends one request and returns the validated body, or throws AgentApiError (or the caller's abort reason). */
@@ -61,22 +71,30 @@ async function exchange<T>(deps: HttpDeps, req: AgentRequest<T>, seen: (status: 
 
   let response: Response;
   let text: string;
-  const limit = deadline(req.timeoutMs, req.signal);
+  const limit = deadline(req.timeoutMs, req.signal, deps.reportsDispatch ? { waitLimitMs: deps.connectionWaitMs ?? req.timeoutMs } : {});
+  const maxBytes = deps.maxResponseBytes;
   try {
-    // Node's global fetch (undici) keeps connections alive and pools them per origin.
     // Redirects are not followed: a redirect to another host would carry X-API-Key along.
-    response = await deps.fetch(req.url, {
+    const init: AgentFetchInit = {
       method: req.method,
       headers,
       body: req.body === undefined ? undefined : JSON.stringify(req.body),
       signal: limit.signal,
       redirect: 'manual',
-    });
+      maxBytes,
+      onDispatch: () => limit.dispatched(),
+    };
+    response = await deps.fetch(req.url, init);
     seen(response.status);
     deps.answered(deps.now());
     text = response.ok ? await response.text() : await response.text().catch(() => '');
+    // A fetch that cannot stop early (one passed in by a test) is still held to the limit.
+    if (maxBytes !== undefined && text.length > maxBytes / 4 && Buffer.byteLength(text) > maxBytes) {
+      throw new ResponseTooLarge(maxBytes);
+    }
   } catch (err) {
-    throw transportError(err, req, limit);
+    if (err instanceof ResponseTooLarge) throw tooLarge(err, response!);
+    throw transportError(err, req, limit, deps);
   } finally {
     limit.dispose();
   }
@@ -101,14 +119,18 @@ async function exchange<T>(deps: HttpDeps, req: AgentRequest<T>, seen: (status: 
   return parsed.data;
 }
 
-function transportError(err: unknown, req: AgentRequest<unknown>, limit: Deadline): unknown {
+function transportError(err: unknown, req: AgentRequest<unknown>, limit: Deadline, deps: HttpDeps): unknown {
   if (req.signal?.aborted) {
     const reason: unknown = req.signal.reason;
     // The caller cancelled: hand back its own reason, unless that reason is itself a deadline.
     if (!(reason instanceof DOMException && reason.name === 'TimeoutError')) return reason;
     return new AgentApiError('timeout', `agent service call was cut short by the caller's deadline`);
   }
-  if (limit.timedOut) {
+  if (limit.timedOut === 'wait') {
+    const waited = deps.connectionWaitMs ?? req.timeoutMs;
+    return new AgentApiError('timeout', `no connection to the agent service came free within ${waited} ms`);
+  }
+  if (limit.timedOut === 'call') {
     return new AgentApiError('timeout', `agent service did not answer within ${req.timeoutMs} ms`);
   }
   const cause = (err as { cause?: { code?: unknown; name?: unknown } } | undefined)?.cause;
@@ -117,6 +139,18 @@ function transportError(err: unknown, req: AgentRequest<unknown>, limit: Deadlin
   const message = `could not reach the agent service at ${host}${code ? ` (${code})` : ''}`;
   return new AgentApiError('network', scrub(message, req.secrets), { cause: err });
 }
+
+/** Not retryable: the same question would bring the same oversized answer. */
+function tooLarge(err: ResponseTooLarge, response: Response): AgentApiError {
+  return new AgentApiError(
+    'invalid_response',
+    `agent service answered ${response.status} with a body larger than AGENT_MAX_RESPONSE_BYTES (${err.limitBytes} bytes); it was not read`,
+    { status: response.status, code: RESPONSE_TOO_LARGE },
+  );
+}
+
+/** `code` of the AgentApiError for an answer over AGENT_MAX_RESPONSE_BYTES. */
+export const RESPONSE_TOO_LARGE = 'response_too_large';
 
 function statusError(response: Response, text: string, req: AgentRequest<unknown>, now: number): AgentApiError {
   const status = response.status;

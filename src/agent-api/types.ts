@@ -32,6 +32,8 @@ export interface AgentApi {
   addCredential(instanceId: string, key: string, value: string, signal?: AbortSignal): Promise<CredentialResult>;
   /** When the service last answered any call (ms since epoch), for /readyz. */
   lastAnsweredAt(): number | undefined;
+  /** Calls waiting for a connection and calls in flight in this client's pool (for metrics). */
+  calls?(): { waiting: number; inFlight: number };
 }
 
 /** The client's operations, one per endpoint. */

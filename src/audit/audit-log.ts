@@ -43,11 +43,18 @@ export interface AuditLogOptions {
   redis: Redis;
   prefix: string;
   /**
-   * Bound on the stream's length (AUDIT_MAX_ENTRIES). Trimming is approximate (`MAXLEN ~`), so the
-   * stream may briefly hold up to about a hundred entries more.
+   * Bound on each workspace's stream (AUDIT_MAX_ENTRIES), and separately on its stream of refused
+   * attempts. Trimming is approximate (`MAXLEN ~`), so a stream may briefly hold up to about a
+   * hundred entries more.
    * @defaultValue 10000
    */
   maxEntries?: number;
+  /**
+   * At most {@link REFUSED_PER_WINDOW} refused attempts per person and workspace are written per
+   * window; further ones are counted and the count goes into the next entry written.
+   * @defaultValue 60000
+   */
+  refusedWindowMs?: number;
 }
 
 const FIELDS = ['action', 'actor', 'actorName', 'platform', 'workspaceId', 'channelId', 'instanceId', 'key', 'detail', 'outcome', 'at'] as const;
@@ -66,18 +73,29 @@ const entrySchema = z.object({
   at: z.coerce.number(),
 });
 
-/** How far `recent` reads back when a filter skips entries. */
-const SCAN_LIMIT = 2000;
-const PAGE = 200;
+/** Refused attempts of one person written per window (a few, so a mistyped retry still shows). */
+export const REFUSED_PER_WINDOW = 5;
+
+/** Streams `recent` merges when the filter does not name one workspace. */
+const MAX_STREAMS_MERGED = 100;
+/** Workspaces remembered in the index (the least recently written are forgotten first). */
+const MAX_STREAMS_INDEXED = 10_000;
 
 /**
- * Admin actions in the Redis stream `${prefix}:audit`, one flat field per property so
- * `redis-cli XREVRANGE` reads well. Bounded with `XADD MAXLEN ~`.
+ * Admin actions in Redis streams, one per workspace or guild (`${prefix}:audit:slack:T1`), with
+ * one flat field per property so `redis-cli XREVRANGE` reads well. Refused attempts by
+ * non-admins go to a stream of their own per workspace (`…:refused:slack:T1`) and are
+ * rate-limited per person: nobody can push real entries out by typing admin commands, in their
+ * own workspace or another. Every stream is bounded with `XADD MAXLEN ~`.
  */
 export function createAuditLog(options: AuditLogOptions): AuditLog {
   const { redis } = options;
-  const key = `${options.prefix}:audit`;
+  const base = `${options.prefix}:audit`;
+  const index = `${base}:streams`;
   const max = options.maxEntries ?? 10_000;
+  const windowMs = options.refusedWindowMs ?? 60_000;
+  const place = (platform: string, workspaceId: string) => `${platform}:${encodeURIComponent(workspaceId)}`;
+  const streamKey = (kind: 'actions' | 'refused', where: string) => (kind === 'actions' ? `${base}:${where}` : `${base}:refused:${where}`);
 
   function decode(id: string, flat: string[]): StoredAuditEntry | undefined {
     const obj: Record<string, string> = {};
@@ -86,39 +104,74 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
     return parsed.success ? { id, ...parsed.data } : undefined;
   }
 
+  /** The detail of a refused attempt that may be written now, or undefined when it only counts. */
+  async function admitRefused(where: string, entry: AuditEntry): Promise<string | undefined> {
+    const who = `${where}:${encodeURIComponent(entry.actor)}`;
+    const gate = `${base}:refused-gate:${who}`;
+    const skipped = `${base}:refused-skipped:${who}`;
+    const counted = await redis.multi().set(gate, '0', 'PX', windowMs, 'NX').incr(gate).exec();
+    const inWindow = Number(counted?.[1]?.[1] ?? 0);
+    if (inWindow > REFUSED_PER_WINDOW) {
+      await redis.multi().incr(skipped).pexpire(skipped, windowMs * 10).exec();
+      return undefined;
+    }
+    const count = Number((await redis.getdel(skipped)) ?? 0);
+    const detail = entry.detail ?? '';
+    return count > 0 ? `${detail} (and ${count} more refused attempt(s) before this one)`.trim() : detail;
+  }
+
+  async function readStream(key: string, n: number): Promise<StoredAuditEntry[]> {
+    const page = (await redis.xrevrange(key, '+', '-', 'COUNT', n)) as Array<[string, string[]]>;
+    return page.flatMap(([id, flat]) => decode(id, flat) ?? []);
+  }
+
   return {
     async record(entry) {
       const full: AuditEntry = { ...entry, at: entry.at ?? Date.now() };
+      const where = place(full.platform, full.workspaceId);
+      const refused = full.action === 'refused';
+      if (refused) {
+        const detail = await admitRefused(where, full);
+        if (detail === undefined) return;
+        full.detail = detail;
+      }
       const args: string[] = [];
       for (const f of FIELDS) {
         const v = full[f];
         if (v !== undefined && v !== '') args.push(f, String(v));
       }
-      await redis.xadd(key, 'MAXLEN', '~', String(max), '*', ...args);
+      await redis
+        .multi()
+        .xadd(streamKey(refused ? 'refused' : 'actions', where), 'MAXLEN', '~', String(max), '*', ...args)
+        .zadd(index, full.at, where)
+        .zremrangebyrank(index, 0, -MAX_STREAMS_INDEXED - 1)
+        .exec();
     },
 
     async recent(n, filter) {
       const want = Math.max(0, Math.floor(n));
-      const out: StoredAuditEntry[] = [];
-      let end = '+';
-      let scanned = 0;
-      while (out.length < want && scanned < SCAN_LIMIT) {
-        const count = filter ? PAGE : want - out.length;
-        const page = (await redis.xrevrange(key, end, '-', 'COUNT', count)) as Array<[string, string[]]>;
-        for (const [id, flat] of page) {
-          const e = decode(id, flat);
-          if (!e) continue;
-          if (filter?.platform && e.platform !== filter.platform) continue;
-          if (filter?.workspaceId && e.workspaceId !== filter.workspaceId) continue;
-          out.push(e);
-          if (out.length >= want) break;
-        }
-        scanned += page.length;
-        const last = page[page.length - 1];
-        if (!last || page.length < count) break;
-        end = `(${last[0]}`;
+      if (want === 0) return [];
+      let places: string[];
+      if (filter?.platform && filter.workspaceId !== undefined) {
+        places = [place(filter.platform, filter.workspaceId)];
+      } else {
+        places = (await redis.zrevrange(index, 0, MAX_STREAMS_MERGED - 1)).filter((w) => {
+          const [platform, ws] = w.split(':') as [string, string];
+          return (!filter?.platform || platform === filter.platform) && (filter?.workspaceId === undefined || decodeURIComponent(ws) === filter.workspaceId);
+        });
       }
-      return out;
+      const pages = await Promise.all(places.flatMap((w) => [readStream(streamKey('actions', w), want), readStream(streamKey('refused', w), want)]));
+      return pages
+        .flat()
+        .sort((a, b) => compareIds(b.id, a.id))
+        .slice(0, want);
     },
   };
+}
+
+/** Orders stream IDs (`ms-seq`) of different streams by time. */
+function compareIds(a: string, b: string): number {
+  const [am, as] = a.split('-').map(Number) as [number, number];
+  const [bm, bs] = b.split('-').map(Number) as [number, number];
+  return am - bm || as - bs;
 }

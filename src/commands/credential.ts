@@ -1,3 +1,5 @@
+import { NO_SESSION_CODE } from '../agent-api/client.js';
+import { scrub as scrubSecrets } from '../agent-api/error-message.js';
 import { BridgeError } from '../core/errors.js';
 import { describeAgentProblem, sentence } from './agent-errors.js';
 import { code, newRef, reply } from './format.js';
@@ -9,11 +11,13 @@ export const CREDENTIAL_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 
 const TITLE = 'Add a credential';
 
-/** Every form the value may take inside a text (raw, JSON-escaped, URL-encoded), removed. */
+/**
+ * Removes every form the value may take inside a text (raw, JSON-escaped, URL-encoded). A value
+ * shorter than 4 characters is not looked for: it would blank ordinary words (the logger's rule).
+ */
 function scrubber(value: string): (text: string) => string {
   if (value.length < 4) return (text) => text;
-  const forms = [...new Set([value, JSON.stringify(value).slice(1, -1), encodeURIComponent(value)])];
-  return (text) => forms.reduce((t, f) => t.split(f).join('[REDACTED]'), text);
+  return (text) => scrubSecrets(text, [value]);
 }
 
 /**
@@ -87,7 +91,7 @@ export function createCredentialHandler(deps: CommandsDeps) {
 
 /** The missing-session, unknown-instance and refusal cases in words an admin can act on. */
 function describeCredentialError(err: unknown, instanceId: string, commandName: string): string {
-  if (err instanceof Error && /dashboard session/i.test(err.message)) {
+  if (err instanceof BridgeError && err.code === NO_SESSION_CODE) {
     return 'Adding credentials needs a dashboard session: whoever runs the bridge must set AGENT_SESSION_COOKIE (or AGENT_SESSION_TOKEN).';
   }
   if (err instanceof BridgeError && (err.kind === 'not_found' || err.status === 404)) {

@@ -1,26 +1,15 @@
-import type { CommandCaller, CommandReply, Commands, ParsedCommand } from './types.js';
+import { findCommand, type PlainCommand } from './registry.js';
+import type { CommandCaller, CommandReply, Commands } from './types.js';
 
-/** The subcommands every platform runs the same way; `credential` and `invalid` are each platform's own. */
-export type PlainCommand = Exclude<ParsedCommand, { name: 'credential' } | { name: 'invalid' }>;
+export type { PlainCommand } from './registry.js';
 
-/** Runs a parsed text command (Slack's `/agent …`, the playground's message box) on the shared handlers. */
-export function runPlainCommand(commands: Commands, caller: CommandCaller, parsed: PlainCommand): Promise<CommandReply> {
-  switch (parsed.name) {
-    case 'help':
-      return Promise.resolve(commands.help());
-    case 'instances':
-      return commands.instances(caller);
-    case 'bind':
-      return commands.bind(caller, parsed.instanceId, parsed.mode);
-    case 'unbind':
-      return commands.unbind(caller);
-    case 'status':
-      return commands.status(caller);
-    case 'set':
-      return commands.set(caller, parsed.setting, parsed.value);
-    case 'why':
-      return commands.why(caller);
-    case 'audit':
-      return commands.audit(caller);
-  }
+/**
+ * Runs a parsed command (Slack's `/agent …`, the playground's message box, Discord's options)
+ * on the shared handlers, through its entry in the command table.
+ */
+export async function runPlainCommand(commands: Commands, caller: CommandCaller, parsed: PlainCommand): Promise<CommandReply> {
+  const { name, ...args } = parsed as { name: string };
+  const entry = findCommand(name);
+  if (!entry?.run) throw new Error(`command ${name} has no handler of its own`);
+  return entry.run(commands, caller, args);
 }

@@ -5,9 +5,10 @@ import { createBindingCommands, type AuditWriter } from './binding-commands.js';
 import { createCredentialHandler } from './credential.js';
 import { code, newRef, reply } from './format.js';
 import { createInstanceCache } from './instance-cache.js';
+import { createNativeCommands } from './native-commands.js';
 import type { CommandsDeps, CommandsOptions } from './options.js';
 import { createReportCommands } from './report-commands.js';
-import { SET_FORMS } from './settings.js';
+import { helpLines } from './registry.js';
 import type { CommandCaller, CommandName, CommandReply, Commands } from './types.js';
 
 export type { CommandsOptions, QueueStats } from './options.js';
@@ -30,6 +31,14 @@ export function createCommands(options: CommandsOptions): Commands {
   const instances = createInstanceCache(agentApi, deps.instanceCacheMs, now);
 
   const audit: AuditWriter = async (caller, entry) => {
+    // An operator sees admin actions at info without reading the audit stream
+    // (credentials log their own line; refusals theirs).
+    if (entry.action === 'bind' || entry.action === 'unbind' || entry.action === 'set') {
+      logger.info(
+        { action: entry.action, outcome: entry.outcome, instanceId: entry.instanceId, detail: entry.detail, platform: caller.platform, channelId: caller.channelId, userId: caller.userId },
+        'admin action',
+      );
+    }
     try {
       await deps.audit.record({
         actor: caller.userId,
@@ -62,23 +71,11 @@ export function createCommands(options: CommandsOptions): Commands {
   const bindingCommands = createBindingCommands(deps, instances, audit);
   const reports = createReportCommands(deps, instances);
   const credential = createCredentialHandler(deps);
+  const native = createNativeCommands(deps, audit);
 
   return {
     help() {
-      const c = commandName;
-      return reply(true, 'agent-bridge commands', [
-        `\`${c} instances\`: list the agent instances of the account`,
-        `\`${c} bind <instance-id> [mention|all]\`: answer in this channel with that instance (\`mention\`, the default: when addressed; \`all\`: every message)`,
-        `\`${c} unbind\`: stop answering in this channel`,
-        `\`${c} status\`: this channel's binding, the queue, whether the agent service answers, and usage against quotas`,
-        `\`${c} credential <instance-id>\`: add a credential (key and value) to an instance`,
-        `\`${c} ${SET_FORMS.errors}\`: how failures show in this channel (reply in words, warning reaction only, or nothing)`,
-        `\`${c} ${SET_FORMS.context}\`: send a thread's earlier messages to the agent along with each message`,
-        `\`${c} ${SET_FORMS.quota}\`: message limits for this channel (0 = unlimited, \`default\` = back to the default)`,
-        `\`${c} why\`: why recent messages in this channel got no answer`,
-        `\`${c} audit\`: recent admin actions`,
-        `\`${c} help\`: this list`,
-      ]);
+      return reply(true, 'agent-bridge commands', helpLines(commandName));
     },
 
     instances: (caller) =>
@@ -101,7 +98,9 @@ export function createCommands(options: CommandsOptions): Commands {
 
     bind: (caller, instanceId, mode) => guard('bind', caller, () => bindingCommands.bind(caller, instanceId, mode)),
     unbind: (caller) => guard('unbind', caller, () => bindingCommands.unbind(caller)),
-    set: (caller, setting, value) => guard('set', caller, () => bindingCommands.set(caller, setting, value)),
+    set: (caller, setting, value) =>
+      guard('set', caller, () => (setting === 'prompts' ? native.setPrompts(caller, value) : bindingCommands.set(caller, setting, value))),
+    feedback: (caller) => guard('feedback', caller, () => native.feedback()),
     status: (caller) => guard('status', caller, () => reports.status(caller)),
     why: (caller) => guard('why', caller, () => reports.why(caller)),
     audit: (caller) => guard('audit', caller, () => reports.audit(caller)),

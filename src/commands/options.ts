@@ -1,3 +1,5 @@
+import type { FeedbackStore } from '../feedback/index.js';
+import type { SuggestedPromptStore } from '../prompts/suggested-prompts.js';
 import type { AgentApi } from '../agent-api/types.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { BindingStore } from '../bindings/types.js';
@@ -22,6 +24,10 @@ export interface CommandsOptions {
   dropLog: DropLog;
   audit: AuditLog;
   queueStats: () => Promise<QueueStats>;
+  /** Slack assistant suggested prompts per binding (`set prompts`). */
+  prompts?: SuggestedPromptStore;
+  /** Votes on replies (`feedback`). */
+  feedback?: FeedbackStore;
   logger: Logger;
   /**
    * How long `cachedInstances()` (and the instance check of `bind`) reuses a listing.
@@ -48,6 +54,6 @@ export interface CommandsOptions {
 }
 
 /** The options with defaults applied, as the handler files receive them. */
-export interface CommandsDeps extends Required<Omit<CommandsOptions, 'secrets'>> {
+export interface CommandsDeps extends Required<Omit<CommandsOptions, 'secrets' | 'prompts' | 'feedback'>>, Pick<CommandsOptions, 'prompts' | 'feedback'> {
   secrets: SecretRegistry;
 }

@@ -17,12 +17,15 @@ export type SettingChange =
   | { setting: 'context'; value: ContextMode }
   | { setting: 'quota'; name: QuotaName; field: keyof QuotaLimits; limit: number | undefined };
 
-/** The three forms of `set`, as typed. */
+/** The forms of `set`, as typed: one per setting. */
 export const SET_FORMS = {
   errors: 'set errors reply|reaction|silent',
   context: 'set context off|thread',
   quota: `set quota <${Object.keys(QUOTA_NAMES).join('|')}> <n>`,
 } as const;
+
+/** The settings `set` changes. */
+export type SettingName = keyof typeof SET_FORMS;
 
 const SET_USAGE = [
   `\`${SET_FORMS.errors}\``,

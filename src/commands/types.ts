@@ -1,5 +1,6 @@
 import type { Platform } from '../core/conversation.js';
 import type { Instance } from '../agent-api/types.js';
+import type { CommandName } from './registry.js';
 
 /** Who ran a command, and where. Adapters check admin rights before calling a handler. */
 export interface CommandCaller {
@@ -19,29 +20,8 @@ export interface CommandReply {
   table?: { columns: string[]; rows: string[][] };
 }
 
-export type CommandName =
-  | 'help'
-  | 'instances'
-  | 'bind'
-  | 'unbind'
-  | 'status'
-  | 'credential'
-  | 'set'
-  | 'why'
-  | 'audit';
-
-/** A parsed text command (Slack's `/agent bind inst_a all`). */
-export type ParsedCommand =
-  | { name: 'help' }
-  | { name: 'instances' }
-  | { name: 'bind'; instanceId: string; mode?: 'mention' | 'all' }
-  | { name: 'unbind' }
-  | { name: 'status' }
-  | { name: 'credential'; instanceId: string }
-  | { name: 'set'; setting: string; value: string }
-  | { name: 'why' }
-  | { name: 'audit' }
-  | { name: 'invalid'; error: string };
+/** Derived from the command table (`COMMANDS` in registry.ts). */
+export type { CommandName, ParsedCommand } from './registry.js';
 
 export interface Commands {
   help(): CommandReply;
@@ -55,6 +35,8 @@ export interface Commands {
   set(caller: CommandCaller, setting: string, value: string): Promise<CommandReply>;
   why(caller: CommandCaller): Promise<CommandReply>;
   audit(caller: CommandCaller): Promise<CommandReply>;
+  /** Per instance: positive/negative votes of the last 7 days and the latest negative replies. */
+  feedback(caller: CommandCaller): Promise<CommandReply>;
   /** Records a refused attempt in the audit log and returns the "only admins can …" answer. */
   refuse(caller: CommandCaller, command: CommandName): Promise<CommandReply>;
   /** Instances for autocomplete and pickers, cached for a short time. */

@@ -2,14 +2,10 @@ import { readFileSync } from 'node:fs';
 import { parse as parseDotenv } from 'dotenv';
 import { encryptionKeyBytes, envSchema, type Env } from './schema.js';
 import { parseBindingDefaults, type BindingDefault } from './bindings-env.js';
+import { ConfigError } from './config-error.js';
+import { redisSettingProblems } from '../redis.js';
 
-/** A setting is missing or wrong. The message names the variable and how to fix it. */
-export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
-    super(problems.length === 1 ? `Configuration error: ${problems[0]}` : `Configuration errors:\n- ${problems.join('\n- ')}`);
-    this.name = 'ConfigError';
-  }
-}
+export { ConfigError };
 
 export interface AgentConfig {
   /** `{base_url}`, including `/api/v1`, without a trailing slash. */
@@ -21,6 +17,8 @@ export interface AgentConfig {
   timeoutMs: number;
   /** Limit of every other call. */
   otherTimeoutMs: number;
+  /** Largest answer body read (AGENT_MAX_RESPONSE_BYTES); unset: no limit. */
+  maxResponseBytes?: number;
 }
 
 /** "Add to Slack": Bolt's OAuth v2 installer, installations sealed in Redis. */
@@ -50,6 +48,11 @@ export interface DiscordConfig {
   adminRoleIds: string[];
   allowBots: boolean;
   replyPing: boolean;
+  /**
+   * Which gateway shards this process owns: `ids` undefined = all of them; `count` a number or
+   * `auto` (Discord's recommended count).
+   */
+  shards: { ids?: number[]; count: number | 'auto' };
 }
 
 export interface QuotaLimits {
@@ -65,7 +68,19 @@ export interface Config {
   role: 'all' | 'ingress' | 'worker';
   /** Absent only in demo mode, where the composition root starts the emulator. */
   agent?: AgentConfig;
-  redis: { url: string; sentinels: string[]; sentinelName?: string; clusterNodes: string[]; tlsCaFile?: string };
+  redis: {
+    url: string;
+    sentinels: string[];
+    sentinelName?: string;
+    clusterNodes: string[];
+    tlsCaFile?: string;
+    /**
+     * True when no Redis address is configured (`REDIS_URL`, `REDIS_SENTINELS`,
+     * `REDIS_CLUSTER_NODES` all unset), so `url` is the default and `npm start` may run a
+     * private redis-server when nothing answers there.
+     */
+    defaulted: boolean;
+  };
   queue: {
     prefix: string;
     concurrency: number;
@@ -75,14 +90,24 @@ export interface Config {
     stalledIntervalMs: number;
     keepCompleted: { age: number; count: number };
     keepFailed: { age: number; count: number };
+    /** AGENT_CALL_GUARANTEE: what a message whose call was cut by a crash gets (call again, or a notice). */
+    callGuarantee: 'at-least-once' | 'at-most-once';
+    /** MAX_REPLY_CHUNKS: a longer reply is cut, its last message saying so. */
+    maxReplyChunks: number;
+    /** MAX_PENDING_PER_CHANNEL: unfinished messages a channel may have before new ones are refused (0 = no cap). */
+    maxPendingPerChannel: number;
   };
   http: { host: string; port: number };
   bindings: BindingDefault[];
   maxMessageChars: number;
+  /** Largest file attachment sent to the agent, in bytes (0 = files are never sent). */
+  maxAttachmentBytes: number;
   logLevel: Env['LOG_LEVEL'];
   quotas: QuotaLimits;
   threadContext: { maxMessages: number; maxChars: number };
   auditMaxEntries: number;
+  /** Feedback votes kept per agent instance. */
+  feedbackMaxEntries: number;
   shutdownTimeoutMs: number;
   dashboard?: { user: string; password: string };
   playground: { enabled: boolean; token?: string };
@@ -121,19 +146,28 @@ export function readEnvironment(envFile = '.env', env: NodeJS.ProcessEnv = proce
   return { ...fromFile, ...env };
 }
 
+/** The process's PATH, where `npm start` looks for `redis-server` (not a setting of ours). */
+export function executableSearchPath(env: NodeJS.ProcessEnv = process.env): string {
+  return env.PATH ?? '';
+}
+
 /** Validates the environment once and returns a frozen, typed config, or throws ConfigError. */
 export function loadConfig(raw: Record<string, string | undefined> = readEnvironment()): Readonly<Config> {
-  const parsed = envSchema.safeParse(raw);
+  // Every problem in one pass: a wrong value is reported, then left out (its default stands
+  // in) so the checks that combine settings still run and report theirs too.
+  const problems: string[] = [];
+  let parsed = envSchema.safeParse(raw);
   if (!parsed.success) {
-    throw new ConfigError(
-      parsed.error.issues.map((i) => {
-        const name = String(i.path[0] ?? 'environment');
-        return i.message.startsWith(name) ? i.message : `${name}: ${i.message}`;
-      }),
-    );
+    const wrong = new Set<string>();
+    for (const i of parsed.error.issues) {
+      const name = String(i.path[0] ?? 'environment');
+      wrong.add(name);
+      problems.push(i.message.startsWith(name) ? i.message : `${name}: ${i.message}`);
+    }
+    parsed = envSchema.safeParse(Object.fromEntries(Object.entries(raw).filter(([k]) => !wrong.has(k))));
+    if (!parsed.success) throw new ConfigError(problems);
   }
   const e = parsed.data;
-  const problems: string[] = [];
   const missing = (name: string, why: string) => problems.push(`${name} is missing (${why}): ${FIX[name] ?? 'set it'}`);
 
   const platformConfigured = Boolean(e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET || e.SLACK_CLIENT_ID || e.DISCORD_TOKEN);
@@ -151,6 +185,7 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
         sessionToken: e.AGENT_SESSION_TOKEN,
         timeoutMs: e.AGENT_TIMEOUT_MS,
         otherTimeoutMs: 15_000,
+        maxResponseBytes: e.AGENT_MAX_RESPONSE_BYTES,
       };
     }
   }
@@ -190,8 +225,16 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
         adminRoleIds: e.DISCORD_ADMIN_ROLE_IDS,
         allowBots: e.DISCORD_ALLOW_BOTS,
         replyPing: e.DISCORD_REPLY_PING,
+        shards: { ...(e.DISCORD_SHARD_IDS ? { ids: e.DISCORD_SHARD_IDS } : {}), count: e.DISCORD_SHARD_COUNT },
       }
     : undefined;
+  const shardCount = e.DISCORD_SHARD_COUNT;
+  const beyond = e.DISCORD_SHARD_IDS?.find((id) => typeof shardCount === 'number' && id >= shardCount);
+  if (beyond !== undefined) {
+    problems.push(
+      `DISCORD_SHARD_IDS lists shard ${beyond} but DISCORD_SHARD_COUNT is ${String(shardCount)}: shard IDs go from 0 to ${Number(shardCount) - 1}`,
+    );
+  }
 
   const playgroundExplicit = raw.PLAYGROUND !== undefined && raw.PLAYGROUND.trim() !== '';
   const playgroundEnabled = playgroundExplicit ? e.PLAYGROUND : !slack && !discord;
@@ -214,6 +257,17 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     problems.push('REDIS_SENTINEL_NAME is missing (REDIS_SENTINELS is set): set it to the master group name, for example mymaster');
   }
 
+  if (!problems.some((p) => p.startsWith('REDIS_'))) {
+    problems.push(
+      ...redisSettingProblems({
+        url: e.REDIS_URL,
+        sentinels: e.REDIS_SENTINELS,
+        clusterNodes: e.REDIS_CLUSTER_NODES,
+        tlsCaFile: e.REDIS_TLS_CA_FILE,
+      }),
+    );
+  }
+
   if (problems.length > 0) throw new ConfigError(problems);
 
   const secrets = [
@@ -232,16 +286,18 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     redisPassword(e.REDIS_URL),
   ].filter((s): s is string => typeof s === 'string' && s.length >= 4);
 
+  const redisDefaulted = !raw.REDIS_URL?.trim() && e.REDIS_SENTINELS.length === 0 && e.REDIS_CLUSTER_NODES.length === 0;
   const config: Config = {
     mode,
     role: e.ROLE,
     agent,
     redis: {
-      url: e.REDIS_URL,
+      url: redisDefaulted ? defaultRedisUrl(raw) : e.REDIS_URL,
       sentinels: e.REDIS_SENTINELS,
       sentinelName: e.REDIS_SENTINEL_NAME,
       clusterNodes: e.REDIS_CLUSTER_NODES,
       tlsCaFile: e.REDIS_TLS_CA_FILE,
+      defaulted: redisDefaulted,
     },
     queue: {
       prefix: e.QUEUE_PREFIX,
@@ -252,10 +308,14 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
       stalledIntervalMs: e.WORKER_STALLED_INTERVAL_MS,
       keepCompleted: { age: e.KEEP_COMPLETED_SECONDS, count: e.KEEP_COMPLETED_COUNT },
       keepFailed: { age: e.KEEP_FAILED_SECONDS, count: e.KEEP_FAILED_COUNT },
+      callGuarantee: e.AGENT_CALL_GUARANTEE,
+      maxReplyChunks: e.MAX_REPLY_CHUNKS,
+      maxPendingPerChannel: e.MAX_PENDING_PER_CHANNEL,
     },
     http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
     bindings,
     maxMessageChars: e.MAX_MESSAGE_CHARS,
+    maxAttachmentBytes: e.MAX_ATTACHMENT_BYTES,
     logLevel: e.LOG_LEVEL,
     quotas: {
       userPerMinute: e.QUOTA_USER_PER_MINUTE,
@@ -265,6 +325,7 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     },
     threadContext: { maxMessages: e.THREAD_CONTEXT_MAX_MESSAGES, maxChars: e.THREAD_CONTEXT_MAX_CHARS },
     auditMaxEntries: e.AUDIT_MAX_ENTRIES,
+    feedbackMaxEntries: e.FEEDBACK_MAX_ENTRIES,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     dashboard: e.ADMIN_USER && e.ADMIN_PASSWORD ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : undefined,
     playground: { enabled: playgroundEnabled, token: e.PLAYGROUND_TOKEN },
@@ -274,6 +335,16 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     secrets,
   };
   return deepFreeze(config);
+}
+
+/**
+ * Where to look for Redis when `REDIS_URL` is unset: 127.0.0.1:6379. For tests only,
+ * `AGENT_BRIDGE_DEFAULT_REDIS_URL` moves that default (so a test can see "nothing answers"
+ * without stopping the shared Redis); it is not an operator setting and not in the schema.
+ */
+function defaultRedisUrl(raw: Record<string, string | undefined>): string {
+  const override = raw.AGENT_BRIDGE_DEFAULT_REDIS_URL?.trim();
+  return override && /^redis:\/\/127\.0\.0\.1:\d+$/.test(override) ? override : 'redis://127.0.0.1:6379';
 }
 
 function redisPassword(url: string): string | undefined {

@@ -52,12 +52,47 @@ const httpUrl = (name: string) =>
     message: `${name} must be an http(s) URL, for example https://openhelixai.com/api/v1`,
   });
 
+/** `0,1`, `0-3`, `0-1,4`: the Discord shards one ingress process owns. */
+const shardIds = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined;
+    const ids = new Set<number>();
+    for (const part of v.split(',').map((s) => s.trim()).filter(Boolean)) {
+      const m = /^(\d{1,5})(?:\s*-\s*(\d{1,5}))?$/.exec(part);
+      const from = m ? Number(m[1]) : NaN;
+      const to = m?.[2] !== undefined ? Number(m[2]) : from;
+      if (!m || to < from) {
+        ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_IDS must list shard numbers or ranges, for example 0,1 or 0-3' });
+        return z.NEVER;
+      }
+      for (let id = from; id <= to; id++) ids.add(id);
+    }
+    return [...ids].sort((a, b) => a - b);
+  });
+
+/** A number of shards, or `auto` (Discord's recommendation from `GET /gateway/bot`). */
+const shardCount = z
+  .string()
+  .optional()
+  .transform((v, ctx): number | 'auto' => {
+    if (v === undefined || v.trim() === '' || v.trim().toLowerCase() === 'auto') return 'auto';
+    const n = Number(v.trim());
+    if (!Number.isInteger(n) || n < 1 || n > 100_000) {
+      ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_COUNT must be auto or a whole number from 1 to 100000' });
+      return z.NEVER;
+    }
+    return n;
+  });
+
 export const envSchema = z.object({
   AGENT_API_BASE_URL: httpUrl('AGENT_API_BASE_URL'),
   AGENT_API_KEY: optionalString,
   AGENT_SESSION_COOKIE: optionalString,
   AGENT_SESSION_TOKEN: optionalString,
   AGENT_TIMEOUT_MS: int('AGENT_TIMEOUT_MS', 120_000, 100, 3_600_000),
+  AGENT_MAX_RESPONSE_BYTES: int('AGENT_MAX_RESPONSE_BYTES', 1_000_000, 1_000, 100_000_000),
 
   REDIS_URL: optionalString
     .transform((v) => v ?? 'redis://127.0.0.1:6379')
@@ -85,12 +120,18 @@ export const envSchema = z.object({
   KEEP_COMPLETED_COUNT: int('KEEP_COMPLETED_COUNT', 100_000, 100),
   KEEP_FAILED_SECONDS: int('KEEP_FAILED_SECONDS', 7 * 86_400, 60),
   KEEP_FAILED_COUNT: int('KEEP_FAILED_COUNT', 10_000, 100),
+  AGENT_CALL_GUARANTEE: optionalString
+    .transform((v) => v ?? 'at-least-once')
+    .pipe(z.enum(['at-least-once', 'at-most-once'], { message: 'AGENT_CALL_GUARANTEE must be at-least-once or at-most-once' })),
+  MAX_REPLY_CHUNKS: int('MAX_REPLY_CHUNKS', 10, 2, 1000),
+  MAX_PENDING_PER_CHANNEL: int('MAX_PENDING_PER_CHANNEL', 200, 0, 1_000_000),
 
   HTTP_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),
   HTTP_PORT: int('HTTP_PORT', 3000, 0, 65_535),
 
   BINDINGS: optionalString,
   MAX_MESSAGE_CHARS: int('MAX_MESSAGE_CHARS', 8000, 1, 1_000_000),
+  MAX_ATTACHMENT_BYTES: int('MAX_ATTACHMENT_BYTES', 100_000, 0, 10_000_000),
   LOG_LEVEL: optionalString
     .transform((v) => v ?? 'info')
     .pipe(
@@ -107,6 +148,7 @@ export const envSchema = z.object({
   THREAD_CONTEXT_MAX_MESSAGES: int('THREAD_CONTEXT_MAX_MESSAGES', 20, 1, 1000),
   THREAD_CONTEXT_MAX_CHARS: int('THREAD_CONTEXT_MAX_CHARS', 4000, 100, 1_000_000),
   AUDIT_MAX_ENTRIES: int('AUDIT_MAX_ENTRIES', 10_000, 10),
+  FEEDBACK_MAX_ENTRIES: int('FEEDBACK_MAX_ENTRIES', 10_000, 10),
 
   // Queue dashboard (Bull Board) at /admin/queues: on only when both are set.
   ADMIN_USER: optionalString,
@@ -143,6 +185,8 @@ export const envSchema = z.object({
   DISCORD_ADMIN_ROLE_IDS: list,
   DISCORD_ALLOW_BOTS: bool('DISCORD_ALLOW_BOTS', false),
   DISCORD_REPLY_PING: bool('DISCORD_REPLY_PING', false),
+  DISCORD_SHARD_IDS: shardIds,
+  DISCORD_SHARD_COUNT: shardCount,
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -6,4 +6,6 @@ export interface Adapter {
   start(): Promise<void>;
   /** Stops taking events. Idempotent. */
   stop(): Promise<void>;
+  /** The adapter's own readiness for /readyz (e.g. Discord's shards); absent = no opinion. */
+  readiness?(): { ok: boolean; detail: Record<string, unknown> };
 }

@@ -11,6 +11,13 @@ export interface ReplyTarget {
   inline?: boolean;
   /** Multi-workspace Slack: whose installation answers (`team:T…` or `enterprise:E…`). */
   installation?: string;
+  /** A Slack assistant thread: progress shows as the thread's status line instead of a reaction. */
+  assistantThread?: boolean;
+  /**
+   * Set when several bridge messages answer one platform message (Discord "Ask the agent" used
+   * by two people): keeps their replies apart where a port derives idempotency keys from `messageId`.
+   */
+  replyKey?: string;
 }
 
 /**
@@ -42,4 +49,6 @@ export interface IncomingMessage {
   contentMissing?: boolean;
   reply: ReplyTarget;
   receivedAt: number;
+  /** Send the thread's transcript whatever the binding's context setting (Slack assistant threads). */
+  forceThreadContext?: boolean;
 }

@@ -9,6 +9,8 @@ import type { Adapter } from './adapter.js';
 import type { Platform } from './conversation.js';
 import type { BindingStore } from '../bindings/types.js';
 import type { AuditLog } from '../audit/audit-log.js';
+import type { FeedbackStore } from '../feedback/index.js';
+import type { Metrics } from '../metrics.js';
 
 /** A message the bridge gave up on, as the playground's admin view lists it. */
 export interface FailureEntry {
@@ -24,6 +26,8 @@ export interface FailureEntry {
 export interface QueueInfo {
   counts(): Promise<{ waiting: number; active: number; completed: number; failed: number; delayed: number }>;
   recentFailures(limit: number): Promise<FailureEntry[]>;
+  /** Messages given up on, in total; optional so other implementations need not count. */
+  gaveUp?(): Promise<number>;
 }
 
 /**
@@ -48,6 +52,10 @@ export interface AdapterContext {
   audit?: AuditLog;
   /** Drops the not-yet-started work of one workspace (an uninstall); resolves with how many jobs went. */
   dropQueuedWork?(platform: Platform, workspaceId: string): Promise<number>;
+  /** Where feedback button clicks are recorded (absent in tests that do not need it). */
+  feedback?: FeedbackStore;
+  /** The process's metrics (adapters add their own, e.g. Discord's per-shard gauge). */
+  metrics?: Metrics;
 }
 
 /** What the reply port factory gets: workers build ports without any ingress parts. */

@@ -22,6 +22,8 @@ export interface ChunkInfo {
   mayExist: boolean;
   /** The ID the agent service gave this reply (`messageId` of `POST /chat`), for feedback. */
   agentMessageId?: string;
+  /** The agent instance that wrote the reply, for feedback (the click records against it). */
+  instanceId?: string;
 }
 
 /**

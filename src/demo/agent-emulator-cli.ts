@@ -14,7 +14,8 @@ if (!Number.isInteger(port) || port < 0 || port > 65_535) {
   console.error('--port must be a whole number from 0 to 65535');
   process.exit(1);
 }
-const emulator = await startAgentEmulator({ port, host: values.host });
+// Run on its own, the emulator is driven over HTTP: the control API is what it is for.
+const emulator = await startAgentEmulator({ port, host: values.host, control: true });
 console.log(`agent service emulator listening on ${emulator.origin}
   AGENT_API_BASE_URL=${emulator.baseUrl}
   AGENT_API_KEY=${emulator.apiKey}

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { Instance } from '../agent-api/types.js';
 import { DEMO_API_KEY, DEMO_INSTANCES, DEMO_SESSION_COOKIE, DEMO_SESSION_TOKEN, demoReply } from './demo-instances.js';
 import { FaultPlan, type Endpoint, type FailureSpec, type FaultScope } from './emulator-faults.js';
-import { BodyTooLarge, isRecord, parseJson, readBody, send, sendFailure, sendJson } from './emulator-http.js';
+import { BodyTooLarge, isRecord, parseJson, readBody, send, sendFailure, sendHuge, sendJson } from './emulator-http.js';
 import { handleChat, handleCredentials, handleInstances, routeOf, type AccountState } from './emulator-routes.js';
 import { handleControl } from './emulator-control.js';
 import type { AgentEmulator, AgentEmulatorOptions, RecordedCall } from './emulator-types.js';
@@ -26,6 +26,8 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
   const timers = new Set<NodeJS.Timeout>();
   const maxCalls = options.maxCalls ?? 10_000;
   let messageCounter = 0;
+  let open = 0;
+  let peakOpen = 0;
   const state: AccountState = {
     apiKey: options.apiKey ?? DEMO_API_KEY,
     sessionCookie: options.sessionCookie ?? DEMO_SESSION_COOKIE,
@@ -43,6 +45,9 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
+    open += 1;
+    peakOpen = Math.max(peakOpen, open);
+    res.once('close', () => (open -= 1));
     let body: string;
     try {
       body = await readBody(req);
@@ -51,7 +56,7 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
       return void req.socket.destroy();
     }
     const json = parseJson(body);
-    if (options.control !== false && path.startsWith('/__control/')) {
+    if (options.control === true && path.startsWith('/__control/')) {
       const answer = handleControl(emulator, req.method ?? 'GET', path.slice('/__control/'.length), json);
       return sendJson(res, answer.status, answer.body);
     }
@@ -78,6 +83,7 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
     if (fault?.type === 'reset') return void req.socket.resetAndDestroy();
     if (fault?.type === 'fail') return sendFailure(res, fault.spec);
     if (fault?.type === 'malformed') return send(res, 200, fault.body, { 'content-type': fault.contentType });
+    if (fault?.type === 'huge') return sendHuge(res, fault.bytes);
 
     if (req.method !== route.method) return sendJson(res, 405, { error: 'method not allowed' }, { allow: route.method });
     if (route.endpoint === 'chat') return handleChat(req, res, json, state);
@@ -155,6 +161,9 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
     malformedNext: (count, body = '{"unexpected":true}', scope) =>
       plan.add(count, { type: 'malformed', body, contentType: 'application/json; charset=utf-8' }, scope),
     resetNext: (count, scope) => plan.add(count, { type: 'reset' }, scope),
+    hugeNext: (count, bytes, scope) => plan.add(count, { type: 'huge', bytes }, scope),
+    openRequests: () => open,
+    peakOpenRequests: () => peakOpen,
     setDelay: (ms, scope) => plan.setDelay(ms, scope),
     releaseHanging: () => {
       for (const release of [...hanging]) release();
@@ -163,6 +172,7 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
     hangingCount: () => hanging.size,
     reset: () => {
       calls.length = 0;
+      peakOpen = open;
       plan.clear();
       state.credentials.clear();
     },

@@ -1,5 +1,7 @@
+import type { PrivateRedis } from '../private-redis.js';
+
 /** Printed when `npm start` runs with no configuration. */
-export function demoBanner(url: string): string {
+export function demoBanner(url: string, privateRedis?: Pick<PrivateRedis, 'url' | 'dataDir'>): string {
   const line = '─'.repeat(66);
   return `
 ${line}
@@ -7,12 +9,20 @@ ${line}
   with a built-in demo agent (not a real agent service).
 
   Open ${url} to bind a channel, chat, and try the admin tools.
-
+${privateRedis ? `\n${privateRedisNote(privateRedis)}` : ''}
   To run for real, copy .env.example to .env and set:
     AGENT_API_BASE_URL, AGENT_API_KEY       the agent service
     SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET   Slack over HTTP (or SLACK_APP_TOKEN: Socket Mode)
     DISCORD_TOKEN                            Discord
   See README.md for the whole setup.
 ${line}
+`;
+}
+
+/** Says that this process runs its own Redis, where, and until when. */
+export function privateRedisNote(privateRedis: Pick<PrivateRedis, 'url' | 'dataDir'>): string {
+  return `  No Redis answered on 127.0.0.1:6379, so this process started a private
+  redis-server at ${privateRedis.url} (data in ${privateRedis.dataDir});
+  it stops when agent-bridge stops. Set REDIS_URL to use your own Redis.
 `;
 }

@@ -22,7 +22,9 @@ export type FaultAction =
   | { type: 'fail'; spec: FailureSpec }
   | { type: 'hang' }
   | { type: 'malformed'; body: string; contentType: string }
-  | { type: 'reset' };
+  | { type: 'reset' }
+  /** A 200 whose JSON body is `bytes` long, streamed chunked (no Content-Length), for client byte limits. */
+  | { type: 'huge'; bytes: number };
 
 interface Entry {
   remaining: number;

@@ -76,3 +76,17 @@ export function bearerToken(header: string | undefined): string | undefined {
   const match = /^Bearer\s+(.+)$/i.exec(header ?? '');
   return match?.[1]?.trim();
 }
+
+/** Streams a 200 JSON body of about `bytes` bytes in chunks, minding backpressure; stops if the client goes away. */
+export async function sendHuge(res: ServerResponse, bytes: number): Promise<void> {
+  res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' });
+  const chunk = Buffer.alloc(64 * 1024, 'a');
+  let sent = 0;
+  res.write('{"messageId":"msg_huge","response":"');
+  while (sent < bytes && !res.destroyed) {
+    const ok = res.write(chunk);
+    sent += chunk.length;
+    if (!ok) await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+  }
+  if (!res.destroyed) res.end('"}');
+}

@@ -18,7 +18,11 @@ export interface AgentEmulatorOptions {
   instances?: Instance[];
   /** The agent's answer. @defaultValue demoReply of the instance */
   reply?: (instanceId: string, message: string) => string | Promise<string>;
-  /** Serve the control API under /__control/ (for other processes). @defaultValue true */
+  /**
+   * Serve the control API under /__control/ (for other processes: tests, benchmarks, the CLI).
+   * Off by default: any web page can POST to a loopback port, so `npm start`'s demo agent must not
+   * take orders over HTTP. @defaultValue false
+   */
   control?: boolean;
   /** Recorded calls kept (oldest dropped first), so a long-running demo does not grow. @defaultValue 10000 */
   maxCalls?: number;
@@ -78,6 +82,12 @@ export interface AgentEmulator {
   malformedNext(count: number, body?: string, scope?: FaultScope): void;
   /** The next `count` matching requests have their connection reset. */
   resetNext(count: number, scope?: FaultScope): void;
+  /** The next `count` matching requests get a 200 whose body is `bytes` long, streamed without Content-Length. */
+  hugeNext(count: number, bytes: number, scope?: FaultScope): void;
+  /** Requests received and not yet answered in full (or closed): calls open at the service now. */
+  openRequests(): number;
+  /** The most requests open at once since start or reset. */
+  peakOpenRequests(): number;
   /** Delay every matching answer by `ms` (0 clears it). */
   setDelay(ms: number, scope?: FaultScope): void;
   /** Lets hanging requests go on to their normal answers. */

@@ -41,9 +41,39 @@ export function mountDashboard(app: Express, options: DashboardOptions): boolean
     serverAdapter,
   });
 
-  app.use(DASHBOARD_PATH, basicAuth(user, password, logger), serverAdapter.getRouter());
+  app.use(DASHBOARD_PATH, sameOriginWrites(logger), basicAuth(user, password, logger), serverAdapter.getRouter());
   logger.info({ path: DASHBOARD_PATH, queues: options.queues.map((q) => q.name) }, 'queue dashboard on');
   return true;
+}
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A browser resends cached basic-auth credentials with any request to the dashboard, including
+ * a form or fetch posted by a page elsewhere (CSRF): a request that changes something (retry,
+ * remove, pause) must come from the dashboard's own origin. Browsers send `Origin` on such
+ * requests, and `Sec-Fetch-Site` when they know the request crossed sites; tools like curl
+ * send neither and are let through to the password check.
+ */
+function sameOriginWrites(logger: Logger) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (SAFE_METHODS.has(req.method)) return next();
+    const origin = req.headers.origin;
+    const site = req.headers['sec-fetch-site'];
+    const foreign = origin !== undefined ? !sameHost(origin, req.headers.host) : site === 'cross-site' || site === 'same-site';
+    if (!foreign) return next();
+    logger.warn({ ip: req.ip, path: req.originalUrl, method: req.method }, 'queue dashboard: refused a change from another origin');
+    res.status(403).set('Cache-Control', 'no-store').type('text/plain').send('Changes to the queue dashboard must come from the dashboard itself');
+  };
+}
+
+function sameHost(origin: string, host: string | undefined): boolean {
+  try {
+    return host !== undefined && new URL(origin).host === host.toLowerCase();
+  } catch {
+    // `Origin: null` (sandboxed frames, file pages) and garbage are foreign.
+    return false;
+  }
 }
 
 function basicAuth(user: string, password: string, logger: Logger) {

@@ -47,6 +47,9 @@ export interface IngressOptions {
   enqueueRetryMs?: number;
 }
 
+/** A user refused as "busy" hears it once per this many seconds, however many messages they send. */
+const BUSY_NOTICE_WINDOW_SECONDS = 60;
+
 /** The single entry point of every adapter (see src/ingress/types.ts). */
 export function createIngress(o: IngressOptions): Ingress {
   const retryFor = o.enqueueRetryMs ?? 10_000;
@@ -71,6 +74,11 @@ export function createIngress(o: IngressOptions): Ingress {
     }
     return { status: 'dropped', reason };
   };
+
+  /** Whether this user is due a refusal notice of this kind (at most one per window). */
+  const firstNotice = (m: IncomingMessage, kind: string, windowSeconds: number) =>
+    // When Redis can't say, tell the user: a missing answer is worse than a repeated notice.
+    o.queue.firstNotice(kind, m.platform, m.userId, windowSeconds).catch(() => true);
 
   const lookupBinding = async (m: IncomingMessage) => {
     const own = await o.bindings.get(m.platform, m.bindingChannelId);
@@ -115,7 +123,12 @@ export function createIngress(o: IngressOptions): Ingress {
         const verdict = await o.quota
           .consume({ platform: m.platform, channelId: m.bindingChannelId, userId: m.userId, overrides: binding.quota })
           .catch(() => ({ ok: true }) as const);
-        if (!verdict.ok) return drop(m, 'over_quota', describeQuotaHit(verdict));
+        if (!verdict.ok) {
+          // One notice per user until the limit's window resets: a flood of refused messages
+          // must not become a flood of public posts.
+          const tell = await firstNotice(m, `quota-${verdict.scope}-${verdict.window}`, verdict.retryAfterMs / 1000);
+          return drop(m, 'over_quota', tell ? describeQuotaHit(verdict) : undefined);
+        }
       }
 
       const message: ChatMessage = {
@@ -131,7 +144,7 @@ export function createIngress(o: IngressOptions): Ingress {
         reply: m.reply,
         receivedAt: m.receivedAt,
         errorPolicy: binding.errorPolicy,
-        context: binding.context,
+        context: m.forceThreadContext ? 'thread' : binding.context,
       };
 
       const result = await withRedisRetry(() => o.queue.enqueue(message), Math.max(deadline, Date.now() + 1000), o.logger).catch(
@@ -141,6 +154,10 @@ export function createIngress(o: IngressOptions): Ingress {
         },
       );
       if (!result) return drop(m, 'redis_unavailable', notices.unavailable);
+      if (result.status === 'busy') {
+        const tell = await firstNotice(m, 'busy', BUSY_NOTICE_WINDOW_SECONDS);
+        return drop(m, 'channel_busy', tell ? notices.busy(result.pending) : undefined);
+      }
       o.metrics.ingress.inc({ platform: m.platform, result: result.status });
       if (result.status === 'duplicate') return { status: 'duplicate', jobId: result.jobId };
       if (m.hasAttachments) await notify(m, notices.attachments);

@@ -12,5 +12,7 @@ export const notices = {
   attachments: "Note: attachments aren't forwarded to the agent; only your text was sent.",
   tooLong: (length: number, max: number) =>
     `That message is ${length.toLocaleString('en-US')} characters long; the limit is ${max.toLocaleString('en-US')}. Please shorten it and send it again.`,
+  busy: (pending: number) =>
+    `This channel has ${pending.toLocaleString('en-US')} messages waiting for the agent, the most it may queue. Please send yours again once those are answered.`,
   unavailable: "I couldn't accept your message just now (the queue is unavailable). Please send it again in a minute.",
 };

@@ -10,6 +10,8 @@ export type DropReason =
   | 'empty'
   | 'too_long'
   | 'over_quota'
+  /** The channel already had MAX_PENDING_PER_CHANNEL unfinished messages. */
+  | 'channel_busy'
   | 'redis_unavailable';
 
 export type IngressResult =

@@ -12,7 +12,15 @@ export interface ChatQueueOptions {
   prefix: string;
   keepCompleted: { age: number; count: number };
   keepFailed: { age: number; count: number };
+  /** Unfinished messages a channel may have; beyond it a message is refused as busy (0 = no cap). */
+  maxPendingPerChannel?: number;
 }
+
+/** BullMQ's largest priority (2^21); lower runs first. */
+export const LOWEST_PRIORITY = 2_097_152;
+
+/** What became of an accepted message. */
+export type EnqueueResult = { status: 'queued' | 'duplicate'; jobId: string } | { status: 'busy'; pending: number };
 
 /** The producer side: accepts a message into its conversation's mailbox and queues its job. */
 export class ChatQueue {
@@ -37,24 +45,52 @@ export class ChatQueue {
 
   /**
    * Accepts a message. A message seen before is not pushed again, but its job is re-added
-   * (a no-op while it exists), so a crash between the two steps heals on redelivery.
+   * (a no-op while it exists), so a crash between the two steps heals on redelivery; the
+   * mailbox sweep heals it too, within seconds, when nothing is redelivered.
+   *
+   * Fairness: a job's priority is its channel's backlog when it arrives (lower runs first), so
+   * a quiet channel's question runs next while a busy channel's 1,000 jobs wait their turn.
+   * Order inside a conversation never depends on it: the mailbox drains oldest first.
    */
-  async enqueue(message: ChatMessage): Promise<{ status: 'queued' | 'duplicate'; jobId: string }> {
-    const fresh = await this.mailbox.push(message);
+  async enqueue(message: ChatMessage): Promise<EnqueueResult> {
+    const pushed = await this.mailbox.push(message, this.options.maxPendingPerChannel ?? 0);
+    if (pushed.status === 'busy') return pushed;
     const jobId = jobIdFor(message.platform, message.messageId);
+    const priority = pushed.status === 'queued' ? Math.min(pushed.pending, LOWEST_PRIORITY) : 1;
+    await this.wake(message, message.messageId, { jobId, priority });
+    return { status: pushed.status, jobId };
+  }
+
+  /**
+   * Queues a job that wakes a message's conversation (the message's own job, or a fresh one
+   * after a job failed for good). `priority` 1 (the default) runs before every backlog.
+   */
+  async wake(
+    message: Pick<ChatMessage, 'platform' | 'conversationId' | 'instanceId' | 'channelId' | 'userId'>,
+    messageId: string,
+    options: { jobId: string; priority?: number },
+  ): Promise<void> {
     await this.queue.add(
       'chat',
       {
         platform: message.platform,
         conversationId: message.conversationId,
-        messageId: message.messageId,
+        messageId,
         instanceId: message.instanceId,
         channelId: message.channelId,
         userId: message.userId,
       },
-      { jobId },
+      { jobId: options.jobId, priority: options.priority ?? 1 },
     );
-    return { status: fresh ? 'queued' : 'duplicate', jobId };
+  }
+
+  /**
+   * Posts a refusal notice of this kind to a user at most once per `windowSeconds`: true when
+   * this call may post it (the first since the window opened).
+   */
+  async firstNotice(kind: string, platform: ChatMessage['platform'], userId: string, windowSeconds: number): Promise<boolean> {
+    const set = await this.options.redis.set(this.mailbox.keys.noticeSent(kind, platform, userId), '1', 'EX', Math.max(1, Math.ceil(windowSeconds)), 'NX');
+    return set === 'OK';
   }
 
   async counts(): Promise<{ waiting: number; active: number; completed: number; failed: number; delayed: number }> {

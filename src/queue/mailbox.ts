@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import { luaScript } from './lua-script.js';
+import { queueKeys, type QueueKeys } from './keys.js';
 import type { ChatMessage, MessageProgress } from './types.js';
 
 /**
@@ -11,57 +12,25 @@ import type { ChatMessage, MessageProgress } from './types.js';
  * and finish at once, because the holder will reach their messages in order. The holder
  * releases the lease only when the list is empty, in the same script that pops, so a
  * message pushed at any moment is either drained by the holder or finds the lease free.
+ *
+ * Every write a worker makes is fenced by its BullMQ lock token (scripts/*.lua): a worker
+ * paused past its lock, whose job another worker took over, is refused by Redis itself.
  */
 
-const PUSH = `
-if redis.call('SET', KEYS[1], '1', 'NX', 'EX', ARGV[3]) == false then return 0 end
-redis.call('HSET', KEYS[3], 'payload', ARGV[2])
-redis.call('EXPIRE', KEYS[3], ARGV[4])
-redis.call('RPUSH', KEYS[2], ARGV[1])
-redis.call('EXPIRE', KEYS[2], ARGV[4])
-return 1`;
-
-// Takes the lease when free or already ours; returns {'', head, fields...} or {holder}.
-const ACQUIRE = `
-local holder = redis.call('GET', KEYS[2])
-if holder and holder ~= ARGV[1] then return {holder} end
-redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
-local head = redis.call('LINDEX', KEYS[1], 0)
-if not head then
-  redis.call('DEL', KEYS[2])
-  return {''}
-end
-return {'', head, redis.call('HGETALL', ARGV[3] .. head)}`;
-
-// Pops the finished head (if it still is the head), then either releases the lease on an
-// empty mailbox or returns the next head.
-const ADVANCE = `
-if redis.call('LINDEX', KEYS[1], 0) == ARGV[2] then
-  redis.call('LPOP', KEYS[1])
-  redis.call('DEL', ARGV[3] .. ARGV[2])
-end
-local head = redis.call('LINDEX', KEYS[1], 0)
-if not head then
-  if redis.call('GET', KEYS[2]) == ARGV[1] then redis.call('DEL', KEYS[2]) end
-  return {}
-end
-redis.call('SET', KEYS[2], ARGV[1], 'EX', ARGV[4])
-return {head, redis.call('HGETALL', ARGV[3] .. head)}`;
-
-const TAKEOVER = `
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('SET', KEYS[1], ARGV[2], 'EX', ARGV[3]) return 1 end
-return 0`;
-
-const push = luaScript(PUSH, 3);
-const acquire = luaScript(ACQUIRE, 2);
-const advance = luaScript(ADVANCE, 2);
-const takeOver = luaScript(TAKEOVER, 1);
+const scripts = {
+  push: luaScript('push-5.lua'),
+  acquire: luaScript('acquire-5.lua'),
+  advance: luaScript('advance-6.lua'),
+  record: luaScript('record-4.lua'),
+  takeOver: luaScript('take-over-1.lua'),
+  checkStranded: luaScript('check-stranded-4.lua'),
+};
 
 const DAY = 86_400;
 
 export interface MailboxOptions {
   redis: Redis;
-  /** Key prefix, e.g. `agent-bridge:chat`. */
+  /** Key prefix, e.g. `agent-bridge:chat` (BullMQ's prefix + queue name). */
   prefix: string;
   /** How long a message ID counts as seen (redeliveries within it are duplicates). */
   seenTtlSeconds?: number;
@@ -71,148 +40,182 @@ export interface MailboxOptions {
   answeredTtlSeconds?: number;
 }
 
+/**
+ * Which job is writing, for fencing: the job's ID and the token of its BullMQ lock. An empty
+ * token writes unfenced (tools and tests that run no BullMQ worker).
+ */
+export interface Fence {
+  jobId: string;
+  token: string;
+  /** Each fenced record also renews the lock for this long, as BullMQ's extendLock does. */
+  lockDurationMs?: number;
+  /** True once this worker gave its jobs back (shutdown timed out): it starts no new step. */
+  abandoned?: () => boolean;
+}
+
 export interface MailboxHead {
   messageId: string;
   /** Null when the stored message expired or was lost; the worker skips it. */
-  message: ChatMessage;
+  message: ChatMessage | null;
   progress: MessageProgress;
 }
 
-export type AcquireResult = { held: true; head?: MailboxHead } | { held: false; holder: string };
+export type PushResult =
+  | { status: 'queued'; pending: number }
+  | { status: 'duplicate' }
+  /** The channel already has `maxPending` unfinished messages: nothing was stored. */
+  | { status: 'busy'; pending: number };
+
+export type AcquireResult =
+  | { status: 'ok'; head?: MailboxHead }
+  | { status: 'held'; holder: string }
+  /** The job's lock is another worker's now: this one must stop. */
+  | { status: 'lost' };
+
+/** Progress fields a worker records (field names as stored after `<messageId>:`). */
+export type ProgressFields = Partial<Record<'reply' | 'posted' | 'attempts' | 'limited' | 'started' | 'posting' | 'agentMessageId', string | number>>;
 
 export class Mailbox {
+  readonly keys: QueueKeys;
   private readonly redis: Redis;
-  private readonly prefix: string;
   private readonly seenTtl: number;
   private readonly messageTtl: number;
   private readonly answeredTtl: number;
 
   constructor(options: MailboxOptions) {
     this.redis = options.redis;
-    this.prefix = options.prefix;
+    this.keys = queueKeys(options.prefix);
     this.seenTtl = options.seenTtlSeconds ?? DAY;
     this.messageTtl = options.messageTtlSeconds ?? 7 * DAY;
     this.answeredTtl = options.answeredTtlSeconds ?? 30 * DAY;
   }
 
-  /** Adds a message to its conversation. Returns false when the message was seen before. */
-  async push(message: ChatMessage): Promise<boolean> {
-    const k = this.keys(message.conversationId);
-    const added = await push(
+  /**
+   * Adds a message to its conversation, unless it was seen before or its channel already has
+   * `maxPending` unfinished messages (0 = no cap). `pending` counts this one.
+   */
+  async push(message: ChatMessage, maxPending = 0): Promise<PushResult> {
+    const k = this.keys;
+    const [status, pending] = (await scripts.push(
       this.redis,
-      this.seenKey(message.platform, message.messageId),
-      k.mbox,
-      k.msg + message.messageId,
-      message.messageId,
-      JSON.stringify(message),
-      this.seenTtl,
-      this.messageTtl,
-    );
-    return added === 1;
+      [
+        k.seen(message.platform, message.messageId),
+        k.mailbox(message.conversationId),
+        k.messages(message.conversationId),
+        k.channelPending(message.platform, message.channelId),
+        k.stranded,
+      ],
+      [message.messageId, JSON.stringify(message), this.seenTtl, this.messageTtl, Date.now(), maxPending, message.conversationId],
+    )) as [number, number];
+    if (status === 1) return { status: 'queued', pending };
+    if (status === -1) return { status: 'busy', pending };
+    return { status: 'duplicate' };
   }
 
-  /** Takes (or keeps) the conversation's lease for `holder` and returns the head message. */
-  async acquire(conversationId: string, holder: string): Promise<AcquireResult> {
-    const k = this.keys(conversationId);
-    const r = (await acquire(this.redis, k.mbox, k.lease, holder, this.messageTtl, k.msg)) as [
-      string,
-      string?,
-      string[]?,
-    ];
-    if (r[0] !== '') return { held: false, holder: r[0] };
-    return { held: true, head: r[1] ? this.toHead(r[1], r[2] ?? []) : undefined };
+  /** Takes (or keeps) the conversation's lease for the fenced job and returns the head message. */
+  async acquire(conversationId: string, fence: Fence): Promise<AcquireResult> {
+    const k = this.keys;
+    const r = (await scripts.acquire(
+      this.redis,
+      [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), k.stranded],
+      [fence.jobId, this.messageTtl, fence.token, conversationId],
+    )) as [string, string?, Array<string | null>?];
+    if (r[0] === 'lost') return { status: 'lost' };
+    if (r[0] === 'held') return { status: 'held', holder: r[1]! };
+    return { status: 'ok', head: r[0] === 'ok' ? toHead(r[1]!, r[2] ?? []) : undefined };
   }
 
   /** Moves the lease from a holder that is gone (its job finished or failed) to `holder`. */
   async takeOver(conversationId: string, from: string, holder: string): Promise<boolean> {
-    return (await takeOver(this.redis, this.keys(conversationId).lease, from, holder, this.messageTtl)) === 1;
-  }
-
-  /** Finishes the head message and returns the next one, or undefined after releasing the lease on an empty mailbox. */
-  async advance(conversationId: string, holder: string, done: string): Promise<MailboxHead | undefined> {
-    const k = this.keys(conversationId);
-    const r = (await advance(this.redis, k.mbox, k.lease, holder, done, k.msg, this.messageTtl)) as [
-      string?,
-      string[]?,
-    ];
-    return r[0] ? this.toHead(r[0], r[1] ?? []) : undefined;
+    return (await scripts.takeOver(this.redis, [this.keys.lease(conversationId)], [from, holder, this.messageTtl])) === 1;
   }
 
   /**
-   * Records the agent's answer before anything is posted, and marks the conversation as one
-   * the bot answered in (follow-ups in a thread then need no mention).
+   * Finishes the head message and returns the next one with its channel's backlog (unfinished
+   * messages), or undefined after releasing the lease on an empty mailbox; 'lost' (nothing
+   * written) when the fenced job's lock is not its own.
    */
-  async recordReply(conversationId: string, messageId: string, reply: string): Promise<void> {
-    await this.redis
-      .multi()
-      .hset(this.keys(conversationId).msg + messageId, 'reply', reply)
-      .set(this.answeredKey(conversationId), '1', 'EX', this.answeredTtl)
-      .exec();
+  async advance(
+    conversationId: string,
+    fence: Fence,
+    done: Pick<MailboxHead, 'messageId' | 'message'>,
+  ): Promise<(MailboxHead & { channelBacklog: number }) | undefined | 'lost'> {
+    const k = this.keys;
+    // A message whose record was lost has no known channel; its backlog entry ages out.
+    const pending = done.message ? k.channelPending(done.message.platform, done.message.channelId) : `${k.base}:chan:unknown`;
+    const r = (await scripts.advance(
+      this.redis,
+      [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), pending, k.stranded],
+      [fence.jobId, done.messageId, this.messageTtl, fence.token, conversationId],
+    )) as [string, string?, Array<string | null>?, number?];
+    if (r[0] === 'lost') return 'lost';
+    return r[0] === 'ok' ? { ...toHead(r[1]!, r[2] ?? []), channelBacklog: r[3] ?? 0 } : undefined;
   }
 
-  /** Records progress of a message (after each chunk, after a failed attempt). */
-  async record(conversationId: string, messageId: string, fields: Partial<Record<keyof MessageProgress, string | number>>): Promise<void> {
-    await this.redis.hset(this.keys(conversationId).msg + messageId, fields);
+  /**
+   * Records progress of a message in one fenced round trip; `answered` also marks the
+   * conversation as one the bot answered in. False (nothing written) when the job's lock is
+   * not the fence's any more or the message is already finished.
+   */
+  async record(conversationId: string, messageId: string, fence: Fence, fields: ProgressFields, options: { answered?: boolean } = {}): Promise<boolean> {
+    const k = this.keys;
+    // A worker past its shutdown deadline is about to exit: record what it did, start nothing.
+    if (fence.abandoned?.()) fields = 'posted' in fields ? { posted: fields.posted } : {};
+    const pairs = Object.entries(fields).flatMap(([field, value]) => [field, String(value ?? '')]);
+    const r = await scripts.record(
+      this.redis,
+      [k.jobLock(fence.jobId), k.messages(conversationId), k.answered(conversationId), k.stalled],
+      [fence.token, messageId, options.answered ? this.answeredTtl : 0, fence.lockDurationMs ?? 0, fence.jobId, ...pairs],
+    );
+    return r === 1 && !fence.abandoned?.();
   }
 
-  async wasSeen(platform: string, messageId: string): Promise<boolean> {
-    return (await this.redis.exists(this.seenKey(platform, messageId))) === 1;
+  async wasSeen(platform: ChatMessage['platform'], messageId: string): Promise<boolean> {
+    return (await this.redis.exists(this.keys.seen(platform, messageId))) === 1;
   }
 
   /** Whether the bot already answered in this conversation (a thread). */
   async isAnswered(conversationId: string): Promise<boolean> {
-    return (await this.redis.exists(this.answeredKey(conversationId))) === 1;
+    return (await this.redis.exists(this.keys.answered(conversationId))) === 1;
   }
 
   /**
-   * Conversations with waiting messages and no lease: normally a job is on its way, but after a
-   * crash between accepting a message and queueing its job, nothing would ever come.
+   * Conversations whose messages no job took for `olderThanMs` (at most `limit`, oldest
+   * first): normally a job is on its way or a holder drains them, but after a crash between
+   * accepting a message and queueing its job, nothing would ever come. Each one returned is
+   * looked at again only `olderThanMs` later.
    */
-  async *unleased(): AsyncGenerator<MailboxHead & { conversationId: string }> {
-    const start = `${this.prefix}:conv:`;
-    for await (const keys of this.redis.scanStream({ match: `${start}*:mbox`, count: 500 })) {
-      for (const key of keys as string[]) {
-        const conversationId = key.slice(start.length, -':mbox'.length);
-        const k = this.keys(conversationId);
-        const [lease, head] = await Promise.all([this.redis.exists(k.lease), this.redis.lindex(k.mbox, 0)]);
-        if (lease || !head) continue;
-        const flat = await this.redis.hgetall(k.msg + head);
-        yield { conversationId, ...this.toHead(head, Object.entries(flat).flat()) };
-      }
+  async stranded(olderThanMs: number, limit: number): Promise<Array<MailboxHead & { conversationId: string }>> {
+    const now = Date.now();
+    const k = this.keys;
+    const candidates = await this.redis.zrangebyscore(k.stranded, '-inf', now - olderThanMs, 'LIMIT', 0, limit);
+    const found: Array<MailboxHead & { conversationId: string }> = [];
+    for (const conversationId of candidates) {
+      const r = (await scripts.checkStranded(
+        this.redis,
+        [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.stranded],
+        [conversationId, now],
+      )) as [string, string?, string?];
+      if (r[0] === 'stranded') found.push({ conversationId, ...toHead(r[1]!, [r[2] ?? null]) });
     }
+    return found;
   }
+}
 
-  async depth(conversationId: string): Promise<number> {
-    return this.redis.llen(this.keys(conversationId).mbox);
-  }
-
-  private toHead(messageId: string, flat: string[]): MailboxHead {
-    const f: Record<string, string> = {};
-    for (let i = 0; i + 1 < flat.length; i += 2) f[flat[i]!] = flat[i + 1]!;
-    return {
-      messageId,
-      message: JSON.parse(f.payload ?? 'null') as ChatMessage,
-      progress: {
-        reply: f.reply,
-        posted: Number(f.posted ?? 0),
-        attempts: Number(f.attempts ?? 0),
-        limited: Number(f.limited ?? 0),
-        working: f.working === '1',
-        ...(f.posting !== undefined ? { posting: Number(f.posting) } : {}),
-      },
-    };
-  }
-
-  private keys(conversationId: string) {
-    const base = `${this.prefix}:conv:${conversationId}`;
-    return { mbox: `${base}:mbox`, lease: `${base}:lease`, msg: `${base}:msg:` };
-  }
-
-  private seenKey(platform: string, messageId: string) {
-    return `${this.prefix}:seen:${platform}:${messageId}`;
-  }
-
-  private answeredKey(conversationId: string) {
-    return `${this.prefix}:answered:${conversationId}`;
-  }
+/** Builds a head from the scripts' HMGET (payload, reply, posted, attempts, limited, started, posting, agentMessageId). */
+function toHead(messageId: string, record: Array<string | null>): MailboxHead {
+  const [payload, reply, posted, attempts, limited, started, posting, agentMessageId] = record;
+  return {
+    messageId,
+    message: JSON.parse(payload ?? 'null') as ChatMessage | null,
+    progress: {
+      reply: reply ?? undefined,
+      posted: Number(posted ?? 0),
+      attempts: Number(attempts ?? 0),
+      limited: Number(limited ?? 0),
+      started: started === '1',
+      posting: posting == null ? undefined : Number(posting),
+      agentMessageId: agentMessageId ?? undefined,
+    },
+  };
 }

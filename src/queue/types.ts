@@ -35,7 +35,7 @@ export interface ChatJobData {
   userId?: string;
 }
 
-/** Progress of a message, recorded after each step so a retry resumes where it stopped. */
+/** Progress of a message, recorded before each visible step so a retry resumes where it stopped. */
 export interface MessageProgress {
   /** The agent's answer, once it came. */
   reply?: string;
@@ -45,10 +45,12 @@ export interface MessageProgress {
   attempts: number;
   /** Times the message met a rate limit (agent or platform). */
   limited: number;
-  /** Whether the working indicator was started. */
-  working: boolean;
+  /** An agent call started and has not failed: with no `reply`, the worker died during it. */
+  started: boolean;
   /** The chunk whose post was under way when last recorded (it may have reached the platform). */
   posting?: number;
+  /** The agent service's ID of the reply (`messageId` of `POST /chat`), for feedback. */
+  agentMessageId?: string;
 }
 
 export const QUEUE_NAME = 'chat';

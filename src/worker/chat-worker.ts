@@ -1,15 +1,19 @@
 import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
 import type { Logger } from '../logger.js';
-import type { Mailbox, MailboxHead } from '../queue/mailbox.js';
-import { QUEUE_NAME, type ChatJobData } from '../queue/types.js';
+import type { Fence, Mailbox } from '../queue/mailbox.js';
+import { LOWEST_PRIORITY, type ChatQueue } from '../queue/chat-queue.js';
+import { QUEUE_NAME, jobIdFor, type ChatJobData } from '../queue/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
-import type { MessageProcessor } from './process-message.js';
+import { patiently, type MessageProcessor } from './process-message.js';
+import { isRedisConnectionError } from '../redis-errors.js';
 
 export interface ChatWorkerOptions {
   /** A connection BullMQ may block on (`maxRetriesPerRequest: null`). */
   connection: ConnectionOptions;
   prefix: string;
   queue: Queue<ChatJobData>;
+  /** Where wake jobs are added (the sweep, a job that failed for good). */
+  chatQueue: Pick<ChatQueue, 'wake'>;
   mailbox: Mailbox;
   processor: MessageProcessor;
   logger: Logger;
@@ -21,8 +25,10 @@ export interface ChatWorkerOptions {
   stalledIntervalMs: number;
   /** Where a message stuck behind a retried one is noted for `/agent why`. */
   drops?: DropLog;
-  /** How often stranded conversations are looked for. @defaultValue 300000 */
+  /** How often stranded conversations are looked for. @defaultValue 5000 */
   sweepIntervalMs?: number;
+  /** How long accepted messages wait untaken before the sweep wakes them. @defaultValue 10000 */
+  strandedAfterMs?: number;
 }
 
 export interface ChatWorker {
@@ -31,30 +37,39 @@ export interface ChatWorker {
   close(timeoutMs: number): Promise<void>;
 }
 
+/** How long a job answers its conversation before it lets other channels' jobs go first. */
+const TURN_MS = 250;
+
 /** Result of one job, visible in the dashboard. */
 type JobResult = { processed: number } | { behind: string } | { lost: true };
 
 /**
- * Consumes chat jobs. A job drains its conversation's mailbox in order (see mailbox.ts);
- * when another job holds the conversation, this one finishes at once as "behind" it.
+ * Consumes chat jobs. A job holds its conversation (see mailbox.ts) and answers its messages
+ * in order, one per turn in the queue; when another job holds the conversation, this one
+ * finishes at once as "behind" it.
  */
 export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
-  const process = async (job: Job<ChatJobData>, token?: string): Promise<JobResult> => {
+  const processJob = async (job: Job<ChatJobData>, token?: string): Promise<JobResult> => {
     const conversationId = job.data.conversationId;
     const holder = job.id!;
-    let acquired = await o.mailbox.acquire(conversationId, holder);
-    if (!acquired.held) {
-      const state = await o.queue.getJobState(acquired.holder);
+    // Every mailbox write below is fenced by this job's lock token (see mailbox.ts).
+    const fence: Fence = { jobId: holder, token: token ?? '', lockDurationMs: o.lockDurationMs, abandoned: () => abandoned };
+    let acquired = await o.mailbox.acquire(conversationId, fence);
+    if (acquired.status === 'lost') return { lost: true };
+    if (acquired.status === 'held') {
+      const from = acquired.holder;
+      const state = await o.queue.getJobState(from);
       // A holder whose job ended without releasing (it failed for good) is replaced.
       if (state === 'completed' || state === 'failed' || state === 'unknown') {
-        if (await o.mailbox.takeOver(conversationId, acquired.holder, holder)) {
-          o.logger.warn({ conversationId, from: acquired.holder }, 'took over a conversation from a finished job');
-          acquired = await o.mailbox.acquire(conversationId, holder);
+        if (await o.mailbox.takeOver(conversationId, from, holder)) {
+          o.logger.warn({ conversationId, from }, 'took over a conversation from a finished job');
+          acquired = await o.mailbox.acquire(conversationId, fence);
+          if (acquired.status === 'lost') return { lost: true };
         }
       }
-      if (!acquired.held) {
+      if (acquired.status === 'held') {
         // Waiting behind a message that is itself waiting (retry, rate limit) is worth explaining.
-        if ((state === 'delayed' || state === 'waiting') && job.data.channelId && job.data.userId) {
+        if ((state === 'delayed' || state === 'waiting' || state === 'prioritized') && job.data.channelId && job.data.userId) {
           await o.drops?.record(job.data.platform, job.data.channelId, {
             messageId: job.data.messageId,
             userId: job.data.userId,
@@ -66,15 +81,22 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
       }
     }
 
-    let head: MailboxHead | undefined = acquired.head;
+    // Fairness: a job answers its conversation's messages for one turn, then goes back in line
+    // (see below). A fast agent drains a burst in one turn; a slow one yields after each answer.
+    const turnEnds = performance.now() + TURN_MS;
+    let head = acquired.head;
     let processed = 0;
     while (head) {
       if (head.message) {
-        const result = await o.processor.process(head, async () => token === undefined || (await job.extendLock(token, o.lockDurationMs)) === 1);
+        const result = await o.processor.process({ ...head, message: head.message }, fence);
         if (result.outcome === 'lost') return { lost: true };
         if (result.outcome === 'retry') {
           const { decision } = result;
           if (decision.action === 'rate-limit') {
+            // BullMQ 6 puts a rate-limited job with a priority back without waking any worker
+            // (no marker), so it would sit unseen; as an unprioritized job it goes back to the
+            // front of the wait list and is taken once the pause ends.
+            if (job.opts.priority) await job.changePriority({ priority: 0 });
             await o.queue.rateLimit(decision.delayMs);
             throw Worker.RateLimitError();
           }
@@ -85,13 +107,26 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
       } else {
         o.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
       }
-      head = await o.mailbox.advance(conversationId, holder, head.messageId);
+      // Fenced: a worker that lost its lock does not take the next message.
+      const done = head;
+      const next = await patiently(() => o.mailbox.advance(conversationId, fence, done));
+      if (next === 'lost') return { lost: true };
       processed++;
+      if (next && performance.now() >= turnEnds) {
+        // The turn is over: the job keeps the conversation (its lease) but goes back in line
+        // with its channel's backlog as priority, so a quiet channel's job is taken before a
+        // busy conversation's next message, and this conversation's order still holds.
+        const priority = Math.min(Math.max(1, next.channelBacklog), LOWEST_PRIORITY);
+        if (job.opts.priority !== priority) await job.changePriority({ priority });
+        await job.moveToDelayed(Date.now(), token);
+        throw new DelayedError();
+      }
+      head = next;
     }
     return { processed };
   };
 
-  const worker = new Worker<ChatJobData, JobResult>(QUEUE_NAME, process, {
+  const worker = new Worker<ChatJobData, JobResult>(QUEUE_NAME, processJob, {
     connection: o.connection,
     prefix: o.prefix,
     concurrency: o.concurrency,
@@ -103,7 +138,12 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
     limiter: { max: 1_000_000, duration: 1_000 },
   });
 
-  worker.on('error', (err) => o.logger.error({ err: { message: err.message } }, 'worker error'));
+  // A Redis outage has its own lost/back lines (app.ts); repeating it per retry buries them.
+  worker.on('error', (err) =>
+    isRedisConnectionError(err)
+      ? o.logger.debug({ err: { message: err.message } }, 'worker: Redis connection error')
+      : o.logger.error({ err: { message: err.message } }, 'worker error'),
+  );
   worker.on('failed', (job, err) => {
     if (!job) return;
     o.logger.error({ jobId: job.id, attemptsMade: job.attemptsMade, err: { message: err.message } }, 'job failed');
@@ -111,34 +151,40 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
     // with a fresh job, which takes over (see process above).
     if (job.attemptsMade >= (job.opts.attempts ?? 1)) {
       o.queue
-        .add('chat', job.data, { jobId: `${job.id}-wake-${Date.now()}` })
+        .add('chat', job.data, { jobId: `${job.id}-wake-${Date.now()}`, priority: 1 })
         .catch((e: Error) => o.logger.error({ err: { message: e.message } }, 'could not wake a conversation'));
     }
   });
 
-  // Heals conversations stranded by a crash between accepting a message and queueing its job:
-  // once at start, then every few minutes (a safety net, not how work is normally found).
+  // Heals conversations stranded by a crash between accepting a message and queueing its job.
+  // Push lists every conversation until a job takes it, so this looks only at those listed for
+  // a few seconds (not a scan of the keyspace) and queues the head's own job: a no-op when
+  // that job exists and merely waits its turn.
+  const strandedAfterMs = o.strandedAfterMs ?? 10_000;
+  let sweeping = false;
   const sweep = async () => {
+    if (sweeping) return;
+    sweeping = true;
     try {
-      for await (const stranded of o.mailbox.unleased()) {
-        if (!stranded.message) continue;
+      for (const stranded of await o.mailbox.stranded(strandedAfterMs, 500)) {
         const m = stranded.message;
-        await o.queue.add(
-          'chat',
-          { platform: m.platform, conversationId: stranded.conversationId, messageId: stranded.messageId, instanceId: m.instanceId },
-          { jobId: `sweep-${Date.now()}-${Math.random().toString(36).slice(2, 8)}` },
-        );
+        if (!m) continue;
+        await o.chatQueue.wake(m, stranded.messageId, { jobId: jobIdFor(m.platform, stranded.messageId) });
         o.logger.info({ conversationId: stranded.conversationId }, 'woke a conversation whose messages had no job');
       }
     } catch (err) {
       o.logger.warn({ err: { message: (err as Error).message } }, 'mailbox sweep failed');
+    } finally {
+      sweeping = false;
     }
   };
-  const sweepTimer = setInterval(() => void sweep(), o.sweepIntervalMs ?? 5 * 60_000);
+  const sweepTimer = setInterval(() => void sweep(), o.sweepIntervalMs ?? 5_000);
   sweepTimer.unref();
   void sweep();
 
   let closing: Promise<void> | undefined;
+  /** Set when a shutdown timed out: jobs still running start no new step (another worker resumes them). */
+  let abandoned = false;
   return {
     worker,
     close: (timeoutMs) => {
@@ -152,6 +198,7 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
         const finished = await Promise.race([graceful, timeout]);
         clearTimeout(timer);
         if (!finished) {
+          abandoned = true;
           // BullMQ's close() can't be forced once a graceful close is under way, so stop waiting:
           // the jobs still running keep their locks until those lapse, and the stalled check then
           // returns them to the queue for another worker (their progress records say where to resume).

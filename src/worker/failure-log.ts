@@ -13,7 +13,13 @@ export class FailureLog {
   }
 
   async record(entry: FailureEntry): Promise<void> {
-    await this.redis.multi().lpush(this.key, JSON.stringify(entry)).ltrim(this.key, 0, this.keep - 1).exec();
+    // The total outlives the trimmed list: the playground's "Gave up" figure.
+    await this.redis.multi().lpush(this.key, JSON.stringify(entry)).ltrim(this.key, 0, this.keep - 1).incr(`${this.key}:total`).exec();
+  }
+
+  /** How many messages the bridge gave up on, ever (not only the recent ones kept). */
+  async total(): Promise<number> {
+    return Number((await this.redis.get(`${this.key}:total`)) ?? 0);
   }
 
   async recent(limit: number): Promise<FailureEntry[]> {

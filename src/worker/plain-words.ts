@@ -25,10 +25,24 @@ export function explainFailure(error: unknown): string {
     case 'forbidden':
       return "agent-bridge isn't allowed to use the agent service. Please tell an admin.";
     case 'bad_request':
+      if (error.status === 409) {
+        // The service's own reason (already scrubbed of secrets by the client), e.g. "instance x is stopped".
+        const reason = /^agent service answered 409: (.{1,200})$/.exec(error.message)?.[1];
+        return `This channel's agent instance is stopped or not ready${reason ? ` (the agent service said: ${reason})` : ''}. Please ask an admin to start it, or to bind another instance.`;
+      }
       return "The agent service couldn't accept this message.";
     case 'invalid_response':
+      if (error.code === 'response_too_large') return "The agent's answer was too long to post here. Please ask for a shorter answer.";
       return "The agent service sent an answer that couldn't be read. Please try again.";
     default:
       return 'Something went wrong while answering. Please try again.';
   }
+}
+
+/** At-most-once: what the user reads when the worker died during the agent call (never called twice). */
+export const answerLostNotice = 'The answer was lost when the bridge restarted; please ask again.';
+
+/** Ends a reply cut to `max` messages. */
+export function replyCutNote(max: number): string {
+  return `_(The answer was cut here: it was longer than ${max} messages.)_`;
 }

@@ -2,10 +2,10 @@ import type { AgentApi } from '../agent-api/types.js';
 import type { ReplyPort, ReplyPorts } from '../core/reply-port.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { Mailbox, MailboxHead } from '../queue/mailbox.js';
+import type { Fence, Mailbox, MailboxHead, ProgressFields } from '../queue/mailbox.js';
 import type { ChatMessage } from '../queue/types.js';
 import { decide, type Decision, type RetryPolicy } from './error-policy.js';
-import { explainFailure, newReference } from './plain-words.js';
+import { answerLostNotice, explainFailure, newReference, replyCutNote } from './plain-words.js';
 import { buildThreadPrompt } from './thread-context.js';
 import type { FailureLog } from './failure-log.js';
 import { BridgeError } from '../core/errors.js';
@@ -30,7 +30,18 @@ export interface MessageProcessorOptions {
   failures: FailureLog;
   drops?: DropRecorder;
   threadContext: { maxMessages: number; maxChars: number };
+  /**
+   * What a message whose agent call started but never recorded an answer (the worker died
+   * during the call) gets: called again (`at-least-once`, may bill twice) or a notice that
+   * the answer was lost (`at-most-once`). @defaultValue 'at-least-once'
+   */
+  callGuarantee?: 'at-least-once' | 'at-most-once';
+  /** Most chunks one reply is posted as; a longer one is cut, ending with a note. @defaultValue 10 */
+  maxReplyChunks?: number;
 }
+
+/** A message with its stored record present (the worker skips those whose record is lost). */
+export type ReadyHead = MailboxHead & { message: ChatMessage };
 
 export type StepResult =
   | { outcome: 'replied' | 'gave_up' }
@@ -38,61 +49,117 @@ export type StepResult =
   | { outcome: 'lost' }
   | { outcome: 'retry'; decision: Exclude<Decision, { action: 'give-up' }> };
 
-/** Whether this worker still holds the job's lock; checked before every visible step. */
-export type OwnershipCheck = () => Promise<boolean>;
-
 /**
- * Answers one message: agent call, then each reply chunk, recording progress after every
- * step so that a retry (or another worker after a crash) never repeats a finished step.
+ * Answers one message: agent call, then each reply chunk. Before every visible step (the
+ * call, each post) it records what it is about to do in one fenced round trip, which is also
+ * the ownership check: a worker whose job lock was taken over stops there, before the step.
+ * A retry (or another worker after a crash) thus never repeats a recorded step, and knows
+ * which post may already be out (`ChunkInfo.mayExist`).
  * Redis errors propagate (the job is retried); agent and platform errors are decided here.
  */
 export class MessageProcessor {
   constructor(private readonly o: MessageProcessorOptions) {}
 
-  async process({ messageId, message: m, progress }: MailboxHead, stillOwned: OwnershipCheck = async () => true): Promise<StepResult> {
+  async process({ messageId, message: m, progress }: ReadyHead, fence: Fence): Promise<StepResult> {
     const port = this.o.ports[m.platform];
     if (!port) {
       this.o.logger.error({ platform: m.platform, messageId }, 'no reply port for this platform in this process; check its settings');
       return this.giveUp(m, undefined, new Error(`no ${m.platform} reply port`));
     }
     const log = this.o.logger.child({ conversationId: m.conversationId, messageId, instanceId: m.instanceId });
+    const record = (fields: ProgressFields, answered = false) =>
+      this.o.mailbox.record(m.conversationId, messageId, fence, fields, { answered });
 
     let reply = progress.reply;
+    let agentMessageId = progress.agentMessageId;
+    let chunks: string[];
+    let first = progress.posted;
+    /** Whether "posting chunk `first`" is already recorded by the write that stored the reply. */
+    let postingRecorded = false;
+    let agentMs: number | undefined;
     if (reply === undefined) {
+      if (progress.started && this.o.callGuarantee === 'at-most-once') {
+        // The call was made (maybe billed) and its answer died with the worker: never call twice.
+        if (!(await record({}))) return this.lost(log);
+        return this.answerLost(m, port);
+      }
+      // The fenced acquire/advance that returned this message checked ownership just before
+      // the working indicator; this write checks it again right before the (billed) call, and
+      // is the "call started" mark at-most-once relies on.
       await port.startWorking?.(m.reply).catch((err) => log.debug({ err }, 'working indicator failed'));
       const prompt = await this.prompt(m, port, log);
+      if (!(await record({ started: 1 }))) return this.lost(log);
       const started = performance.now();
       try {
-        reply = (await this.o.agent.chat(m.instanceId, prompt)).response;
+        ({ response: reply, messageId: agentMessageId } = await this.o.agent.chat(m.instanceId, prompt));
       } catch (err) {
-        return this.onError(m, port, progress, err);
+        return this.onError(m, port, progress, err, record);
       } finally {
-        log.debug({ ms: Math.round(performance.now() - started) }, 'agent call finished');
+        agentMs = Math.round(performance.now() - started);
+        log.debug({ ms: agentMs }, 'agent call finished');
       }
-      if (!(await stillOwned())) return this.lost(log);
-      const answer = reply;
-      // The call is billed: keep trying to record its answer through a Redis blip.
-      await patiently(() => this.o.mailbox.recordReply(m.conversationId, messageId, answer));
+      chunks = this.render(port, reply);
+      first = 0;
+      const answer: ProgressFields = { reply, posting: 0 };
+      if (agentMessageId) answer.agentMessageId = agentMessageId;
+      // The call is billed: keep trying to record its answer through a Redis blip. The same
+      // write marks chunk 0 as under way, so posting it needs no other round trip.
+      if (!(await patiently(() => record(answer, true)))) return this.lost(log);
+      postingRecorded = true;
+    } else {
+      chunks = this.render(port, reply);
     }
 
-    const chunks = port.render(reply.trim() ? reply : '_(The agent sent an empty reply.)_');
-    for (let i = progress.posted; i < chunks.length; i++) {
-      if (!(await stillOwned())) return this.lost(log);
-      // An earlier attempt started this post and never recorded it done: it may be out.
+    for (let i = first; i < chunks.length; i++) {
+      // An earlier attempt started this post and never recorded the next step: it may be out.
       const mayExist = i === progress.posted && progress.posting === i;
-      // Recorded before the post, so a retry after a crash right after it knows to look first.
-      await patiently(() => this.o.mailbox.record(m.conversationId, messageId, { posting: i }));
-      try {
-        await port.postChunk(m.reply, chunks[i]!, i, { messageId, total: chunks.length, mayExist });
-      } catch (err) {
-        return this.onError(m, port, progress, err);
+      if (!(i === first && postingRecorded)) {
+        // One fenced write: chunk i-1 is posted, chunk i is under way (and ownership holds).
+        const owned = await patiently(() => record({ posted: i, posting: i }));
+        if (!owned) return this.lost(log);
       }
-      // The chunk is out: only this record stops a retry from posting it again.
-      await patiently(() => this.o.mailbox.record(m.conversationId, messageId, { posted: i + 1 }));
+      try {
+        await port.postChunk(m.reply, chunks[i]!, i, { messageId, total: chunks.length, mayExist, agentMessageId, instanceId: m.instanceId });
+      } catch (err) {
+        return this.onError(m, port, progress, err, record);
+      }
     }
+    // The last "posted" record is the worker's advance, which deletes the message record.
     await port.stopWorking?.(m.reply, 'ok').catch((err) => log.debug({ err }, 'working indicator failed'));
     this.o.metrics.messages.inc({ platform: m.platform, outcome: 'replied' });
+    // The operator's one line per answer at info: who and how fast, never what was said.
+    log.info({ platform: m.platform, agentMs, chunks: chunks.length }, 'message answered');
     return { outcome: 'replied' };
+  }
+
+  /** The port's chunks of a reply, at most `maxReplyChunks`: the last of a cut reply says so. */
+  private render(port: ReplyPort, reply: string): string[] {
+    const chunks = port.render(reply.trim() ? reply : '_(The agent sent an empty reply.)_');
+    const max = this.o.maxReplyChunks ?? 10;
+    if (chunks.length <= max) return chunks;
+    // The note is a chunk of its own: appended to a full chunk it could pass the platform's limit.
+    const note = port.render(replyCutNote(max))[0] ?? replyCutNote(max);
+    return [...chunks.slice(0, max - 1), note];
+  }
+
+  /** At-most-once: the worker died during the call; tell the user, record it as a failure. */
+  private async answerLost(m: ChatMessage, port: ReplyPort): Promise<StepResult> {
+    const ref = newReference();
+    this.o.logger.warn({ ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId }, 'answer lost in a restart; not calling the agent again (at-most-once)');
+    await this.o.failures.record({
+      ref,
+      platform: m.platform,
+      conversationId: m.conversationId,
+      instanceId: m.instanceId,
+      reason: 'answer lost: the worker stopped during the agent call (AGENT_CALL_GUARANTEE=at-most-once)',
+      at: Date.now(),
+    });
+    await port
+      .postNotice(m.reply, `${answerLostNotice} (ref ${ref})`)
+      .catch((e) => this.o.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user the answer was lost'));
+    await port.stopWorking?.(m.reply, 'failed').catch(() => {});
+    this.o.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
+    return { outcome: 'gave_up' };
   }
 
   private lost(log: Logger): StepResult {
@@ -100,15 +167,19 @@ export class MessageProcessor {
     return { outcome: 'lost' };
   }
 
-  private async onError(m: ChatMessage, port: ReplyPort, progress: MailboxHead['progress'], err: unknown): Promise<StepResult> {
+  private async onError(
+    m: ChatMessage,
+    port: ReplyPort,
+    progress: MailboxHead['progress'],
+    err: unknown,
+    record: (fields: ProgressFields) => Promise<boolean>,
+  ): Promise<StepResult> {
     const decision = decide(err, progress.attempts, this.o.retry, progress.limited);
     if (decision.action === 'give-up') return this.giveUp(m, port, err);
     const counted = decision.action === 'retry' && decision.counts;
-    await this.o.mailbox.record(
-      m.conversationId,
-      m.messageId,
-      counted ? { attempts: progress.attempts + 1 } : { limited: progress.limited + 1 },
-    );
+    // The failed call is over, so the retry calls again whatever the guarantee ('started' cleared).
+    const fields: ProgressFields = counted ? { attempts: progress.attempts + 1, started: '' } : { limited: progress.limited + 1, started: '' };
+    if (!(await record(fields))) return this.lost(this.o.logger);
     this.o.logger.info(
       { conversationId: m.conversationId, messageId: m.messageId, ...errorFields(err), decision },
       'will retry the message',
@@ -172,12 +243,11 @@ export function errorFields(err: unknown): Record<string, unknown> {
  * Runs a Redis write that records an effect already done, retrying while Redis is unreachable
  * (up to `forMs`), instead of failing the job and repeating the effect.
  */
-async function patiently(write: () => Promise<unknown>, forMs = 20_000): Promise<void> {
+export async function patiently<T>(write: () => Promise<T>, forMs = 20_000): Promise<T> {
   const deadline = Date.now() + forMs;
   for (let attempt = 0; ; attempt++) {
     try {
-      await write();
-      return;
+      return await write();
     } catch (err) {
       if (!isRedisConnectionError(err) || Date.now() >= deadline) throw err;
       await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 1000)));

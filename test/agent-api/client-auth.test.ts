@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createAgentApi, NO_SESSION_MESSAGE } from '../../src/agent-api/client.js';
+import { createAgentApi, NO_SESSION_CODE, NO_SESSION_MESSAGE } from '../../src/agent-api/client.js';
 import type { AgentCallEvent } from '../../src/agent-api/types.js';
 import { AgentApiError } from '../../src/core/errors.js';
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
@@ -139,6 +139,7 @@ describe('addCredential', () => {
     expect(err.kind).toBe('unauthorized');
     expect(err.message).toBe('adding credentials needs a dashboard session: set AGENT_SESSION_COOKIE');
     expect(err.message).toBe(NO_SESSION_MESSAGE);
+    expect(err.code).toBe(NO_SESSION_CODE);
     expect(emu.calls).toHaveLength(0);
   });
 

@@ -193,6 +193,12 @@ describe('controllable behaviour', () => {
 });
 
 describe('control API', () => {
+  // Tests and the stand-alone CLI turn it on; `npm start`'s demo agent runs without it.
+  beforeEach(async () => {
+    await emu.close();
+    emu = await startAgentEmulator({ control: true });
+  });
+
   it('drives faults over HTTP and lists calls', async () => {
     const control = (action: string, json?: unknown) => call(`/__control/${action}`, { method: 'POST', json });
     expect((await control('fail', { count: 2, status: 503, body: 'busy', instanceId: 'demo-poet' })).status).toBe(200);
@@ -228,9 +234,18 @@ describe('control API', () => {
     expect((await pending).status).toBe(200);
   });
 
-  it('can be turned off', async () => {
+  it('is off unless asked for, as npm start runs the demo agent: a cross-origin POST changes nothing', async () => {
     await emu.close();
-    emu = await startAgentEmulator({ control: false });
+    // The options src/main.ts passes in demo mode.
+    emu = await startAgentEmulator({ apiKey: 'demo-x', sessionCookie: 'demo_session=y' });
     expect((await call('/__control/calls')).status).toBe(404);
+    const posted = await call('/__control/fail', {
+      method: 'POST',
+      headers: { origin: 'http://evil.example', 'content-type': 'text/plain' },
+      json: { count: 5, status: 500 },
+    });
+    expect(posted.status).toBe(404);
+    const chat = await call('/api/v1/chat', { method: 'POST', headers: { 'x-api-key': 'demo-x' }, json: { instanceId: 'demo-helper', message: 'hi' } });
+    expect(chat.status).toBe(200);
   });
 });

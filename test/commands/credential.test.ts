@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { NO_SESSION_CODE, NO_SESSION_MESSAGE } from '../../src/agent-api/client.js';
 import { AgentApiError } from '../../src/core/errors.js';
 import { cleanup, dumpAll, testRedis } from '../stores/redis-helpers.js';
 import { caller, setup, text } from './setup.js';
@@ -73,8 +74,14 @@ describe('credential', () => {
   it.each([
     [
       'no dashboard session',
-      new AgentApiError('unauthorized', 'adding credentials needs a dashboard session: set AGENT_SESSION_COOKIE'),
+      new AgentApiError('unauthorized', NO_SESSION_MESSAGE, { code: NO_SESSION_CODE }),
       'Adding credentials needs a dashboard session: whoever runs the bridge must set AGENT_SESSION_COOKIE (or AGENT_SESSION_TOKEN).',
+    ],
+    // The code decides, not the wording: a refusal that mentions the session is still a refusal.
+    [
+      'a refused session (no code)',
+      new AgentApiError('forbidden', 'the dashboard session may not add credentials', { status: 403 }),
+      'The agent service refused the dashboard session (it may have expired): the dashboard session may not add credentials',
     ],
     ['unknown instance', new AgentApiError('not_found', 'the agent service answered 404', { status: 404 }), 'No instance with ID `inst_a`. Run /agent instances to see them.'],
     ['an expired session', new AgentApiError('unauthorized', 'the agent service answered 401: session expired', { status: 401 }), 'The agent service refused the dashboard session (it may have expired): the agent service answered 401: session expired'],

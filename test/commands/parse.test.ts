@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseCommandText } from '../../src/commands/parse.js';
+import { COMMANDS } from '../../src/commands/registry.js';
 
 describe('parseCommandText', () => {
   it.each([
@@ -88,7 +89,7 @@ describe('parseCommandText', () => {
     fc.assert(
       fc.property(text, (t) => {
         const parsed = parseCommandText(t);
-        expect(['help', 'instances', 'bind', 'unbind', 'status', 'credential', 'set', 'why', 'audit', 'invalid']).toContain(parsed.name);
+        expect([...COMMANDS.map((c) => c.name), 'invalid']).toContain(parsed.name);
         if (parsed.name === 'invalid') expect(parsed.error.length).toBeGreaterThan(0);
         if (parsed.name === 'bind' || parsed.name === 'credential') {
           expect(parsed.instanceId.length).toBeGreaterThan(0);

@@ -2,6 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { createSealedBox } from '../../src/crypto/sealed-box.js';
+import { SLACK_BOT_SCOPES } from '../../adapters/slack/oauth.js';
+import { MANIFEST_SCOPES } from '../emulators/slack/index.js';
 
 const real = { AGENT_API_BASE_URL: 'https://openhelixai.com/api/v1', AGENT_API_KEY: 'key-1234', SLACK_SIGNING_SECRET: 'signing-secret' };
 const oauth = { SLACK_CLIENT_ID: '1111.2222', SLACK_CLIENT_SECRET: 'client-secret', SLACK_STATE_SECRET: 'state-secret-0123456789' };
@@ -25,6 +27,10 @@ describe('"Add to Slack" settings', () => {
     expect(Buffer.from(config.encryptionKey!, 'base64').equals(key)).toBe(true);
     // The secrets are known to the logger's redaction.
     expect(config.secrets).toEqual(expect.arrayContaining(['client-secret', 'state-secret-0123456789', key.toString('hex')]));
+  });
+
+  it('an install asks for exactly the manifest\'s bot scopes', () => {
+    expect([...SLACK_BOT_SCOPES].sort()).toEqual([...MANIFEST_SCOPES].sort());
   });
 
   it('names each missing or wrong OAuth setting and its fix', () => {

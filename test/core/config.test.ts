@@ -45,6 +45,45 @@ describe('config', () => {
     expect(problem({ ...real, LOG_LEVEL: 'loud' })).toMatch(/LOG_LEVEL must be one of/);
   });
 
+  it('reports every configuration problem in one pass: wrong values, missing settings and Redis settings', () => {
+    const message = problem({
+      SLACK_BOT_TOKEN: 'xoxb-1',
+      LOG_LEVEL: 'loud',
+      WORKER_CONCURRENCY: 'lots',
+      ADMIN_USER: 'ops',
+      REDIS_URL: 'redis://127.0.0.1:6379/abc',
+      REDIS_SENTINELS: 'a:1:2',
+      REDIS_SENTINEL_NAME: 'mymaster',
+    });
+    for (const expected of [
+      /LOG_LEVEL must be one of/,
+      /WORKER_CONCURRENCY must be a whole number/,
+      /AGENT_API_BASE_URL is missing/,
+      /SLACK_SIGNING_SECRET is missing/,
+      /ADMIN_USER and ADMIN_PASSWORD go together/,
+      /REDIS_URL path must be a database number/,
+      /REDIS_SENTINELS has an entry "a:1:2"/,
+    ]) {
+      expect(message).toMatch(expected);
+    }
+  });
+
+  it('refuses Redis settings createRedis would refuse, before anything connects', () => {
+    expect(problem({ REDIS_CLUSTER_NODES: 'a:7000', REDIS_SENTINELS: 'b:26379', REDIS_SENTINEL_NAME: 'm' })).toMatch(/both set/);
+    expect(problem({ REDIS_TLS_CA_FILE: '/nonexistent-ca.pem' })).toMatch(/REDIS_TLS_CA_FILE is set but REDIS_URL starts with redis:\/\//);
+    expect(problem({ REDIS_URL: 'rediss://h:6380', REDIS_TLS_CA_FILE: '/nonexistent-ca.pem' })).toMatch(/REDIS_TLS_CA_FILE cannot be read \(ENOENT\)/);
+  });
+
+  it('marks the Redis address as defaulted only when none is configured', () => {
+    expect(loadConfig({}).redis).toMatchObject({ url: 'redis://127.0.0.1:6379', defaulted: true });
+    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redis.defaulted).toBe(false);
+    expect(loadConfig({ REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'm' }).redis.defaulted).toBe(false);
+    // The test hook moves the default (loopback only), never a configured URL.
+    expect(loadConfig({ AGENT_BRIDGE_DEFAULT_REDIS_URL: 'redis://127.0.0.1:1234' }).redis.url).toBe('redis://127.0.0.1:1234');
+    expect(loadConfig({ AGENT_BRIDGE_DEFAULT_REDIS_URL: 'redis://example.com:1234' }).redis.url).toBe('redis://127.0.0.1:6379');
+    expect(loadConfig({ REDIS_URL: 'redis://r:6379', AGENT_BRIDGE_DEFAULT_REDIS_URL: 'redis://127.0.0.1:1234' }).redis.url).toBe('redis://r:6379');
+  });
+
   it('refuses a partial configuration instead of falling back to the demo', () => {
     expect(problem({ SLACK_BOT_TOKEN: 'xoxb-1' })).toMatch(/AGENT_API_BASE_URL is missing.*demo is off/);
     expect(problem({ AGENT_API_BASE_URL: 'https://x.test/api/v1' })).toMatch(/AGENT_API_KEY is missing/);

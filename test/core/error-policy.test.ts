@@ -42,4 +42,13 @@ describe('error policy: one place maps errors to queue behaviour', () => {
     expect(explainFailure(new AgentApiError('server_error', 'x'))).toMatch(/having trouble/);
     expect(explainFailure(new Error('x'))).toMatch(/Something went wrong/);
   });
+
+  it('a 409 (a stopped instance) says so with the service reason and to ask an admin', () => {
+    const stopped = new AgentApiError('bad_request', 'agent service answered 409: instance demo-sleepy is stopped', { status: 409 });
+    expect(explainFailure(stopped)).toBe(
+      "This channel's agent instance is stopped or not ready (the agent service said: instance demo-sleepy is stopped). Please ask an admin to start it, or to bind another instance.",
+    );
+    expect(explainFailure(new AgentApiError('bad_request', 'agent service answered 409 Conflict', { status: 409 }))).toMatch(/^This channel's agent instance is stopped or not ready\. Please ask an admin/);
+    expect(explainFailure(new AgentApiError('bad_request', 'x', { status: 400 }))).toBe("The agent service couldn't accept this message.");
+  });
 });

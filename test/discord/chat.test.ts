@@ -123,10 +123,13 @@ describe('discord chat through the real bridge', () => {
     expect((await answered(next, 'thread follow-up')).content).toBe('echo(demo-helper): follow-up without mention');
   });
 
-  it('tells the user once that attachments are not forwarded, and hints on an empty mention', async () => {
-    const withFile = h.discord.sendMessage({ author: w().users.alice, channel: w().channels.general, content: `${mention(h.discord)} see file`, attachments: 1 });
+  it('tells the user once which files were not sent, and hints on an empty mention', async () => {
+    const image = { filename: 'screen.png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47, 0]), contentType: 'image/png' };
+    const withFile = h.discord.sendMessage({ author: w().users.alice, channel: w().channels.general, content: `${mention(h.discord)} see file`, attachments: [image] });
     await h.discord.waitFor(() => replies(withFile).length >= 2 && replies(withFile), 'reply and attachment notice');
-    expect(replies(withFile).filter((r) => /attachments/i.test(r.content))).toHaveLength(1);
+    expect(replies(withFile).filter((r) => /not sent to the agent/i.test(r.content)).map((r) => r.content)).toEqual([
+      'Not sent to the agent: screen.png (only text files are sent).',
+    ]);
     const empty = h.discord.sendMessage({ author: w().users.alice, channel: w().channels.general, content: mention(h.discord) });
     expect((await answered(empty, 'hint')).content).toMatch(/mention me/i);
   });

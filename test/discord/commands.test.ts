@@ -46,9 +46,12 @@ const ADMIN_COMMANDS: Array<[string, Record<string, string>, RegExp]> = [
 describe('/agent through the real bridge', () => {
   it('registered /agent guild-scoped with Manage Server as the default permission', () => {
     const put = h.discord.calls.find((c) => c.method === 'PUT' && c.path === `/applications/${w().applicationId}/guilds/${w().guildId}/commands`);
-    expect(put?.json).toEqual([expect.objectContaining({ name: 'agent', default_member_permissions: '32', contexts: [0] })]);
+    expect(put?.json).toEqual([
+      expect.objectContaining({ name: 'agent', default_member_permissions: '32', contexts: [0] }),
+      expect.objectContaining({ name: 'Ask the agent', type: 3, contexts: [0, 1] }),
+    ]);
     const subs = (put?.json as Array<{ options: Array<{ name: string }> }>)[0]!.options.map((o) => o.name);
-    expect(subs).toEqual(['instances', 'bind', 'unbind', 'status', 'credential', 'set', 'why', 'audit', 'help']);
+    expect(subs).toEqual(['instances', 'bind', 'unbind', 'status', 'credential', 'set', 'why', 'audit', 'feedback', 'help']);
   });
 
   it('answers help to anyone, privately', async () => {

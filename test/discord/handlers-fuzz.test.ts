@@ -38,6 +38,7 @@ function fakeCommands(): Commands {
     set: record('set'),
     why: record('why'),
     audit: record('audit'),
+    feedback: record('feedback'),
     refuse: async (_c, command) => ok('Not allowed', `Only admins can use /agent ${command}.`),
     cachedInstances: async () => [
       { id: 'a/b/../c', name: 'Slashy "quoted"', status: 'running', type: 't' },

@@ -5,7 +5,8 @@ import { startAgentEmulator, type AgentEmulator, type AgentEmulatorOptions } fro
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { discordPlatform } from '../../adapters/discord/index.js';
-import type { DiscordAdapter } from '../../adapters/discord/adapter.js';
+import { createDiscordAdapter, type DiscordAdapter } from '../../adapters/discord/adapter.js';
+import { createFeedbackStore, type FeedbackStore } from '../../src/feedback/index.js';
 import type { PlatformModule } from '../../src/core/platform-context.js';
 import { startDiscordEmulator, type DiscordEmulator, type DiscordEmulatorOptions, type Json } from '../emulators/discord/index.js';
 import { LogCapture } from '../support/pipeline.js';
@@ -17,6 +18,8 @@ export interface DiscordHarness {
   agent: AgentEmulator;
   bridge: Bridge;
   adapter: DiscordAdapter;
+  /** The feedback store the adapter records 👍/👎 clicks in. */
+  feedback: FeedbackStore;
   logs: LogCapture;
   close(): Promise<void>;
 }
@@ -57,10 +60,15 @@ export async function startDiscordBridge(options: HarnessOptions = {}): Promise<
     ...options.env,
   });
   let adapter: DiscordAdapter | undefined;
+  let feedback: FeedbackStore | undefined;
+  const metrics = new Metrics();
   const platform: PlatformModule = {
     platform: 'discord',
     createReplyPort: (deps) => discordPlatform.createReplyPort(deps),
-    createAdapter: (ctx) => (adapter = discordPlatform.createAdapter(ctx) as DiscordAdapter),
+    createAdapter: (ctx) => {
+      feedback = createFeedbackStore({ redis: ctx.redis, prefix: `${prefix}:chat`, registry: metrics.registry });
+      return (adapter = createDiscordAdapter(ctx, { feedback }));
+    },
   };
   let bridge: Bridge;
   try {
@@ -68,7 +76,7 @@ export async function startDiscordBridge(options: HarnessOptions = {}): Promise<
       config,
       secrets,
       logger: createLogger({ level: config.logLevel, registry: secrets, destination: logs }),
-      metrics: new Metrics(),
+      metrics,
       platforms: [platform],
     });
   } catch (err) {
@@ -82,6 +90,7 @@ export async function startDiscordBridge(options: HarnessOptions = {}): Promise<
     agent,
     bridge,
     adapter: adapter!,
+    feedback: feedback!,
     logs,
     close: async () => {
       await bridge.stop();

@@ -37,15 +37,15 @@ function env(extra: Record<string, string>): NodeJS.ProcessEnv {
 describe('npm run register-commands', () => {
   it('registers /agent in the guild when DISCORD_GUILD_ID is set', async () => {
     const { stdout } = await run(tsx, [cli], { cwd, env: env({ DISCORD_GUILD_ID: emu.world.guildId }) });
-    expect(stdout).toMatch(/Registered \/agent .* in guild/);
-    expect(emu.store.commands.get(emu.world.guildId)?.map((c) => c.name)).toEqual(['agent']);
+    expect(stdout).toMatch(/Registered \/agent and "Ask the agent" \(message menu\) .* in guild/);
+    expect(emu.store.commands.get(emu.world.guildId)?.map((c) => c.name)).toEqual(['agent', 'Ask the agent']);
     expect(emu.calls.some((c) => c.path === '/oauth2/applications/@me')).toBe(true);
   });
 
   it('registers globally otherwise', async () => {
     const { stdout } = await run(tsx, [cli], { cwd, env: env({}) });
     expect(stdout).toMatch(/globally/);
-    expect(emu.store.commands.get('global')?.map((c) => c.name)).toEqual(['agent']);
+    expect(emu.store.commands.get('global')?.map((c) => c.name)).toEqual(['agent', 'Ask the agent']);
   });
 
   it('says what is wrong when the token is refused or missing', async () => {

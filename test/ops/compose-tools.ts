@@ -45,6 +45,7 @@ export interface ComposeService {
   command?: string[] | string;
   container_name?: string;
   environment?: Record<string, string | number>;
+  profiles?: string[];
   ports?: Array<{ published?: number | string; target?: number | string } | string>;
   volumes?: string[];
   healthcheck?: { test?: string[] | string };

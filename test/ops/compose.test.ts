@@ -1,6 +1,7 @@
 import { copyFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { envSchema } from '../../src/config/schema.js';
 import { composeConfig, type ComposeModel } from './compose-tools.js';
 import { tempDir } from './servers.js';
 
@@ -19,8 +20,16 @@ describe('docker-compose.yml, as `docker-compose config` reads it', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  it('has exactly redis, ingress and worker', () => {
-    expect(Object.keys(model.services).sort()).toEqual(['ingress', 'redis', 'worker']);
+  it('has exactly redis, ingress and worker by default, and two Discord shard ingress services behind a profile', () => {
+    const always = Object.entries(model.services).filter(([, s]) => !s.profiles?.length);
+    expect(always.map(([name]) => name).sort()).toEqual(['ingress', 'redis', 'worker']);
+    const shards = Object.entries(model.services).filter(([, s]) => s.profiles?.includes('discord-shards'));
+    expect(shards.map(([name]) => name).sort()).toEqual(['discord-shards-0-1', 'discord-shards-2-3']);
+    // Together they own every shard of the same count, each once.
+    expect(shards.map(([, s]) => [s.environment?.ROLE, String(s.environment?.DISCORD_SHARD_COUNT), s.environment?.DISCORD_SHARD_IDS])).toEqual([
+      ['ingress', '4', '0-1'],
+      ['ingress', '4', '2-3'],
+    ]);
   });
 
   it('runs redis 7 with AOF persistence on a volume, noeviction, and a ping healthcheck', () => {
@@ -64,6 +73,39 @@ describe('docker-compose.yml, as `docker-compose config` reads it', () => {
       const grace = model.services[name]!.stop_grace_period ?? '10s';
       const seconds = Number(/^(\d+)s$/.exec(grace)?.[1]);
       expect(seconds).toBeGreaterThan(25);
+    }
+  });
+
+  it('publishes redis on loopback 6379 only, so `npm start` on the host reaches it', () => {
+    const ports = (model.services.redis!.ports ?? []).map((p) =>
+      typeof p === 'string' ? p.replace(/\/tcp$/, '') : `${(p as { host_ip?: string }).host_ip}:${p.published}:${p.target}`,
+    );
+    expect(ports).toEqual(['127.0.0.1:6379:6379']);
+  });
+
+  it('passes every setting of the config schema to ingress and worker (except the Redis address, role and HTTP bind)', () => {
+    const composeOwned = ['REDIS_URL', 'REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'REDIS_CLUSTER_NODES', 'ROLE', 'HTTP_HOST', 'HTTP_PORT'];
+    const expected = Object.keys(envSchema.shape).filter((k) => !composeOwned.includes(k));
+    for (const name of ['ingress', 'worker']) {
+      const missing = expected.filter((k) => !(k in (model.services[name]!.environment ?? {})));
+      expect(missing, `${name} lacks these settings`).toEqual([]);
+    }
+  });
+});
+
+describe('docker-compose.yml without a .env file', () => {
+  it('is valid, and leaves every setting unset (empty) but the compose-owned ones', () => {
+    const dir = tempDir('compose-no-env');
+    try {
+      copyFileSync(join(ROOT, 'docker-compose.yml'), join(dir, 'docker-compose.yml'));
+      const { model } = composeConfig(dir);
+      const ingress = model.services.ingress!;
+      expect(ingress.environment?.ROLE).toBe('ingress');
+      expect(String(ingress.environment?.HTTP_PORT)).toBe('3000');
+      expect(ingress.environment?.AGENT_API_KEY).toBe('');
+      expect(ingress.environment?.LOG_LEVEL).toBe('');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

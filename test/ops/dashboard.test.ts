@@ -110,6 +110,31 @@ describe('queue dashboard at /admin/queues', () => {
       expect(shown?.counts.waiting).toBe(1);
     });
 
+    it('refuses a change (PUT/POST) from a foreign Origin even with the right credentials; reads and same-origin changes work', async () => {
+      const authorization = basic(USER, PASSWORD);
+      const pause = (headers: Record<string, string>) => fetch(`${base}/admin/queues/api/queues/pause`, { method: 'PUT', headers: { authorization, ...headers } });
+      for (const headers of [
+        { origin: 'http://evil.example' },
+        { origin: 'null' },
+        { origin: base.replace('127.0.0.1', 'localhost') },
+        { 'sec-fetch-site': 'cross-site' },
+      ] as Array<Record<string, string>>) {
+        const res = await pause(headers);
+        expect(res.status, JSON.stringify(headers)).toBe(403);
+        expect(await queue.isPaused()).toBe(false);
+      }
+      expect(lines.join('')).toContain('refused a change from another origin');
+      // A foreign page may still read nothing without the credentials, and GETs are not blocked.
+      expect((await fetch(`${base}/admin/queues/api/queues`, { headers: { authorization, origin: 'http://evil.example' } })).status).toBe(200);
+
+      // The board's own page (same origin) and tools that send no Origin can change things.
+      expect((await pause({ origin: base, 'sec-fetch-site': 'same-origin' })).status).toBe(200);
+      expect(await queue.isPaused()).toBe(true);
+      const resume = await fetch(`${base}/admin/queues/api/queues/resume`, { method: 'PUT', headers: { authorization } });
+      expect(resume.status).toBe(200);
+      expect(await queue.isPaused()).toBe(false);
+    });
+
     it('never logs the credentials that were sent', async () => {
       await fetch(`${base}/admin/queues`, { headers: { authorization: basic(USER, 'a-near-miss-password') } });
       const log = lines.join('');

@@ -166,9 +166,10 @@ describe('Redis Cluster against a local three-node cluster', () => {
       expect((await queue.enqueue(message)).status).toBe('queued');
       expect((await queue.enqueue(message)).status).toBe('duplicate');
       expect((await queue.counts()).waiting).toBe(1);
-      const lease = await queue.mailbox.acquire(message.conversationId, 'job-1');
-      expect(lease.held && lease.head?.message.text).toBe('hello');
-      expect(await queue.mailbox.advance(message.conversationId, 'job-1', message.messageId)).toBeUndefined();
+      const fence = { jobId: 'job-1', token: '' };
+      const lease = await queue.mailbox.acquire(message.conversationId, fence);
+      expect(lease.status === 'ok' && lease.head?.message?.text).toBe('hello');
+      expect(await queue.mailbox.advance(message.conversationId, fence, { messageId: message.messageId, message })).toBeUndefined();
 
       const quota = createQuota({ redis, prefix: `${prefix}:chat`, defaults: { userPerMinute: 1, userPerDay: 10, channelPerMinute: 10, channelPerDay: 10 } });
       expect(await quota.consume({ platform: 'slack', channelId: 'C1', userId: 'U1' })).toEqual({ ok: true });

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { somethingListens } from '../../src/private-redis.js';
 import { freePort, ROOT, spawnApp, waitForHealth, type RunningApp } from './spawn-app.js';
 
 const CHROMIUM = '/usr/bin/chromium';
@@ -33,6 +35,9 @@ async function everythingOnPage(page: Page): Promise<string> {
 
 describe('the playground in a browser, started as `npm start` with no configuration', () => {
   let app: RunningApp;
+  /** The app's private redis-server (nothing answers at the moved default address). */
+  let privateRedis: { port: number; dataDir: string };
+  let restartedRedis: ChildProcess | undefined;
   let browser: Browser;
   let page: Page;
   let baseUrl: string;
@@ -41,8 +46,15 @@ describe('the playground in a browser, started as `npm start` with no configurat
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (.ci/run does when needed)`);
     const port = await freePort();
     baseUrl = `http://127.0.0.1:${port}`;
-    app = spawnApp({ HTTP_PORT: String(port), QUEUE_PREFIX: PREFIX });
+    // Its own Redis, so the Redis-loss test can stop it without touching the shared one.
+    app = spawnApp({ HTTP_PORT: String(port), QUEUE_PREFIX: PREFIX, AGENT_BRIDGE_DEFAULT_REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
     await waitForHealth(app, baseUrl);
+    // Healthy before the banner is out: wait for it, so a signal finds the shutdown handlers.
+    for (let i = 0; i < 200 && !app.output().includes(baseUrl); i++) await new Promise((r) => setTimeout(r, 100));
+    const started = app.output().split('\n').find((l) => l.includes('started a private redis-server'));
+    if (!started) throw new Error(`no private redis-server was started:\n${app.output()}`);
+    const { redis, dataDir } = JSON.parse(started) as { redis: string; dataDir: string };
+    privateRedis = { port: Number(new URL(redis).port), dataDir };
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       headless: true,
@@ -63,6 +75,7 @@ describe('the playground in a browser, started as `npm start` with no configurat
   afterAll(async () => {
     await browser?.close();
     const code = await app?.stop();
+    restartedRedis?.kill('SIGTERM');
     await deleteKeys(PREFIX);
     expect(code, app?.output()).toBe(0);
   }, 60_000);
@@ -146,6 +159,9 @@ describe('the playground in a browser, started as `npm start` with no configurat
     mkdirSync(ARTIFACTS, { recursive: true });
     await page.evaluate(() => document.getElementById('credential-title')?.scrollIntoView({ block: 'start' }));
     await page.screenshot({ path: join(ARTIFACTS, 'playground.png') });
+    // The README's "first five minutes" shows the chat as a newcomer sees it.
+    await page.evaluate(() => document.getElementById('messages')?.scrollTo(0, 0));
+    await page.screenshot({ path: join(ROOT, 'docs', 'playground.png') });
     expect(pageErrors).toEqual([]);
   }, 90_000);
 
@@ -154,6 +170,13 @@ describe('the playground in a browser, started as `npm start` with no configurat
     const reply = page.locator('li.msg-agent', { hasText: 'hello from the browser' });
     await expect.poll(() => reply.count(), { timeout: 10_000 }).toBeGreaterThan(0);
     await expect.poll(() => page.locator('#messages').getAttribute('aria-busy')).toBe('false');
+    // The delivery notes come back too.
+    const unaddressed = page.locator('li.msg-user', { hasText: 'nobody asked the agent' });
+    await expect.poll(() => unaddressed.locator('.msg-result').innerText(), { timeout: 10_000 }).toContain('not addressed');
+    await page.getByRole('button', { name: /support/ }).click();
+    await page.getByRole('button', { name: /general/ }).click();
+    await expect.poll(() => unaddressed.locator('.msg-result').innerText(), { timeout: 10_000 }).toContain('not addressed');
+    expect(await page.locator('li.msg-user', { hasText: 'hello from the browser' }).locator('.msg-result').innerText()).toBe('sent to the agent');
   }, 30_000);
 
   it('is usable from the keyboard: channels are buttons and the current one is marked', async () => {
@@ -164,4 +187,121 @@ describe('the playground in a browser, started as `npm start` with no configurat
     expect(await page.locator('#messages').getAttribute('aria-label')).toBe('Messages in #support');
     expect(await page.locator('#binding-summary').innerText()).toContain('Not bound');
   }, 30_000);
+
+  it("settings dropdowns show the channel's stored values after a change, a switch and a reload", async () => {
+    const general = page.getByRole('button', { name: /general/ });
+    await general.click();
+    const errors = page.locator('#set-errors-value');
+    const context = page.locator('#set-context-value');
+    await errors.selectOption('silent');
+    await page.locator('#set-errors button[type="submit"]').click();
+    await context.selectOption('thread');
+    await page.locator('#set-context button[type="submit"]').click();
+    await expect.poll(() => page.locator('#binding-summary').innerText(), { timeout: 10_000 }).toContain('errors: silent · context: thread');
+    expect(await errors.inputValue()).toBe('silent');
+
+    // #support is unbound: the defaults, not #general's values.
+    await page.getByRole('button', { name: /support/ }).click();
+    await expect.poll(() => errors.inputValue()).toBe('reply');
+    expect(await context.inputValue()).toBe('off');
+
+    await general.click();
+    await expect.poll(() => errors.inputValue()).toBe('silent');
+    expect(await context.inputValue()).toBe('thread');
+
+    await page.reload();
+    await expect.poll(() => page.locator('#binding-summary').innerText(), { timeout: 10_000 }).toContain('errors: silent');
+    await expect.poll(() => errors.inputValue()).toBe('silent');
+    await expect.poll(() => context.inputValue()).toBe('thread');
+
+    // Back to the defaults for the tests below.
+    await errors.selectOption('reply');
+    await page.locator('#set-errors button[type="submit"]').click();
+    await expect.poll(() => page.locator('#binding-summary').innerText(), { timeout: 10_000 }).toContain('errors: reply');
+  }, 60_000);
+
+  it("says what to do in an empty channel, renders the topic's markdown, and the skip link keeps the URL", async () => {
+    await page.getByRole('button', { name: /random/ }).click();
+    await expect.poll(() => page.locator('#messages .empty-hint').innerText(), { timeout: 10_000 }).toMatch(/bind this channel.*@agent/i);
+    expect(await page.locator('#channel-topic code').innerText()).toBe('why');
+    const url = page.url();
+    await page.keyboard.press('Tab');
+    await page.evaluate(() => (document.querySelector('.skip-link') as HTMLElement).focus());
+    await page.keyboard.press('Enter');
+    expect(page.url()).toBe(url);
+    expect(await page.evaluate(() => document.activeElement?.id)).toBe('composer-text');
+  }, 30_000);
+
+  it('`/agent credential <id>` opens the form with focus on the key; an unknown ID is refused with the known ones', async () => {
+    const box = page.locator('#composer-text');
+    await box.fill('/agent credential nope-not-here');
+    await box.press('Enter');
+    const refusal = page.locator('li.msg-ephemeral', { hasText: 'nope-not-here' });
+    await expect.poll(() => refusal.count(), { timeout: 10_000 }).toBe(1);
+    expect(await refusal.innerText()).toMatch(/Known instances:.*demo-helper/s);
+
+    await box.fill('/agent credential demo-poet');
+    await box.press('Enter');
+    await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('cred-key');
+    expect(await page.locator('#cred-instance').inputValue()).toBe('demo-poet');
+  }, 30_000);
+
+  it('`set errors loud` is not a valid value (not "not a command")', async () => {
+    const box = page.locator('#composer-text');
+    await box.fill('/agent set errors loud');
+    await box.press('Enter');
+    const reply = page.locator('li.msg-ephemeral', { hasText: 'Error policy must be' });
+    await expect.poll(() => reply.count(), { timeout: 10_000 }).toBe(1);
+    expect(await reply.innerText()).toContain('Not a valid value');
+    expect(await reply.innerText()).not.toContain('Not a command');
+  }, 30_000);
+
+  it('fits a phone (390×844): no sideways scrolling, header and audit table inside the width', async () => {
+    const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+    try {
+      await phone.goto(`${baseUrl}/#general`);
+      await expect.poll(() => phone.locator('#binding-summary').innerText(), { timeout: 10_000 }).toContain('Bound to');
+      await phone.getByRole('button', { name: 'Audit log' }).click();
+      await expect.poll(() => phone.locator('#command-output table').count(), { timeout: 10_000 }).toBe(1);
+      const widths = await phone.evaluate(() => ({
+        page: document.documentElement.scrollWidth,
+        body: document.body.scrollWidth,
+        badge: document.getElementById('mode-badge')!.getBoundingClientRect().right,
+        name: document.getElementById('user-name')!.getBoundingClientRect().right,
+        audit: document.querySelector('#command-output table')!.getBoundingClientRect().right,
+      }));
+      for (const [what, right] of Object.entries(widths)) expect(right, what).toBeLessThanOrEqual(390);
+      await phone.screenshot({ path: join(ARTIFACTS, 'playground-phone.png'), fullPage: true });
+    } finally {
+      await phone.close();
+    }
+  }, 60_000);
+
+  it('says "the queue is unavailable, retrying" within 2 s of losing Redis, logs it once, and recovers', async () => {
+    await page.getByRole('button', { name: /general/ }).click();
+    await expect.poll(() => page.locator('#messages').getAttribute('aria-busy')).toBe('false');
+    const linesBefore = app.output().split('\n').length;
+    const redis = new Redis(`redis://127.0.0.1:${privateRedis.port}`, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+    await redis.call('SHUTDOWN', 'NOSAVE').catch(() => {});
+    redis.disconnect();
+    await expect.poll(() => page.locator('#send-status').innerText(), { timeout: 2_000, interval: 100 }).toMatch(/the queue is unavailable, retrying/i);
+
+    // Sending meanwhile answers at once with the same words, not an error after seconds.
+    const box = page.locator('#composer-text');
+    await box.fill('@agent while Redis is away');
+    await box.press('Enter');
+    await expect.poll(() => page.locator('#send-button').isDisabled(), { timeout: 2_000, interval: 100 }).toBe(false);
+    expect(await page.locator('#send-status').innerText()).toMatch(/the queue is unavailable, retrying/i);
+    expect(await page.locator('#send-status').innerText()).not.toMatch(/Something went wrong/);
+
+    // Redis back on the same port and data: one line for the loss, one for the return.
+    restartedRedis = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(privateRedis.port), '--dir', privateRedis.dataDir, '--appendonly', 'yes', '--save', ''], { stdio: 'ignore' });
+    await expect.poll(() => somethingListens(`redis://127.0.0.1:${privateRedis.port}`), { timeout: 10_000 }).toBe(true);
+    await expect.poll(() => app.output(), { timeout: 15_000 }).toContain('Redis connection is back');
+    await expect.poll(() => page.locator('#send-status').innerText(), { timeout: 5_000 }).toBe('');
+    const during = app.output().split('\n').slice(linesBefore - 1);
+    expect(during.filter((l) => l.includes('Redis connection lost'))).toHaveLength(1);
+    expect(during.filter((l) => l.includes('Redis connection is back'))).toHaveLength(1);
+    expect(during.filter((l) => /"level":(40|50)/.test(l)), during.join('\n')).toHaveLength(1);
+  }, 60_000);
 });

@@ -13,6 +13,7 @@ import type { ReplyPort } from '../../src/core/reply-port.js';
 import type { Ingress, IngressResult } from '../../src/ingress/types.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { webPlatform } from '../../adapters/web/index.js';
+import { createFeedbackStore } from '../../src/feedback/index.js';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -94,6 +95,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     set: call('set'),
     why: call('why'),
     audit: call('audit'),
+    feedback: call('feedback'),
     refuse: call('refuse'),
     cachedInstances: async () => [
       { id: 'inst_a', name: 'Alpha', status: 'running', type: 'assistant' },
@@ -109,6 +111,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const queueInfo: QueueInfo = {
     counts: async () => ({ waiting: 1, active: 2, completed: 3, failed: h.failures.length, delayed: 0 }),
     recentFailures: async (n) => h.failures.slice(0, n),
+    gaveUp: async () => h.failures.length,
   };
 
   const app = express();
@@ -125,6 +128,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     replyPort: port,
     bindings,
     queueInfo,
+    feedback: createFeedbackStore({ redis, prefix: `${prefix}:chat` }),
   });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

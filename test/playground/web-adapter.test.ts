@@ -236,7 +236,8 @@ describe('web adapter (no token)', () => {
   it('shows queue figures and recent failures with their reference IDs', async () => {
     h.failures.push({ ref: 'ab12cd34', platform: 'web', conversationId: 'web:local:general', instanceId: 'inst_a', reason: 'bad_request', at: 1 });
     const res = await (await fetch(`${h.baseUrl}/playground/api/queue`)).json();
-    expect(res.counts).toMatchObject({ waiting: 1, active: 2, completed: 3, failed: 1 });
+    // The message given up on counts as gave up, not completed (3 finished jobs, 1 gave up).
+    expect(res.counts).toMatchObject({ waiting: 1, active: 2, completed: 2, gaveUp: 1, failed: 1 });
     expect(res.failures[0].ref).toBe('ab12cd34');
     const instances = await (await fetch(`${h.baseUrl}/playground/api/instances`)).json();
     expect(instances.instances.map((i: { id: string }) => i.id)).toEqual(['inst_a', 'inst_b']);
@@ -283,6 +284,13 @@ describe('web adapter (no token)', () => {
     });
     expect(status).toBe(403);
   });
+
+  it('without a token refuses requests that came through a proxy (X-Forwarded-*, Forwarded)', async () => {
+    for (const headers of [{ 'X-Forwarded-For': '203.0.113.9' }, { 'X-Forwarded-Host': 'localhost' }, { 'X-Forwarded-Proto': 'https' }, { Forwarded: 'for=203.0.113.9' }] as Array<Record<string, string>>) {
+      expect((await fetch(`${h.baseUrl}/playground/api/info`, { headers })).status, JSON.stringify(headers)).toBe(403);
+    }
+    expect((await fetch(`${h.baseUrl}/playground/api/info`)).status).toBe(200);
+  });
 });
 
 describe('web adapter with PLAYGROUND_TOKEN', () => {
@@ -321,7 +329,11 @@ describe('web adapter with PLAYGROUND_TOKEN', () => {
     expect(cookie).toMatch(/SameSite=Strict/);
     expect(cookie).not.toContain(token);
     const value = cookie.split(';')[0]!;
-    expect(value).toBe(`agent_bridge_playground=${sessionValue(token)}`);
+    // The cookie expires (12 hours), and carries its expiry under the MAC.
+    expect(cookie).toMatch(/; Max-Age=43200;/);
+    const expires = Number(/^agent_bridge_playground=(\d+)\./.exec(value)?.[1]);
+    expect(expires * 1000).toBeGreaterThan(Date.now() + 43_000_000);
+    expect(value).toBe(`agent_bridge_playground=${sessionValue(token, expires)}`);
     expect((await fetch(`${h.baseUrl}/playground/api/info`, { headers: { Cookie: value } })).status).toBe(200);
     expect((await fetch(`${h.baseUrl}/`, { headers: { Cookie: value } })).status).toBe(200);
     expect((await fetch(`${h.baseUrl}/`, { headers: { Cookie: 'agent_bridge_playground=forged' } })).status).toBe(401);

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { startSlackBridge, W, type SlackHarness } from '../slack/harness.js';
-import { pool, sleep, until, watchProcessErrors } from './support/guards.js';
+import { pool, sleep, untilProgress, watchProcessErrors } from './support/guards.js';
 import { startReliabilityDiscord, type ReliabilityDiscord } from './support/discord.js';
 import { figures, Ledger } from './support/ledger.js';
 
@@ -59,7 +59,8 @@ describe('load through the real adapters', () => {
     const sentMs = Date.now() - started;
     const total = SLACK_CONVERSATIONS * SLACK_PER_CONVERSATION;
     const answers = () => h.slack.posted((c) => (c.params.text ?? '').startsWith('echo: L'));
-    await until(() => answers().length >= total, `${total} answers`, 180_000, 250).catch(() => undefined);
+    // Bounded by progress, not by a total time: on a busy shared box the burst is slower, not stuck.
+    await untilProgress(() => answers().length, total, `${total} answers`).catch(() => undefined);
     const doneMs = Date.now() - started;
     await sleep(1_500);
 
@@ -94,7 +95,8 @@ describe('load through the real adapters', () => {
     expect(misplaced).toEqual([]);
     expect(chatCalls).toBe(total);
     expect(guard.errors).toEqual([]);
-  }, 240_000);
+    // The whole-test limit only catches a hang; the progress wait above is the real bound.
+  }, 1_200_000);
 
   it(`Discord: ${DISCORD_CHANNELS * DISCORD_PER_CHANNEL} gateway messages over ${DISCORD_CHANNELS} channels`, async () => {
     discord = await startReliabilityDiscord({ agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn' }, extraChannels: DISCORD_CHANNELS });
@@ -112,7 +114,7 @@ describe('load through the real adapters', () => {
     }
     const total = ledger.messages;
     const answered = () => d.discord.botMessages().filter((m) => byId.has(m.message_reference?.message_id as string));
-    await until(() => answered().length >= total, `${total} answers`, 120_000, 250).catch(() => undefined);
+    await untilProgress(() => answered().length, total, `${total} answers`).catch(() => undefined);
     const doneMs = Date.now() - started;
     await sleep(1_000);
     const replies = answered();
@@ -129,5 +131,5 @@ describe('load through the real adapters', () => {
     expect(misplaced).toEqual([]);
     expect(d.agent.chatCalls()).toHaveLength(total);
     expect(guard.errors).toEqual([]);
-  }, 180_000);
+  }, 900_000);
 });

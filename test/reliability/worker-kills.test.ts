@@ -3,7 +3,7 @@ import { Redis } from 'ioredis';
 import { encodeConversationId } from '../../src/core/conversation.js';
 import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
 import { sleep, until, watchProcessErrors } from './support/guards.js';
-import { SHARED_REDIS } from './support/keys.js';
+import { SHARED_REDIS, messageRecords } from './support/keys.js';
 import { figures, Ledger } from './support/ledger.js';
 import { startWorker, type WorkerProcess } from './support/workers.js';
 
@@ -74,9 +74,7 @@ describe('worker processes killed with SIGKILL during traffic', () => {
     /** Messages whose agent call started and whose answer was not recorded: in flight. */
     const inFlight = async (): Promise<string[]> => {
       const called = [...new Set(pl.agent.chatCalls().map((c) => c.message))].flatMap((t) => byText.get(t) ?? []);
-      const batch = redis!.pipeline();
-      for (const ref of called) batch.hgetall(`${pl.prefix}:chat:conv:${ref.conversationId}:msg:${ref.messageId}`);
-      const records = ((await batch.exec()) ?? []).map(([, r]) => r as Record<string, string>);
+      const records = await messageRecords(redis!, pl.prefix, called);
       return called.filter((_, i) => Object.keys(records[i] ?? {}).length > 0 && records[i]!.reply === undefined).map((r) => r.messageId);
     };
 
@@ -88,9 +86,7 @@ describe('worker processes killed with SIGKILL during traffic', () => {
     const postedNotRecorded = async (): Promise<string[]> => {
       const posted = [...new Set(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId))];
       const refs = posted.flatMap((id) => [...byText.values()].filter((r) => r.messageId === id));
-      const batch = redis!.pipeline();
-      for (const ref of refs) batch.hgetall(`${pl.prefix}:chat:conv:${ref.conversationId}:msg:${ref.messageId}`);
-      const records = ((await batch.exec()) ?? []).map(([, r]) => r as Record<string, string>);
+      const records = await messageRecords(redis!, pl.prefix, refs);
       return refs.filter((_, i) => records[i]?.reply !== undefined && Number(records[i]?.posted ?? 0) === 0).map((r) => r.messageId);
     };
 

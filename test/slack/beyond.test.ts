@@ -291,9 +291,9 @@ describe.each(['http', 'socket'] as const)('issue 9 on Slack over %s', (mode) =>
       expect(chatCalls(h).map((c) => (c.json as { message: string }).message).at(-1)).toBe(
         [
           'Earlier messages in this thread:',
-          'bot (bot): ok: what is 2+2?',
+          'agent (bot): ok: what is 2+2?',
           'Quinn Follow: and times 3?',
-          'bot (bot): ok: and times 3?',
+          'agent (bot): ok: and times 3?',
           '',
           `New message from ${rex}:`,
           'and minus 1?',
@@ -309,7 +309,7 @@ describe.each(['http', 'socket'] as const)('issue 9 on Slack over %s', (mode) =>
       await say(h, { channel, user: tia, text: 'summary please', threadTs: root.ts });
       await postedIn(channel, root.ts, /ok: summary please/);
       const prompt = (chatCalls(h).at(-1)!.json as { message: string }).message;
-      expect(prompt).toBe(`Earlier messages in this thread:\nbot (bot): ok: ${long.slice(0, 24)}\n\nNew message from ${tia}:\nsummary please`);
+      expect(prompt).toBe(`Earlier messages in this thread:\nagent (bot): ok: ${long.slice(0, 24)}\n\nNew message from ${tia}:\nsummary please`);
       expect(prompt).not.toContain('x'.repeat(100));
     });
   });

@@ -94,10 +94,10 @@ describe.each(['http', 'socket'] as const)('Slack chat over %s', (mode) => {
     expect(postsIn(h, W.general, m.ts)).toHaveLength(1);
   });
 
-  it('sends the text of a message with files and says once that attachments are not forwarded', async () => {
-    const m = await say(h, { channel: W.general, text: `${botMention(h)} see the file`, files: [{ id: 'F1', name: 'a.png' }] });
+  it('sends the text of a message with an image and says once that the image was not sent', async () => {
+    const m = await say(h, { channel: W.general, text: `${botMention(h)} see the file`, files: [{ id: 'F1', name: 'a.png', mimetype: 'image/png' }] });
     await replyIn(W.general, m.ts, /see the file/);
-    const notices = postsIn(h, W.general, m.ts).filter((c) => /attachments/.test(c.params.text ?? ''));
+    const notices = postsIn(h, W.general, m.ts).filter((c) => /Not sent to the agent: a\.png \(only text files are sent\)/.test(c.params.text ?? ''));
     expect(notices).toHaveLength(1);
   });
 

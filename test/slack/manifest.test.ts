@@ -18,10 +18,22 @@ const items = (yaml: string, key: string) => {
 describe.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])('%s', (file) => {
   const yaml = read(file);
   it('subscribes to what the adapter listens for and grants what it calls', () => {
-    expect(items(yaml, 'bot_events').sort()).toEqual(['app_mention', 'app_uninstalled', 'message.channels', 'message.groups', 'message.im', 'message.mpim', 'tokens_revoked']);
+    expect(items(yaml, 'bot_events').sort()).toEqual([
+      'app_mention',
+      'app_uninstalled',
+      'assistant_thread_context_changed',
+      'assistant_thread_started',
+      'message.channels',
+      'message.groups',
+      'message.im',
+      'message.mpim',
+      'tokens_revoked',
+    ]);
     expect(items(yaml, 'bot')).toEqual(
-      expect.arrayContaining(['app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history', 'chat:write', 'reactions:write', 'users:read', 'commands']),
+      expect.arrayContaining(['app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history', 'chat:write', 'reactions:write', 'users:read', 'commands', 'assistant:write', 'files:read']),
     );
+    expect(yaml).toMatch(/\n {2}assistant_view:\n {4}assistant_description: \S/);
+    expect(yaml).toMatch(/- name: Ask the agent\n\s+type: message\n\s+callback_id: ask_agent\n/);
     expect(yaml).toMatch(/- command: \/agent\n/);
     expect(yaml).toMatch(/messages_tab_enabled: true/);
     expect(yaml).toMatch(/interactivity:\n\s+is_enabled: true/);

@@ -1,5 +1,7 @@
 import type { AutocompleteInteraction, ApplicationCommandOptionChoiceData } from 'discord.js';
 import type { Instance } from '../../../src/agent-api/types.js';
+import { withTimeout } from '../../../src/commands/agent-errors.js';
+import { findCommand } from '../../../src/commands/registry.js';
 import type { Commands } from '../../../src/commands/types.js';
 
 /** Discord shows at most 25 choices; names and values are at most 100 characters. */
@@ -32,21 +34,8 @@ export function instanceChoices(instances: readonly Instance[], typed: string): 
   }));
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error('instance lookup timed out')), ms);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
-
 /**
- * Answers autocomplete for `instance` options from the cached instance list. Non-admins and
+ * Answers autocomplete for options the command table marks `autocompleteInstances`, from the cached instance list. Non-admins and
  * failed lookups get an empty list: autocomplete never shows an error.
  */
 export async function respondInstances(
@@ -55,10 +44,11 @@ export async function respondInstances(
   admin: boolean,
 ): Promise<void> {
   const focused = interaction.options.getFocused(true);
+  const option = findCommand(interaction.options.getSubcommand(false) ?? '')?.options.find((o) => o.name === focused.name);
   let choices: ApplicationCommandOptionChoiceData<string>[] = [];
-  if (admin && focused.name === 'instance') {
+  if (admin && option?.autocompleteInstances) {
     try {
-      choices = instanceChoices(await withTimeout(commands.cachedInstances(), LOOKUP_TIMEOUT_MS), String(focused.value));
+      choices = instanceChoices(await withTimeout(commands.cachedInstances(), LOOKUP_TIMEOUT_MS, 'listing instances'), String(focused.value));
     } catch {
       choices = [];
     }

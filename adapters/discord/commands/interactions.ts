@@ -6,11 +6,15 @@ import {
   type RepliableInteraction,
 } from 'discord.js';
 import type { Logger, SecretRegistry } from '../../../src/logger.js';
-import type { CommandCaller, CommandName, CommandReply, Commands } from '../../../src/commands/types.js';
+import type { CommandReply, Commands } from '../../../src/commands/types.js';
+import { runPlainCommand } from '../../../src/commands/dispatch.js';
 import { newRef } from '../../../src/commands/format.js';
+import { DEFAULT_COMMAND, findCommand, parsedFrom, type CommandEntry } from '../../../src/commands/registry.js';
 import { callerOf, isAdmin } from './access.js';
 import { respondInstances } from './autocomplete.js';
-import { COMMAND_NAME } from './definition.js';
+import { ASK_COMMAND_NAME, COMMAND_NAME } from './definition.js';
+import { onAskAgent, type AskDeps } from './ask-agent.js';
+import { onFeedbackClick, type FeedbackClickDeps } from '../feedback/click.js';
 import { KEY_FIELD, MAX_MODAL_INSTANCE_ID, VALUE_FIELD, credentialModal, instanceFromModalId } from './credential-modal.js';
 import { renderCommandReply } from './render.js';
 
@@ -19,13 +23,14 @@ export interface InteractionDeps {
   secrets: Pick<SecretRegistry, 'add' | 'redact'>;
   logger: Logger;
   adminRoleIds: readonly string[];
+  /** "Ask the agent" on a message; ignored when absent. */
+  ask?: AskDeps;
+  /** 👍/👎 clicks on replies; ignored when absent. */
+  feedback?: FeedbackClickDeps;
 }
 
 const EPHEMERAL = MessageFlags.Ephemeral;
 const NO_MENTIONS = { parse: [] as [] };
-const SUBCOMMANDS: ReadonlySet<string> = new Set<CommandName>([
-  'help', 'instances', 'bind', 'unbind', 'status', 'credential', 'set', 'why', 'audit',
-]);
 
 function problem(title: string, line: string): CommandReply {
   return { ok: false, title, lines: [line] };
@@ -42,57 +47,34 @@ async function answer(interaction: RepliableInteraction, reply: CommandReply, de
   for (const content of rest) await interaction.followUp({ content, flags: EPHEMERAL, allowedMentions: NO_MENTIONS });
 }
 
-async function runSubcommand(sub: string, i: ChatInputCommandInteraction, caller: CommandCaller, c: Commands) {
-  const instance = (i.options.getString('instance') ?? '').trim();
-  switch (sub) {
-    case 'instances':
-      return c.instances(caller);
-    case 'bind': {
-      if (!instance) return problem('Bind', 'Name the instance: `/agent bind instance:<id>`.');
-      const mode = i.options.getString('mode');
-      if (mode !== null && mode !== 'mention' && mode !== 'all') return problem('Bind', 'The mode is `mention` or `all`.');
-      return c.bind(caller, instance, mode ?? undefined);
-    }
-    case 'unbind':
-      return c.unbind(caller);
-    case 'status':
-      return c.status(caller);
-    case 'set': {
-      const setting = i.options.getString('setting') ?? '';
-      const value = i.options.getString('value') ?? '';
-      const quota = /^quota-(.+)$/.exec(setting);
-      return quota ? c.set(caller, 'quota', `${quota[1]} ${value}`) : c.set(caller, setting, value);
-    }
-    case 'why':
-      return c.why(caller);
-    case 'audit':
-      return c.audit(caller);
-    default:
-      return c.help();
-  }
+/** Capitalised command name, as the title of a problem with its options (`Bind`). */
+function titleOf(entry: CommandEntry): string {
+  return `${entry.name.charAt(0).toUpperCase()}${entry.name.slice(1)}`;
 }
 
 async function onCommand(i: ChatInputCommandInteraction, deps: InteractionDeps): Promise<void> {
-  const sub = i.options.getSubcommand(false) ?? 'help';
-  if (!SUBCOMMANDS.has(sub)) return answer(i, problem('Unknown command', 'Try `/agent help`.'), deps);
-  if (sub === 'help') return answer(i, deps.commands.help(), deps);
+  const sub = i.options.getSubcommand(false) ?? DEFAULT_COMMAND;
+  const entry = findCommand(sub);
+  // Aliases (`?`) are for typed text: Discord sends only the names it was given.
+  if (!entry || entry.name !== sub) return answer(i, problem('Unknown command', 'Try `/agent help`.'), deps);
   const caller = callerOf(i);
-  if (!isAdmin(i, deps.adminRoleIds)) {
+  if (entry.admin && !isAdmin(i, deps.adminRoleIds)) {
     await i.deferReply({ flags: EPHEMERAL });
-    return answer(i, await deps.commands.refuse(caller, sub as CommandName), deps);
+    return answer(i, await deps.commands.refuse(caller, entry.name), deps);
   }
-  if (sub === 'credential') {
-    const instance = (i.options.getString('instance') ?? '').trim();
-    if (!instance) return answer(i, problem('Credential', 'Name the instance: `/agent credential instance:<id>`.'), deps);
-    if (instance.length > MAX_MODAL_INSTANCE_ID) {
+  const parsed = parsedFrom(entry, entry.readOptions?.((name) => (i.options.getString(name) ?? '').trim()) ?? {});
+  if (parsed.name === 'invalid') return answer(i, problem(titleOf(entry), parsed.error), deps);
+  if (parsed.name === 'credential') {
+    if (parsed.instanceId.length > MAX_MODAL_INSTANCE_ID) {
       return answer(i, problem('Credential', `That instance ID is too long (at most ${MAX_MODAL_INSTANCE_ID} characters).`), deps);
     }
     // A modal must be the first answer: no deferring here.
-    await i.showModal(credentialModal(instance));
+    await i.showModal(credentialModal(parsed.instanceId));
     return;
   }
-  await i.deferReply({ flags: EPHEMERAL });
-  return answer(i, await runSubcommand(sub, i, caller, deps.commands), deps);
+  // Commands anyone may run answer at once (help); the others may take a while.
+  if (entry.admin) await i.deferReply({ flags: EPHEMERAL });
+  return answer(i, await runPlainCommand(deps.commands, caller, parsed), deps);
 }
 
 /**
@@ -138,6 +120,10 @@ export function createInteractionHandler(deps: InteractionDeps): (interaction: I
       if (interaction.isChatInputCommand() && interaction.commandName === COMMAND_NAME) {
         return await onCommand(interaction, deps);
       }
+      if (interaction.isMessageContextMenuCommand() && interaction.commandName === ASK_COMMAND_NAME && deps.ask) {
+        return await onAskAgent(interaction, deps.ask);
+      }
+      if (interaction.isButton() && deps.feedback && (await onFeedbackClick(interaction, deps.feedback))) return;
       if (interaction.isModalSubmit()) {
         const instanceId = instanceFromModalId(interaction.customId);
         if (instanceId) return await onCredentialSubmit(interaction, instanceId, deps);

@@ -1,6 +1,6 @@
 import { Routes, type APIApplication } from 'discord-api-types/v10';
 import type { REST } from '@discordjs/rest';
-import { agentCommand } from './definition.js';
+import { agentCommand, askAgentCommand } from './definition.js';
 
 export interface RegisterResult {
   scope: 'guild' | 'global';
@@ -10,7 +10,7 @@ export interface RegisterResult {
 }
 
 /**
- * Puts `/agent` in place with one bulk overwrite: guild-scoped when a guild ID is given
+ * Puts `/agent` and "Ask the agent" in place with one bulk overwrite: guild-scoped when a guild ID is given
  * (updates at once, for development and single-server installs), global otherwise.
  */
 export async function registerCommands(
@@ -18,7 +18,7 @@ export async function registerCommands(
   options: { applicationId?: string; guildId?: string },
 ): Promise<RegisterResult> {
   const applicationId = options.applicationId ?? ((await rest.get(Routes.oauth2CurrentApplication())) as APIApplication).id;
-  const body = [agentCommand()];
+  const body = [agentCommand(), askAgentCommand()];
   const route = options.guildId
     ? Routes.applicationGuildCommands(applicationId, options.guildId)
     : Routes.applicationCommands(applicationId);

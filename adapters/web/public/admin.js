@@ -85,6 +85,20 @@ export function createAdmin({ getUser, getChannel, onBindingsChanged }) {
     summary.className = 'binding-summary bound';
   }
 
+  /**
+   * The setting dropdowns show the channel's stored values, except one the user has changed
+   * and not yet set (the 3 s refresh must not undo a choice in progress).
+   */
+  const choosing = new Set();
+  for (const id of ['set-errors-value', 'set-context-value']) $(id).addEventListener('change', () => choosing.add(id));
+  function showSettings() {
+    const b = bindingOf(getChannel().id);
+    for (const [id, value] of [['set-errors-value', b?.errorPolicy ?? 'reply'], ['set-context-value', b?.context ?? 'off']]) {
+      const select = $(id);
+      if (!choosing.has(id) && [...select.options].some((o) => o.value === value)) select.value = value;
+    }
+  }
+
   async function loadBindings() {
     try {
       bindings = (await api('bindings')).bindings;
@@ -102,6 +116,7 @@ export function createAdmin({ getUser, getChannel, onBindingsChanged }) {
         : el('p', 'muted', 'No channel is bound yet.'),
     );
     renderBindingSummary();
+    showSettings();
     onBindingsChanged?.(bindings);
   }
 
@@ -155,6 +170,8 @@ export function createAdmin({ getUser, getChannel, onBindingsChanged }) {
       const setting = form.dataset.setting;
       const field = (name) => form.querySelector(`[name="${name}"]`).value;
       const value = setting === 'quota' ? `${field('name')} ${field('limit')}` : field('value');
+      const select = form.querySelector('select[name="value"]');
+      if (select) choosing.delete(select.id);
       await run('set', { setting, value });
       await loadBindings();
     });
@@ -176,10 +193,13 @@ export function createAdmin({ getUser, getChannel, onBindingsChanged }) {
       const b = bindingOf(getChannel().id);
       if (b) $('bind-instance').value = b.instanceId;
       renderBindingSummary();
+      choosing.clear();
+      showSettings();
       output.replaceChildren();
     },
     openCredentialForm(instanceId) {
       if (instances.some((i) => i.id === instanceId)) $('cred-instance').value = instanceId;
+      $('credential-form').scrollIntoView({ block: 'center' });
       $('cred-key').focus();
     },
     refreshSoon: () => setTimeout(loadQueue, 300),

@@ -3,6 +3,7 @@
 import { api, el } from './api.js';
 import { createAdmin } from './admin.js';
 import { createChat } from './chat.js';
+import { renderInline } from './markdown.js';
 
 const nameField = document.getElementById('user-name');
 const STORED_NAME = 'agent-bridge.playground.name';
@@ -15,6 +16,12 @@ function getUser() {
 }
 
 nameField.value = localStorage.getItem(STORED_NAME) || 'guest';
+
+// The skip link moves focus without touching the URL: its hash names the channel.
+document.querySelector('.skip-link').addEventListener('click', (e) => {
+  e.preventDefault();
+  document.getElementById('composer-text').focus();
+});
 nameField.addEventListener('change', () => localStorage.setItem(STORED_NAME, getUser()));
 
 const admin = createAdmin({
@@ -43,7 +50,7 @@ function selectChannel(channel) {
     else button.removeAttribute('aria-current');
   }
   document.getElementById('channel-title').textContent = `#${channel.name}`;
-  document.getElementById('channel-topic').textContent = channel.topic;
+  document.getElementById('channel-topic').replaceChildren(renderInline(channel.topic ?? '', document.createDocumentFragment()));
   document.getElementById('tools-channel').textContent = `#${channel.name}`;
   document.title = `#${channel.name} – agent-bridge playground`;
   history.replaceState(null, '', `#${channel.id}`);

@@ -1,4 +1,4 @@
-/* global document, CSS, EventSource -- browser module, served as is */
+/* global document, CSS, EventSource, localStorage, setTimeout -- browser module, served as is */
 // The chat pane: one channel's events over Server-Sent Events, and the message box.
 import { api, el, time, uuid } from './api.js';
 import { renderInline, renderMarkdown } from './markdown.js';
@@ -15,6 +15,30 @@ const DROPPED = {
   over_quota: 'not sent: over the quota',
   redis_unavailable: 'not sent: the queue is unavailable',
 };
+
+/** Delivery notes ("not sent: over the quota") outlive a reload: kept in the browser, newest last. */
+const STORED_RESULTS = 'agent-bridge.playground.results';
+const MAX_STORED_RESULTS = 300;
+
+function loadResults() {
+  try {
+    return new Map(JSON.parse(localStorage.getItem(STORED_RESULTS) || '[]'));
+  } catch {
+    return new Map();
+  }
+}
+
+function saveResults(results) {
+  try {
+    localStorage.setItem(STORED_RESULTS, JSON.stringify([...results].slice(-MAX_STORED_RESULTS)));
+  } catch {
+    // Storage full or refused: the note lasts until the reload.
+  }
+}
+
+/** How often the page asks whether the queue (Redis) is available. */
+const QUEUE_CHECK_MS = 1000;
+const QUEUE_DOWN = 'The queue is unavailable, retrying… (the bridge lost its Redis connection)';
 
 /** A "working" event this old without its "done" is a worker that went away. */
 const STALE_WORKING_MS = 10 * 60 * 1000;
@@ -38,12 +62,22 @@ export function createChat({ getUser, onActivity, onCredentialForm }) {
   let source;
   let seen = new Set();
   let working = new Map();
-  const results = new Map();
+  const results = loadResults();
+  const emptyHint = el('li', 'empty-hint');
+  emptyHint.append(
+    el('strong', undefined, 'No messages here yet. '),
+    'First bind this channel to an agent instance (the form above), then write a message that starts with ',
+    el('code', undefined, '@agent'),
+    ' (or tick “Mention the agent”). Type ',
+    el('code', undefined, '/agent help'),
+    ' for the commands.',
+  );
   let draftId = uuid();
   let sending = false;
 
   const nearBottom = () => list.scrollHeight - list.scrollTop - list.clientHeight < 80;
   const append = (item) => {
+    emptyHint.remove();
     const stick = nearBottom();
     list.append(item);
     if (stick) list.scrollTop = list.scrollHeight;
@@ -106,6 +140,7 @@ export function createChat({ getUser, onActivity, onCredentialForm }) {
       const body = el('div', 'msg-text markdown');
       body.append(renderMarkdown(event.text));
       item.append(body);
+      if (event.feedback) item.append(feedbackButtons(event.feedback));
       append(item);
     } else if (event.type === 'notice') {
       const item = el('li', 'msg msg-notice');
@@ -143,6 +178,7 @@ export function createChat({ getUser, onActivity, onCredentialForm }) {
     };
     source.addEventListener('ready', () => {
       list.setAttribute('aria-busy', 'false');
+      if (list.children.length === 0) list.append(emptyHint);
       list.scrollTop = list.scrollHeight;
       if (sendStatus.dataset.kind === 'connection') status('');
     });
@@ -155,6 +191,31 @@ export function createChat({ getUser, onActivity, onCredentialForm }) {
   function status(text, kind = '') {
     sendStatus.textContent = text;
     sendStatus.dataset.kind = kind;
+  }
+
+  // 👍/👎 on the last chunk of a reply: one vote per user per reply (a second click replaces it).
+  function feedbackButtons(ref) {
+    const row = el('p', 'msg-feedback');
+    const said = el('span', 'muted');
+    for (const [rating, label, words] of [['positive', '👍', 'Good response'], ['negative', '👎', 'Bad response']]) {
+      const button = el('button', 'feedback-button', label);
+      button.type = 'button';
+      button.dataset.rating = rating;
+      button.setAttribute('aria-label', words);
+      button.addEventListener('click', async () => {
+        const userName = getUser();
+        if (!userName) return void (said.textContent = 'Enter your name at the top first.');
+        try {
+          const data = await api('feedback', { channel, userName, rating, ...ref });
+          said.textContent = data.text;
+        } catch (err) {
+          said.textContent = err.message;
+        }
+      });
+      row.append(button, ' ');
+    }
+    row.append(said);
+    return row;
   }
 
   function ephemeral(reply) {
@@ -172,14 +233,19 @@ export function createChat({ getUser, onActivity, onCredentialForm }) {
     if (!text.trim()) return status('Type a message first.');
     sending = true;
     sendButton.disabled = true;
+    let keepFocus = true;
     try {
       if (/^\/agent(\s|$)/i.test(text.trim())) {
         const data = await api('command-text', { channel, userName, text: text.trim().slice(6) });
         ephemeral(data.reply);
-        if (data.credentialFormFor) onCredentialForm?.(data.credentialFormFor);
+        if (data.credentialFormFor) {
+          onCredentialForm?.(data.credentialFormFor);
+          keepFocus = false;
+        }
       } else {
         const data = await api('messages', { channel, userName, messageId: draftId, text, mention: mention.checked });
         results.set(data.messageId, data.result);
+        saveResults(results);
         showResult(data.messageId);
         draftId = uuid();
       }
@@ -187,11 +253,13 @@ export function createChat({ getUser, onActivity, onCredentialForm }) {
       status('');
     } catch (err) {
       // The draft keeps its ID, so sending it again cannot make a second message.
-      status(err.message);
+      if (err.status === 503) status(QUEUE_DOWN, 'queue');
+      else status(err.message);
     } finally {
       sending = false;
       sendButton.disabled = false;
-      textarea.focus();
+      // A command that opened a form leaves the focus there.
+      if (keepFocus) textarea.focus();
     }
   }
 
@@ -209,6 +277,19 @@ export function createChat({ getUser, onActivity, onCredentialForm }) {
     // A changed draft is a new message.
     if (!sending) draftId = uuid();
   });
+
+  // The bridge answers /status from memory, even while Redis is gone, so the page can say so at once.
+  async function checkQueue() {
+    try {
+      const { queue } = await api('status');
+      if (queue !== 'ok' && sendStatus.dataset.kind !== 'queue') status(QUEUE_DOWN, 'queue');
+      if (queue === 'ok' && sendStatus.dataset.kind === 'queue') status('');
+    } catch {
+      // The bridge itself is away: the event stream says "Connection lost".
+    }
+    setTimeout(checkQueue, QUEUE_CHECK_MS);
+  }
+  checkQueue();
 
   return {
     setChannel(channelId, name) {

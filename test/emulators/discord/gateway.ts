@@ -2,11 +2,13 @@
  * The emulator's gateway: Discord's WebSocket protocol (v10, JSON, no compression). HELLO,
  * IDENTIFY → READY + GUILD_CREATE, heartbeats, RESUME with replay of missed events, intent
  * filtering (MessageContent blanks content), close 4014 for a disallowed privileged intent.
+ * Multi-shard: IDENTIFY carries `shard: [id, count]`; a guild's events go to the session of shard
+ * `(guild_id >> 22) % count`, DMs to shard 0; each session's READY lists only its guilds.
  */
 import type { Server } from 'node:http';
 import { WebSocketServer, WebSocket } from 'ws';
 import { guildCreate, userObject, type Json } from './payloads.js';
-import type { World } from './world.js';
+import { allGuildIds, shardOf, type World } from './world.js';
 
 export const OP = { Dispatch: 0, Heartbeat: 1, Identify: 2, Resume: 6, Reconnect: 7, InvalidSession: 9, Hello: 10, HeartbeatAck: 11 };
 export const INTENTS = { Guilds: 1 << 0, GuildMessages: 1 << 9, DirectMessages: 1 << 12, MessageContent: 1 << 15 };
@@ -21,6 +23,8 @@ export interface GatewayOptions {
 
 interface Session {
   id: string;
+  /** [shard_id, shard_count] from IDENTIFY ([0, 1] when absent). */
+  shard: [number, number];
   seq: number;
   intents: number;
   socket?: WebSocket;
@@ -33,15 +37,29 @@ export interface GatewayStats {
   resumes: number;
   heartbeats: number;
   closes: number[];
-  /** Every dispatch: event name, sequence, session, and whether it was written at once. */
-  dispatched: Array<{ t: string; s: number; session: string; sent: boolean }>;
+  /** Every dispatch: event name, sequence, session, shard, and whether it was written at once. */
+  dispatched: Array<{ t: string; s: number; session: string; shard: number; sent: boolean }>;
+  /** Every accepted IDENTIFY: which shard, when (ms), for identify-concurrency checks. */
+  identifyLog: Array<{ shard: number; shardCount: number; at: number }>;
+  /** Every accepted RESUME, by shard. */
+  resumeLog: Array<{ shard: number; at: number }>;
 }
 
 export class Gateway {
-  readonly stats: GatewayStats = { connections: 0, identifies: 0, resumes: 0, heartbeats: 0, closes: [], dispatched: [] };
+  readonly stats: GatewayStats = {
+    connections: 0,
+    identifies: 0,
+    resumes: 0,
+    heartbeats: 0,
+    closes: [],
+    dispatched: [],
+    identifyLog: [],
+    resumeLog: [],
+  };
   private readonly wss: WebSocketServer;
   private readonly sessions = new Map<string, Session>();
-  private current?: Session;
+  /** The live session of each shard ID. */
+  private readonly current = new Map<number, Session>();
   private sessionCounter = 0;
 
   constructor(
@@ -55,10 +73,27 @@ export class Gateway {
     this.wss.on('connection', (ws) => this.onConnection(ws));
   }
 
-  /** Sends an event to the current session (buffered for RESUME when the socket is gone). */
-  dispatch(t: string, d: Json, needs?: { intent: number; messageContent?: 'blank-unless-exempt'; exempt?: boolean }): void {
-    const session = this.current;
+  /**
+   * Sends an event to the session of the shard that owns `guildId` (shard 0 for DMs and
+   * session-less events), buffered for RESUME when its socket is gone.
+   */
+  dispatch(
+    t: string,
+    d: Json,
+    needs?: { intent: number; messageContent?: 'blank-unless-exempt'; exempt?: boolean },
+    guildId?: string,
+  ): void {
+    const session = this.sessionFor(guildId);
     if (!session) return;
+    this.dispatchTo(session, t, d, needs);
+  }
+
+  private sessionFor(guildId: string | undefined): Session | undefined {
+    for (const s of this.current.values()) if (shardOf(guildId, s.shard[1]) === s.shard[0]) return s;
+    return undefined;
+  }
+
+  private dispatchTo(session: Session, t: string, d: Json, needs?: { intent: number; messageContent?: 'blank-unless-exempt'; exempt?: boolean }): void {
     if (needs && (session.intents & needs.intent) === 0) return;
     let data = d;
     if (needs?.messageContent && !needs.exempt && (session.intents & INTENTS.MessageContent) === 0) {
@@ -69,20 +104,30 @@ export class Gateway {
     session.buffer.push(event);
     if (session.buffer.length > REPLAY_BUFFER) session.buffer.shift();
     const sent = this.send(session.socket, { op: OP.Dispatch, ...event });
-    this.stats.dispatched.push({ t, s: event.s, session: session.id, sent });
+    this.stats.dispatched.push({ t, s: event.s, session: session.id, shard: session.shard[0], sent });
     this.onChange();
   }
 
-  /** Cuts the connection without a close frame, as a network failure would. The session stays resumable. */
-  drop(): void {
-    const socket = this.current?.socket;
-    if (this.current) this.current.socket = undefined;
-    socket?.terminate();
+  private sessionsOf(shardId?: number): Session[] {
+    const all = [...this.current.values()];
+    return shardId === undefined ? all : all.filter((s) => s.shard[0] === shardId);
+  }
+
+  /**
+   * Cuts the connection of one shard (every shard when none is named) without a close frame,
+   * as a network failure would. The session stays resumable.
+   */
+  drop(shardId?: number): void {
+    for (const session of this.sessionsOf(shardId)) {
+      const socket = session.socket;
+      session.socket = undefined;
+      socket?.terminate();
+    }
   }
 
   /** Tells the client its session is gone (op 9, not resumable): it must IDENTIFY again. */
-  invalidateSession(): void {
-    this.send(this.current?.socket, { op: OP.InvalidSession, d: false, s: null, t: null });
+  invalidateSession(shardId?: number): void {
+    for (const session of this.sessionsOf(shardId)) this.send(session.socket, { op: OP.InvalidSession, d: false, s: null, t: null });
   }
 
   /** Grants or withdraws the Message Content intent for the next IDENTIFY. */
@@ -90,8 +135,15 @@ export class Gateway {
     this.options.allowMessageContent = allow;
   }
 
+  /** True when at least one shard is connected and every shard's socket is open. */
   get connected(): boolean {
-    return this.current?.socket?.readyState === WebSocket.OPEN;
+    const all = [...this.current.values()];
+    return all.length > 0 && all.every((s) => s.socket?.readyState === WebSocket.OPEN);
+  }
+
+  /** Shard IDs whose session has an open socket. */
+  get connectedShards(): number[] {
+    return [...this.current.values()].filter((s) => s.socket?.readyState === WebSocket.OPEN).map((s) => s.shard[0]).sort((a, b) => a - b);
   }
 
   async close(): Promise<void> {
@@ -140,18 +192,24 @@ export class Gateway {
     if ((intents & INTENTS.MessageContent) !== 0 && !this.options.allowMessageContent) {
       return this.closeWith(ws, 4014, 'Disallowed intent(s).');
     }
+    const shard: [number, number] = Array.isArray(d.shard) ? [Number(d.shard[0]), Number(d.shard[1])] : [0, 1];
+    if (!Number.isInteger(shard[0]) || !Number.isInteger(shard[1]) || shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1]) {
+      return this.closeWith(ws, 4010, 'Invalid shard.');
+    }
     this.stats.identifies += 1;
-    const session: Session = { id: `session-${++this.sessionCounter}`, seq: 0, intents, socket: ws, buffer: [] };
+    this.stats.identifyLog.push({ shard: shard[0], shardCount: shard[1], at: Date.now() });
+    const session: Session = { id: `session-${++this.sessionCounter}`, shard, seq: 0, intents, socket: ws, buffer: [] };
     this.sessions.set(session.id, session);
-    this.current = session;
-    this.dispatch('READY', {
+    this.current.set(shard[0], session);
+    const guildIds = allGuildIds(this.world).filter((g) => shardOf(g, shard[1]) === shard[0]);
+    this.dispatchTo(session, 'READY', {
       v: 10,
       user: { ...userObject(this.world.bot), verified: true, mfa_enabled: false, flags: 0 },
-      guilds: [{ id: this.world.guildId, unavailable: true }],
+      guilds: guildIds.map((id) => ({ id, unavailable: true })),
       session_id: session.id,
       session_type: 'normal',
       resume_gateway_url: this.url(),
-      shard: [0, 1],
+      shard,
       application: { id: this.world.applicationId, flags: 0 },
       private_channels: [],
       relationships: [],
@@ -160,7 +218,7 @@ export class Gateway {
       geo_ordered_rtc_regions: [],
       user_settings: {},
     });
-    if ((intents & INTENTS.Guilds) !== 0) this.dispatch('GUILD_CREATE', guildCreate(this.world));
+    if ((intents & INTENTS.Guilds) !== 0) for (const id of guildIds) this.dispatchTo(session, 'GUILD_CREATE', guildCreate(this.world, id));
   }
 
   private resume(ws: WebSocket, d: Json): void {
@@ -172,9 +230,10 @@ export class Gateway {
       return;
     }
     this.stats.resumes += 1;
+    this.stats.resumeLog.push({ shard: session.shard[0], at: Date.now() });
     session.socket = ws;
-    this.current = session;
+    this.current.set(session.shard[0], session);
     for (const event of session.buffer) if (event.s > from) this.send(ws, { op: OP.Dispatch, ...event });
-    this.dispatch('RESUMED', {});
+    this.dispatchTo(session, 'RESUMED', {});
   }
 }

@@ -13,10 +13,15 @@ import { mentionedIds, messageCreateEvent, messageObject, type Json } from './pa
 import {
   autocompleteInteraction,
   commandInteraction,
+  componentInteraction,
+  messageCommandInteraction,
   modalSubmitInteraction,
   type InteractionBase,
 } from './interaction-payloads.js';
 import { allUsers, createWorld, snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
+
+/** Where the emulator serves attachment bytes (outside /api, as Discord's CDN is). */
+const ATTACHMENTS_PATH = '/attachments/';
 
 export type { EmuInteraction, RestCall, Fault, EmuChannel, EmuUser, World, Json, GatewayStats };
 
@@ -27,6 +32,22 @@ export interface DiscordEmulatorOptions {
   allowMessageContent?: boolean;
   /** @defaultValue 41250 (Discord's usual value) */
   heartbeatIntervalMs?: number;
+  /** Guilds beyond the main one (one text channel each), spread over shards. @defaultValue 0 */
+  extraGuilds?: number;
+  /** `shards` that `GET /gateway/bot` recommends. @defaultValue 1 */
+  recommendedShards?: number;
+  /** `session_start_limit.max_concurrency` of `GET /gateway/bot`. @defaultValue 1 */
+  maxConcurrency?: number;
+}
+
+/** A file attached to a user's message; the emulator serves it over HTTP at the attachment's `url`. */
+export interface AttachmentInput {
+  filename: string;
+  content: string | Buffer;
+  /** Omitted from the attachment object when null. @defaultValue 'text/plain; charset=utf-8' */
+  contentType?: string | null;
+  /** Overrides the `size` Discord reports (to test limits without large bodies). */
+  size?: number;
 }
 
 export interface SendMessageInput {
@@ -37,13 +58,14 @@ export interface SendMessageInput {
   replyTo?: string;
   /** A reply pings the replied-to author unless this is false (Discord's client default: ping). */
   pingReply?: boolean;
-  attachments?: number;
+  /** A count of small placeholder text files, or the files themselves. */
+  attachments?: number | AttachmentInput[];
   /** Message type (0 default, 19 reply, 7 member join…); derived when absent. */
   type?: number;
 }
 
 export class DiscordEmulator extends EventEmitter {
-  readonly world: World = createWorld();
+  readonly world: World;
   readonly store = new Store();
   readonly token: string;
   private readonly server: Server;
@@ -54,8 +76,10 @@ export class DiscordEmulator extends EventEmitter {
   constructor(options: DiscordEmulatorOptions = {}) {
     super();
     this.setMaxListeners(100);
+    this.world = createWorld({ extraGuilds: options.extraGuilds });
     this.token = options.token ?? 'emulator-bot-token';
     this.server = createServer((req, res) => {
+      if (req.url?.startsWith(ATTACHMENTS_PATH)) return this.serveAttachment(req.url, req.headers, res);
       this.rest.handle(req, res).catch((e: unknown) => {
         res.writeHead(500).end(String(e));
       });
@@ -72,6 +96,9 @@ export class DiscordEmulator extends EventEmitter {
       () => this.emit('change'),
     );
     this.rest = new RestApi(this.world, this.store, this.token, () => this.wsUrl, {
+      shards: options.recommendedShards ?? 1,
+      maxConcurrency: options.maxConcurrency ?? 1,
+    }, {
       botMessage: (channel, message) => {
         this.store.addMessage(channel.id, message);
         this.dispatchMessage(channel, this.world.bot, message, true);
@@ -127,14 +154,7 @@ export class DiscordEmulator extends EventEmitter {
       ...(input.replyTo
         ? { reference: { type: 0, message_id: input.replyTo, channel_id: input.channel.id, guild_id: input.channel.guildId }, referenced: referenced ?? null }
         : {}),
-      attachments: Array.from({ length: input.attachments ?? 0 }, (_, n) => ({
-        id: snowflake(),
-        filename: `file${n}.txt`,
-        size: 10,
-        url: `https://cdn.example/file${n}.txt`,
-        proxy_url: `https://cdn.example/file${n}.txt`,
-        content_type: 'text/plain',
-      })),
+      attachments: this.attachmentObjects(input),
     });
     this.store.addMessage(input.channel.id, message);
     this.dispatchMessage(input.channel, input.author, message, mentions.some((u) => u.id === this.world.bot.id));
@@ -148,6 +168,19 @@ export class DiscordEmulator extends EventEmitter {
     if (!channel || !author) throw new Error('redeliver: unknown channel or author');
     const mentionsBot = (message.mentions as Json[]).some((u) => u.id === this.world.bot.id);
     this.dispatchMessage(channel, author, message, mentionsBot);
+  }
+
+  /** A user picks a message command (context menu, type 3) such as "Ask the agent" on a message. */
+  runMessageCommand(input: InteractionBase & { target: Json; name?: string }): EmuInteraction {
+    const name = input.name ?? 'Ask the agent';
+    return this.interact(messageCommandInteraction(this.world, { ...input, name, commandId: this.commandId(name) }));
+  }
+
+  /** A user clicks a button (by `custom_id`) on a message the bot posted. */
+  clickButton(input: InteractionBase & { message: Json; customId: string }): EmuInteraction {
+    const ids = (input.message.components as Json[] | undefined)?.flatMap((row) => (row.components as Json[] | undefined) ?? []).map((c) => c.custom_id);
+    if (!ids?.includes(input.customId)) throw new Error(`clickButton: the message has no button ${input.customId}`);
+    return this.interact(componentInteraction(this.world, input));
   }
 
   runCommand(input: InteractionBase & { subcommand: string; options?: Record<string, string> }): EmuInteraction {
@@ -167,14 +200,27 @@ export class DiscordEmulator extends EventEmitter {
     for (let n = 0; n < count; n++) this.store.messageCreateFaults.push(fault);
   }
 
-  /** Cuts the gateway connection (no close frame). Events sent until the client resumes are replayed. */
-  dropConnection(): void {
-    this.gateway.drop();
+  /**
+   * Cuts the gateway connection of one shard, or of all (no close frame). Events sent until
+   * the client resumes are replayed.
+   */
+  dropConnection(shardId?: number): void {
+    this.gateway.drop(shardId);
   }
 
-  /** Forces a fresh IDENTIFY (op 9 with d=false). */
-  invalidateSession(): void {
-    this.gateway.invalidateSession();
+  /** Forces a fresh IDENTIFY (op 9 with d=false) on one shard, or on all. */
+  invalidateSession(shardId?: number): void {
+    this.gateway.invalidateSession(shardId);
+  }
+
+  /** Shard IDs with an open gateway connection. */
+  get connectedShards(): number[] {
+    return this.gateway.connectedShards;
+  }
+
+  /** Base URL of served attachments. */
+  get attachmentsUrl(): string {
+    return `http://127.0.0.1:${this.port}${ATTACHMENTS_PATH}`;
   }
 
   /** From the next IDENTIFY on, a MessageContent intent is refused with 4014 (or allowed again). */
@@ -222,15 +268,51 @@ export class DiscordEmulator extends EventEmitter {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
-  private commandId(): string {
+  private commandId(name = 'agent'): string {
     const cmds = this.store.commands.get(this.world.guildId) ?? this.store.commands.get('global') ?? [];
-    return (cmds.find((c) => c.name === 'agent')?.id as string | undefined) ?? '950000000000000001';
+    return (cmds.find((c) => c.name === name)?.id as string | undefined) ?? '950000000000000001';
+  }
+
+  private attachmentObjects(input: SendMessageInput): Json[] {
+    const files: AttachmentInput[] =
+      typeof input.attachments === 'number'
+        ? Array.from({ length: input.attachments }, (_, n) => ({ filename: `file${n}.txt`, content: `placeholder ${n}\n` }))
+        : (input.attachments ?? []);
+    return files.map((f) => {
+      const id = snowflake();
+      const body = typeof f.content === 'string' ? Buffer.from(f.content, 'utf8') : f.content;
+      const contentType = f.contentType === undefined ? 'text/plain; charset=utf-8' : f.contentType;
+      const url = `${this.attachmentsUrl}${input.channel.id}/${id}/${encodeURIComponent(f.filename)}`;
+      this.store.files.set(`${input.channel.id}/${id}`, { body, contentType });
+      return {
+        id,
+        filename: f.filename,
+        size: f.size ?? body.length,
+        url,
+        proxy_url: url,
+        ...(contentType !== null ? { content_type: contentType } : {}),
+      };
+    });
+  }
+
+  /** `GET /attachments/<channel>/<id>/<name>`: the file's bytes, like Discord's CDN (no token needed). */
+  private serveAttachment(url: string, headers: Record<string, string | string[] | undefined>, res: import('node:http').ServerResponse): void {
+    const [channelId, id] = url.slice(ATTACHMENTS_PATH.length).split('?')[0]!.split('/');
+    const file = this.store.files.get(`${channelId}/${id}`);
+    this.store.fileFetches.push({ url, authorization: headers.authorization as string | undefined, found: file !== undefined });
+    this.emit('change');
+    if (!file) {
+      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
+      return;
+    }
+    res.writeHead(200, { 'content-length': String(file.body.length), ...(file.contentType ? { 'content-type': file.contentType } : {}) });
+    res.end(file.body);
   }
 
   private interact(payload: Json): EmuInteraction {
     const interaction: EmuInteraction = { id: payload.id, token: payload.token, payload, responses: [], followups: [] };
     this.store.interactions.set(interaction.id, interaction);
-    this.gateway.dispatch('INTERACTION_CREATE', payload);
+    this.gateway.dispatch('INTERACTION_CREATE', payload, undefined, payload.guild_id as string | undefined);
     return interaction;
   }
 
@@ -240,7 +322,7 @@ export class DiscordEmulator extends EventEmitter {
       intent: isDm ? INTENTS.DirectMessages : INTENTS.GuildMessages,
       messageContent: 'blank-unless-exempt',
       exempt: isDm || mentionsBot || author.id === this.world.bot.id,
-    });
+    }, channel.guildId);
     this.emit('change');
   }
 }

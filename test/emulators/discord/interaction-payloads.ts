@@ -1,11 +1,14 @@
 /**
  * INTERACTION_CREATE payloads as Discord sends them: slash commands with a subcommand,
- * autocomplete (one option `focused`), and modal submits (Label components, type 18).
+ * message commands (context menu, `data.type` 3 with `resolved.messages`), button clicks
+ * (MESSAGE_COMPONENT), autocomplete (one option `focused`), and modal submits (Label components, type 18).
  */
 import { channelObject, memberObject, userObject, type Json } from './payloads.js';
 import { snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
 
-export const INTERACTION_TYPES = { ApplicationCommand: 2, Autocomplete: 4, ModalSubmit: 5 } as const;
+export const INTERACTION_TYPES = { ApplicationCommand: 2, MessageComponent: 3, Autocomplete: 4, ModalSubmit: 5 } as const;
+const COMMAND_TYPE_MESSAGE = 3;
+const COMPONENT_BUTTON = 2;
 const OPTION_STRING = 3;
 const OPTION_SUBCOMMAND = 1;
 
@@ -96,4 +99,36 @@ export function modalSubmitInteraction(world: World, input: ModalInput): Json {
       component: { type: 4, id: ++n, custom_id: customId, value },
     })),
   });
+}
+
+export interface MessageCommandInput extends InteractionBase {
+  commandId: string;
+  /** The command's name as registered, e.g. "Ask the agent". */
+  name: string;
+  /** The message the user right-clicked (as the emulator stored it). */
+  target: Json;
+}
+
+export function messageCommandInteraction(world: World, input: MessageCommandInput): Json {
+  return envelope(world, input, INTERACTION_TYPES.ApplicationCommand, {
+    id: input.commandId,
+    name: input.name,
+    type: COMMAND_TYPE_MESSAGE,
+    target_id: input.target.id,
+    ...(input.channel.guildId ? { guild_id: input.channel.guildId } : {}),
+    resolved: { messages: { [input.target.id]: input.target } },
+  });
+}
+
+export interface ComponentInput extends InteractionBase {
+  /** The message carrying the button. */
+  message: Json;
+  customId: string;
+}
+
+export function componentInteraction(world: World, input: ComponentInput): Json {
+  return {
+    ...envelope(world, input, INTERACTION_TYPES.MessageComponent, { custom_id: input.customId, component_type: COMPONENT_BUTTON }),
+    message: input.message,
+  };
 }

@@ -52,11 +52,12 @@ export function channelObject(ch: EmuChannel, world: World): Json {
   return { ...base, topic: null, nsfw: false, last_message_id: null, rate_limit_per_user: 0, parent_id: null };
 }
 
-export function guildCreate(world: World): Json {
-  const guildChannels = allChannels(world).filter((c) => c.guildId === world.guildId);
+export function guildCreate(world: World, guildId: string = world.guildId): Json {
+  const guildChannels = allChannels(world).filter((c) => c.guildId === guildId);
+  const extra = world.extraGuilds.find((g) => g.id === guildId);
   return {
-    id: world.guildId,
-    name: world.guildName,
+    id: guildId,
+    name: extra?.name ?? world.guildName,
     icon: null,
     owner_id: world.users.alice.id,
     unavailable: false,
@@ -72,7 +73,7 @@ export function guildCreate(world: World): Json {
     preferred_locale: 'en-US',
     nsfw_level: 0,
     system_channel_id: null,
-    roles: world.roles.map((r) => ({ color: 0, hoist: false, mentionable: false, flags: 0, icon: null, unicode_emoji: null, ...r })),
+    roles: (extra ? [{ ...world.roles[0]!, id: guildId }, ...world.roles.slice(2)] : world.roles).map((r) => ({ color: 0, hoist: false, mentionable: false, flags: 0, icon: null, unicode_emoji: null, ...r })),
     channels: guildChannels.filter((c) => c.type !== CHANNEL_TYPES.PublicThread).map((c) => channelObject(c, world)),
     threads: guildChannels.filter((c) => c.type === CHANNEL_TYPES.PublicThread).map((c) => channelObject(c, world)),
     members: [memberObject(world.bot, true)],
@@ -106,6 +107,8 @@ export interface MessageInput {
   type?: number;
   nonce?: string;
   webhookId?: string;
+  /** Action rows (buttons) as the bot sent them. */
+  components?: Json[];
 }
 
 /** A message object as REST returns it and MESSAGE_CREATE carries it (gateway extras added by the gateway). */
@@ -128,7 +131,7 @@ export function messageObject(m: MessageInput): Json {
     pinned: false,
     type: m.type ?? (m.reference ? 19 : 0),
     flags: 0,
-    components: [],
+    components: m.components ?? [],
     ...(m.nonce !== undefined ? { nonce: m.nonce } : {}),
     ...(m.webhookId ? { webhook_id: m.webhookId } : {}),
     ...(m.reference ? { message_reference: m.reference, referenced_message: m.referenced ?? null } : {}),

@@ -39,6 +39,7 @@ export class RestApi {
     private readonly store: Store,
     private readonly token: string,
     private readonly gatewayUrl: () => string,
+    private readonly gatewayInfo: { shards: number; maxConcurrency: number },
     private readonly hooks: RestHooks,
   ) {
     const S = '([^/]+)';
@@ -48,7 +49,11 @@ export class RestApi {
     const app = () => ({ id: world.applicationId, name: world.bot.username, description: '', bot_public: true, bot: bot(), flags: 0 });
     r('GET', '/gateway/bot', true, () => ({
       status: 200,
-      body: { url: this.gatewayUrl(), shards: 1, session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: 1 } },
+      body: {
+        url: this.gatewayUrl(),
+        shards: this.gatewayInfo.shards,
+        session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: this.gatewayInfo.maxConcurrency },
+      },
     }));
     r('GET', '/gateway', false, () => ({ status: 200, body: { url: this.gatewayUrl() } }));
     r('GET', '/users/@me', true, () => ({ status: 200, body: bot() }));
@@ -126,6 +131,9 @@ export class RestApi {
 
   private putCommands(c: Ctx, scope: string): Reply {
     const list = Array.isArray(c.json) ? (c.json as Json[]) : [];
+    // Context-menu commands (type 2 user, 3 message) take no description; names are 1–32 characters.
+    const bad = list.find((cmd) => (cmd.type === 2 || cmd.type === 3) && ((cmd.description ?? '') !== '' || !/^.{1,32}$/u.test(String(cmd.name))));
+    if (bad) return err(400, 50035, 'Invalid Form Body', { errors: { name: { _errors: [{ code: 'APPLICATION_COMMAND_INVALID', message: 'Invalid context menu command' }] } } });
     const saved = list.map((cmd) => ({ ...cmd, id: snowflake(), application_id: this.world.applicationId, version: snowflake(), type: cmd.type ?? 1 }));
     this.store.commands.set(scope, saved);
     return { status: 200, body: saved };
@@ -156,6 +164,12 @@ export class RestApi {
       return err(400, 50035, 'Invalid Form Body', { errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } } });
     }
     if (!content.trim()) return err(400, 50006, 'Cannot send an empty message');
+    const customIds = Array.isArray(body.components)
+      ? (body.components as Json[]).flatMap((row) => (Array.isArray(row.components) ? (row.components as Json[]) : [])).map((c) => String(c.custom_id ?? ''))
+      : [];
+    if (customIds.some((id) => id.length === 0 || id.length > 100)) {
+      return err(400, 50035, 'Invalid Form Body', { errors: { components: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH', message: 'Must be between 1 and 100 in length.' }] } } });
+    }
     const nonceKey = body.enforce_nonce && body.nonce !== undefined ? `${ch.id}:${String(body.nonce)}` : undefined;
     const earlier = nonceKey ? this.store.nonces.get(nonceKey) : undefined;
     if (earlier) return { status: 200, body: earlier };
@@ -180,6 +194,7 @@ export class RestApi {
       mentionEveryone: parse.includes('everyone') && /@(everyone|here)/.test(content),
       ...(referenced ? { reference: { type: 0, message_id: referenced.id, channel_id: ch.id, ...(ch.guildId ? { guild_id: ch.guildId } : {}) }, referenced } : {}),
       ...(body.nonce !== undefined ? { nonce: String(body.nonce) } : {}),
+      ...(Array.isArray(body.components) ? { components: body.components as Json[] } : {}),
     });
     if (nonceKey) this.store.nonces.set(nonceKey, message);
     this.hooks.botMessage(ch, message);

@@ -48,6 +48,10 @@ export class Store {
   readonly noAccess = new Set<string>();
   /** nonce → message, per channel, for `enforce_nonce`. */
   readonly nonces = new Map<string, Json>();
+  /** Attachment bytes by `<channel>/<attachment id>`. */
+  readonly files = new Map<string, { body: Buffer; contentType: string | null }>();
+  /** Every attachment download, with the Authorization header it carried (none is needed). */
+  readonly fileFetches: Array<{ url: string; authorization?: string; found: boolean }> = [];
 
   addMessage(channelId: string, message: Json): void {
     const list = this.messages.get(channelId) ?? [];

@@ -43,7 +43,30 @@ export function snowflake(): string {
 const perms = (...bits: bigint[]) => bits.reduce((a, b) => a | b, 0n).toString();
 const MEMBER = perms(PERMISSIONS.ViewChannel, PERMISSIONS.SendMessages, PERMISSIONS.ReadMessageHistory);
 
-export function createWorld() {
+/** A guild beyond the main one, with one text channel: for multi-shard tests. */
+export interface EmuGuild {
+  id: string;
+  name: string;
+  channel: EmuChannel;
+}
+
+/**
+ * Guild `k` of the extra guilds lands on shard `k % shardCount` for any power-of-two count up to
+ * 2^36: its ID is `(2^36 + k) << 22` (18 digits, a valid snowflake).
+ */
+export function extraGuildId(k: number): string {
+  return (((1n << 36n) + BigInt(k)) << 22n).toString();
+}
+
+function extraGuilds(count: number): EmuGuild[] {
+  return Array.from({ length: count }, (_, k) => {
+    const id = extraGuildId(k);
+    const channelId = (BigInt(id) + 1n).toString();
+    return { id, name: `Extra Guild ${k}`, channel: { id: channelId, type: CHANNEL_TYPES.GuildText, name: `general-${k}`, guildId: id } };
+  });
+}
+
+export function createWorld(options: { extraGuilds?: number } = {}) {
   const guildId = '900000000000000001';
   const adminRoleId = '900000000000000050';
   const botRoleId = '900000000000000051';
@@ -82,6 +105,8 @@ export function createWorld() {
     bot,
     users,
     channels,
+    /** More guilds (one channel each), spread over shards; the main guild stays `guildId`. */
+    extraGuilds: extraGuilds(options.extraGuilds ?? 0),
     roles: [
       { id: guildId, name: '@everyone', permissions: MEMBER, position: 0, managed: false },
       { id: adminRoleId, name: 'agent-admins', permissions: '0', position: 1, managed: false },
@@ -93,7 +118,18 @@ export function createWorld() {
 export type World = ReturnType<typeof createWorld>;
 
 export function allChannels(world: World): EmuChannel[] {
-  return Object.values(world.channels);
+  return [...Object.values(world.channels), ...world.extraGuilds.map((g) => g.channel)];
+}
+
+/** Every guild ID, the main one first. */
+export function allGuildIds(world: World): string[] {
+  return [world.guildId, ...world.extraGuilds.map((g) => g.id)];
+}
+
+/** The shard Discord routes a guild's events to; DMs (no guild) go to shard 0. */
+export function shardOf(guildId: string | undefined, shardCount: number): number {
+  if (!guildId || shardCount <= 1) return 0;
+  return Number((BigInt(guildId) >> 22n) % BigInt(shardCount));
 }
 
 export function allUsers(world: World): EmuUser[] {

@@ -4,6 +4,8 @@ import { OAuthServer, type OAuthApp } from './oauth.js';
 import { eventEnvelope, slashCommand, userMessage, viewSubmission, type EventTeam, type Json, type SlashCommandOptions, type UserMessageOptions } from './payloads.js';
 import { formBody, interactionBody, sendSigned, type SignatureMode } from './sender.js';
 import { startWebApi } from './web-api.js';
+import { assistantContextChanged, assistantMessage, assistantMethods, assistantThreadStarted, feedbackClick, messageShortcut } from './assistant.js';
+import { startFileHost } from './files.js';
 
 export { SlackState, findPings, MANIFEST_SCOPES, type RecordedCall, type EmulatedUser, type HeldCall, type MessageMetadata } from './state.js';
 export { slackSignature, sendSigned, type SignatureMode } from './sender.js';
@@ -70,7 +72,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
   if (options.oauth) state.oauth = new OAuthServer(state, options.oauth);
 
   const holder: { socket?: SocketModeServer } = {};
-  const web = await startWebApi(state, { 'apps.connections.open': () => holder.socket!.open() });
+  const web = await startWebApi(state, { ...assistantMethods(state), 'apps.connections.open': () => holder.socket!.open() });
+  const fileHost = await startFileHost(state);
   const socketMode = new SocketModeServer(web.server, state, web.baseUrl);
   holder.socket = socketMode;
   const id = state.identity;
@@ -140,6 +143,18 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     posted: state.posted.bind(state),
     userMessage: (o: UserMessageOptions) => userMessage(state, o),
     viewSubmission: (viewId: string, user: string, values: Record<string, Record<string, string>>) => viewSubmission(state, viewId, user, values),
+    /** Slack's file host: `files.add(...)` gives a `files[]` entry; `files.downloads` records each GET. */
+    files: fileHost,
+    assistantThreadStarted: (o: Parameters<typeof assistantThreadStarted>[1]) => assistantThreadStarted(state, o),
+    assistantContextChanged: (o: Parameters<typeof assistantContextChanged>[1]) => assistantContextChanged(state, o),
+    assistantMessage: (o: Parameters<typeof assistantMessage>[1]) => assistantMessage(state, o),
+    feedbackClick: (o: Parameters<typeof feedbackClick>[1]) => feedbackClick(state, o),
+    /** A message shortcut; its response_url is a fresh one of this emulator. */
+    messageShortcut(o: Omit<Parameters<typeof messageShortcut>[1], 'responseUrl'>) {
+      const id = state.nextId('R');
+      state.responseUrls.set(id, { uses: 0 });
+      return messageShortcut(state, { ...o, responseUrl: `${web.baseUrl}/respond/${id}` });
+    },
     /** Reactions the bot currently has on a message. */
     reactionsOn(channel: string, ts: string): string[] {
       const m = state.messages.find((x) => x.channel === channel && x.ts === ts);
@@ -150,6 +165,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
       state.heldCalls.splice(0);
       await socketMode.close();
       await web.close();
+      await fileHost.close();
     },
   };
 }

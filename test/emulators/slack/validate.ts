@@ -6,7 +6,7 @@
 
 type Json = Record<string, unknown>;
 
-const BLOCK_TYPES = new Set(['section', 'context', 'divider', 'header', 'actions', 'image', 'input', 'rich_text', 'markdown']);
+const BLOCK_TYPES = new Set(['section', 'context', 'context_actions', 'divider', 'header', 'actions', 'image', 'input', 'rich_text', 'markdown']);
 
 function textObject(t: unknown, max: number, where: string, plainOnly = false): string | undefined {
   if (!t || typeof t !== 'object') return `${where}: missing text object`;
@@ -38,6 +38,8 @@ function block(b: unknown, i: number, inModal: boolean): string | undefined {
       }
       return undefined;
     }
+    case 'context_actions':
+      return contextActions(o, where);
     case 'input': {
       if (!inModal) return `${where}: input blocks belong in modals`;
       const p = textObject(o.label, 2000, `${where}.label`, true);
@@ -52,6 +54,25 @@ function block(b: unknown, i: number, inModal: boolean): string | undefined {
     default:
       return undefined;
   }
+}
+
+/** Slack's AI feedback row: 1-5 elements, `feedback_buttons` or `icon_button`. */
+function contextActions(o: Json, where: string): string | undefined {
+  const els = o.elements;
+  if (!Array.isArray(els) || els.length === 0 || els.length > 5) return `${where}: context_actions needs 1-5 elements`;
+  for (const el of els as Json[]) {
+    if (el?.type === 'icon_button') continue;
+    if (el?.type !== 'feedback_buttons') return `${where}: context_actions element must be feedback_buttons or icon_button`;
+    if (typeof el.action_id !== 'string' || !el.action_id || el.action_id.length > 255) return `${where}: feedback_buttons needs action_id`;
+    for (const side of ['positive_button', 'negative_button'] as const) {
+      const b = el[side] as Json | undefined;
+      if (!b || typeof b !== 'object') return `${where}: feedback_buttons needs ${side}`;
+      const t = textObject(b.text, 75, `${where}.${side}`, true);
+      if (t) return t;
+      if (typeof b.value !== 'string' || !b.value || b.value.length > 2000) return `${where}.${side}: value must be 1-2000 characters`;
+    }
+  }
+  return undefined;
 }
 
 /** `blocks` as sent in a form (a JSON string) or a JSON body (an array). */

@@ -32,6 +32,27 @@ export async function until<T>(predicate: () => T | undefined | null | false | P
   }
 }
 
+/**
+ * Waits until `count()` reaches `total`, for as long as it keeps growing: it gives up only when
+ * the count has not moved for `stallMs`. A load test then holds on a busy shared machine (slow
+ * but moving) and still fails fast when the pipeline is stuck.
+ */
+export async function untilProgress(count: () => number, total: number, label: string, stallMs = 30_000, stepMs = 250): Promise<void> {
+  let last = -1;
+  let movedAt = Date.now();
+  for (;;) {
+    const n = count();
+    if (n >= total) return;
+    if (n !== last) {
+      last = n;
+      movedAt = Date.now();
+    } else if (Date.now() - movedAt > stallMs) {
+      throw new Error(`${label}: no progress for ${stallMs} ms at ${n} of ${total}`);
+    }
+    await new Promise((r) => setTimeout(r, stepMs));
+  }
+}
+
 export const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** Runs `fn` over `items` with at most `limit` at a time, keeping each item's own order of calls. */

@@ -1,0 +1,90 @@
+import type { App } from '@slack/bolt';
+import type { BindingStore } from '../../src/bindings/types.js';
+import type { IncomingMessage } from '../../src/core/message.js';
+import type { Logger } from '../../src/logger.js';
+import { slackErrorCode } from './errors.js';
+import { handOver, type MessageListenerDeps } from './message-listener.js';
+import type { BotIdentity } from './normalise.js';
+import type { SeenOnce } from './seen-once.js';
+import { slackTextToPlain } from './slack-text.js';
+import type { UserDirectory } from './user-directory.js';
+
+/** callback_id of the "Ask the agent" message shortcut (in the manifests). */
+export const ASK_AGENT_CALLBACK_ID = 'ask_agent';
+
+export interface AskShortcutDeps extends MessageListenerDeps {
+  bindings: BindingStore;
+  users: UserDirectory;
+  identity(): Promise<BotIdentity>;
+  seen: SeenOnce;
+  logger: Logger;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+
+export const notBoundForShortcut =
+  "This channel isn't connected to an agent, so there is no one to ask. An admin can connect one with `/agent bind <instance-id>`.";
+
+/**
+ * "Ask the agent" on any message (`message_action`): the message's text, with its author's
+ * name, goes through the ingress like any message (quotas, dedupe, `/agent why`) to the
+ * instance bound to its channel, and the answer lands in that message's thread. One ask per
+ * user per message: a second click is a duplicate, never a second billed call.
+ */
+export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
+  app.shortcut({ type: 'message_action', callback_id: ASK_AGENT_CALLBACK_ID }, async ({ ack, shortcut, client }) => {
+    await ack();
+    const s = shortcut as unknown as Record<string, any>;
+    const channel = str(s.channel?.id);
+    const asker = str(s.user?.id);
+    const messageTs = str(s.message_ts) ?? str(s.message?.ts);
+    if (!channel || !asker || !messageTs) return;
+    const isDirect = channel.startsWith('D');
+    const bound = (await deps.bindings.get('slack', channel)) ?? (isDirect ? await deps.bindings.get('slack', 'dm') : undefined);
+    if (!bound) {
+      await client.chat
+        .postEphemeral({ channel, user: asker, text: notBoundForShortcut })
+        .catch((err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not explain an unbound shortcut'));
+      return;
+    }
+
+    const identity = await deps.identity();
+    const target = (s.message ?? {}) as Record<string, unknown>;
+    const authorId = str(target.user);
+    const author = str((target.user_profile as Record<string, unknown> | undefined)?.display_name) ??
+      (authorId ? await deps.users.get(authorId).then((u) => u.name, () => authorId) : str(target.username) ?? 'someone');
+    const askerName = str(s.user?.name);
+    const threadTs = str(target.thread_ts) ?? messageTs;
+    const messageId = `${channel}:${messageTs}:ask:${asker}`;
+    if (!(await deps.seen.first(messageId))) {
+      deps.logger.debug({ messageId }, 'Ask the agent: this user already asked about this message');
+      return;
+    }
+
+    const body = slackTextToPlain(str(target.text) ?? '', identity.userId);
+    const files = target.files;
+    const message: IncomingMessage = {
+      platform: 'slack',
+      messageId,
+      conversation: { platform: 'slack', workspaceId: str(s.team?.id) ?? identity.teamId ?? 'unknown', channelId: channel, threadId: threadTs },
+      bindingChannelId: isDirect ? 'dm' : channel,
+      userId: asker,
+      ...(askerName ? { userName: askerName } : {}),
+      text: (body.trim() || (Array.isArray(files) && files.length > 0)) ? `Message from ${author}:\n${body}` : '',
+      isDirect,
+      mentionsBot: true,
+      repliesToBot: false,
+      fromSelf: false,
+      fromBot: false,
+      hasAttachments: Array.isArray(files) && files.length > 0,
+      reply: { channelId: channel, threadId: threadTs, messageId: messageTs },
+      receivedAt: Date.now(),
+    };
+    try {
+      await handOver(deps, message, files);
+    } catch (err) {
+      await deps.seen.forget(messageId);
+      deps.logger.error({ err: { message: (err as Error).message } }, 'could not hand an "Ask the agent" shortcut to the ingress');
+    }
+  });
+}

@@ -1,0 +1,90 @@
+import { Assistant, type App } from '@slack/bolt';
+import type { BindingStore } from '../../src/bindings/types.js';
+import type { Logger } from '../../src/logger.js';
+import { DEFAULT_SUGGESTED_PROMPTS, type SuggestedPromptStore } from '../../src/prompts/suggested-prompts.js';
+import type { AssistantThreads } from './assistant-threads.js';
+import { slackErrorCode } from './errors.js';
+import type { createMessageHandler } from './message-listener.js';
+
+export interface AssistantDeps {
+  threads: AssistantThreads;
+  prompts: SuggestedPromptStore;
+  bindings: BindingStore;
+  logger: Logger;
+  /** The same handler as every other message: normalise, files, ingress. */
+  handleMessage: ReturnType<typeof createMessageHandler>;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
+/** Longest thread title set from the first message. */
+const TITLE_CHARS = 60;
+
+/**
+ * Slack's AI app surface (Bolt's `Assistant`, needs a paid plan and `assistant_view` in the
+ * manifest). A thread starts → the suggested prompts of the binding that will answer; the
+ * user switches channel → remembered for the thread; a message → the ingress, answered in
+ * the thread by the instance bound to the thread's context channel, else the `dm` binding,
+ * with the thread's transcript as context and the status line while the agent works.
+ */
+export function registerAssistant(app: App, deps: AssistantDeps): void {
+  const { logger } = deps;
+
+  /** Prompts of the binding that would answer: the context channel's, else the DM binding's, else defaults. */
+  const promptsFor = async (contextChannel: string | undefined): Promise<string[]> => {
+    for (const channel of [contextChannel, 'dm']) {
+      if (!channel) continue;
+      if (!(await deps.bindings.get('slack', channel))) continue;
+      const own = await deps.prompts.get('slack', channel);
+      if (own?.length) return own;
+    }
+    return DEFAULT_SUGGESTED_PROMPTS;
+  };
+
+  app.assistant(
+    new Assistant({
+      // Bolt's default store writes to the first bot message's metadata; the bridge keeps context in Redis.
+      threadContextStore: {
+        get: async () => ({}),
+        save: async () => undefined,
+      },
+      threadStarted: async ({ event, setSuggestedPrompts }) => {
+        const thread = event.assistant_thread;
+        const contextChannel = str(thread.context?.channel_id);
+        await deps.threads.setContextChannel(thread.channel_id, thread.thread_ts, contextChannel);
+        const titles = await promptsFor(contextChannel);
+        try {
+          await setSuggestedPrompts({ prompts: titles.map((title) => ({ title, message: title })) });
+        } catch (err) {
+          logger.warn({ code: slackErrorCode(err) }, 'could not set the suggested prompts');
+        }
+      },
+      threadContextChanged: async ({ event }) => {
+        const thread = event.assistant_thread;
+        await deps.threads.setContextChannel(thread.channel_id, thread.thread_ts, str(thread.context?.channel_id));
+      },
+      userMessage: async ({ body, message, setTitle }) => {
+        const m = message as unknown as Record<string, unknown>;
+        const dm = str(m.channel);
+        const threadTs = str(m.thread_ts);
+        if (!dm || !threadTs) return;
+        const contextChannel = await deps.threads.contextChannel(dm, threadTs).catch(() => undefined);
+        const outcome = await deps.handleMessage(body, (msg) => ({
+          ...msg,
+          isDirect: true,
+          // The ingress tries this channel's binding, then the `dm` binding.
+          bindingChannelId: contextChannel ?? 'dm',
+          forceThreadContext: true,
+          reply: { ...msg.reply, assistantThread: true },
+        }));
+        if (outcome?.status !== 'queued') return;
+        const text = str(m.text);
+        if (text && (await deps.threads.claimTitle(dm, threadTs).catch(() => false))) {
+          const flat = text.replace(/\s+/g, ' ').trim();
+          await setTitle(flat.length > TITLE_CHARS ? `${flat.slice(0, TITLE_CHARS - 1)}…` : flat).catch((err: unknown) =>
+            logger.warn({ code: slackErrorCode(err) }, 'could not set the assistant thread title'),
+          );
+        }
+      },
+    }),
+  );
+}

@@ -1,0 +1,99 @@
+/**
+ * The peer of scenario 7: the plain bot a team would write without the bridge. A Bolt app
+ * (HTTP receiver, signed events, processBeforeResponse off) adds one BullMQ job per
+ * app_mention; a BullMQ worker in the same process calls the agent and posts the answer in
+ * the thread with Bolt's client. Replies keep per-thread order with an in-process chain per
+ * thread (jobs are taken in queue order by this one worker). No exactly-once machinery: no
+ * dedup, no fencing, no crash resume. Same agent client settings as the bridge.
+ */
+import { createServer } from 'node:net';
+import bolt from '@slack/bolt';
+import { Queue, Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { Agent, request } from 'undici';
+import { ready, serve } from '../lib/ipc.js';
+import { exitSoon, probeHandlers } from './probe.js';
+
+const env = (name: string): string => {
+  const v = process.env[name];
+  if (!v) throw new Error(`${name} is missing`);
+  return v;
+};
+
+interface PeerJob {
+  channel: string;
+  threadTs: string;
+  text: string;
+}
+
+const queueName = 'peer-chat';
+const prefix = env('QUEUE_PREFIX');
+const agentUrl = `${env('AGENT_API_BASE_URL')}/chat`;
+const apiKey = env('AGENT_API_KEY');
+const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null, headersTimeout: 0, bodyTimeout: 0 });
+const connection = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null });
+const queue = new Queue<PeerJob>(queueName, { connection, prefix });
+
+const port = await freePort();
+const app = new bolt.App({
+  token: env('SLACK_BOT_TOKEN'),
+  signingSecret: env('SLACK_SIGNING_SECRET'),
+  clientOptions: { slackApiUrl: env('SLACK_API_URL') },
+  port,
+});
+app.event('app_mention', async ({ event }) => {
+  await queue.add('chat', { channel: event.channel, threadTs: event.thread_ts ?? event.ts, text: event.text }, { removeOnComplete: true });
+});
+
+const chains = new Map<string, Promise<void>>();
+/** Runs `work` after every earlier job of the same thread in this process. */
+function inOrder(thread: string, work: () => Promise<void>): Promise<void> {
+  const next = (chains.get(thread) ?? Promise.resolve()).then(work, work);
+  chains.set(thread, next);
+  void next.finally(() => chains.get(thread) === next && chains.delete(thread)).catch(() => undefined);
+  return next;
+}
+
+const workerConnection = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null });
+const worker = new Worker<PeerJob>(
+  queueName,
+  (job) =>
+    inOrder(job.data.threadTs, async () => {
+      const res = await request(agentUrl, {
+        method: 'POST',
+        headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ instanceId: 'demo-helper', message: job.data.text }),
+        dispatcher,
+      });
+      const { response } = (await res.body.json()) as { response: string };
+      if (res.statusCode !== 200) throw new Error(`agent answered ${res.statusCode}`);
+      await app.client.chat.postMessage({ channel: job.data.channel, thread_ts: job.data.threadTs, text: response });
+    }),
+  { connection: workerConnection, prefix, concurrency: Number(env('WORKER_CONCURRENCY')) },
+);
+worker.on('error', (err) => console.error(`peer worker error: ${err.message}`));
+await worker.waitUntilReady();
+await app.start();
+
+serve({
+  ...probeHandlers(),
+  stop: async () => {
+    await app.stop();
+    await worker.close();
+    await queue.close();
+    await Promise.all([connection.quit(), workerConnection.quit()]);
+    exitSoon();
+  },
+});
+ready({ httpPort: port });
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
+    });
+  });
+}

@@ -1,0 +1,157 @@
+import { Agent, request } from 'node:http';
+import { slackSignature } from '../../test/emulators/slack/sender.js';
+import { Child } from '../lib/children.js';
+import { deleteKeys } from '../lib/redis-admin.js';
+import { percentile } from '../lib/stats.js';
+import type { SlackInfo } from '../procs/services-types.js';
+import { row, TARGETS, type ResultRow } from '../report/rows.js';
+import type { BenchContext } from './context.js';
+
+const CHANNEL = 'C0GENERAL';
+const bridgeEntry = new URL('../procs/bridge-app.ts', import.meta.url);
+const peerEntry = new URL('../procs/slack-peer.ts', import.meta.url);
+type Kind = 'bridge' | 'peer';
+
+interface BurstResult {
+  throughput: number;
+  endToEndP50: number;
+  endToEndP99: number;
+  ackP50: number;
+  ackP99: number;
+  /** Replies that came back out of their thread's order. */
+  outOfOrder: number;
+}
+
+/** POSTs a signed body; resolves with the status once the answer is in (Date.now clock, ms). */
+function postSigned(url: URL, agent: Agent, secret: string, body: string): Promise<number> {
+  const timestamp = Math.floor(Date.now() / 1000);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'x-slack-request-timestamp': String(timestamp),
+          'x-slack-signature': slackSignature(secret, timestamp, body),
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/**
+ * One burst: 1,000 signed app_mention events over 100 threads (10 each), 20 senders each
+ * sending its next event once the previous was acknowledged; an instant agent; replies are
+ * read where they land, in the Slack emulator. End to end = event sent → reply stored.
+ */
+async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<BurstResult> {
+  const s = ctx.settings;
+  const prefix = `${ctx.runId}-s7-${kind}`;
+  const id = slack.identity;
+  const common = {
+    REDIS_URL: s.redisUrl,
+    QUEUE_PREFIX: prefix,
+    AGENT_API_BASE_URL: ctx.services.readyValue.agentBaseUrl,
+    AGENT_API_KEY: ctx.services.readyValue.agentApiKey,
+    SLACK_BOT_TOKEN: id.botToken,
+    SLACK_SIGNING_SECRET: id.signingSecret,
+    SLACK_API_URL: slack.apiUrl,
+    WORKER_CONCURRENCY: '50',
+  };
+  const env: Record<string, string> =
+    kind === 'bridge'
+      ? { ...common, ROLE: 'all', HTTP_PORT: '0', PLAYGROUND: 'false', LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '5000', BINDINGS: `slack:${CHANNEL}=demo-helper` }
+      : common;
+  const child = await Child.spawn<{ httpPort: number }>(kind === 'bridge' ? bridgeEntry : peerEntry, { label: `s7-${kind}`, profile: s.profile, env });
+  const agent = new Agent({ keepAlive: true });
+  try {
+    const url = new URL(`http://127.0.0.1:${child.readyValue.httpPort}/slack/events`);
+    const threads = await ctx.services.call<Array<{ threadTs: string; bodies: string[] }>>('slackBurst', {
+      channel: CHANNEL,
+      threads: s.peerThreads,
+      perThread: s.peerPerThread,
+      users: s.peerSenders,
+    });
+    await ctx.services.call('slackPosts'); // forget earlier posts
+    const total = s.peerThreads * s.peerPerThread;
+    const sentAt = new Map<string, number[]>(threads.map((t) => [t.threadTs, []]));
+    const acks: number[] = [];
+    // Sender j owns threads j, j + senders, ...; it walks them round by round.
+    const senders = Array.from({ length: s.peerSenders }, async (_, j) => {
+      const own = threads.filter((_, t) => t % s.peerSenders === j);
+      for (let k = 0; k < s.peerPerThread; k++) {
+        for (const t of own) {
+          const at = Date.now();
+          sentAt.get(t.threadTs)!.push(at);
+          const status = await postSigned(url, agent, id.signingSecret, t.bodies[k]!);
+          acks.push(Date.now() - at);
+          if (status !== 200) throw new Error(`${kind}: event answered ${status}`);
+        }
+      }
+    });
+    const started = Date.now();
+    await Promise.all(senders);
+
+    const posts: Array<{ threadTs: string; text: string; at: number }> = [];
+    const deadline = Date.now() + 60_000;
+    while (posts.length < total) {
+      posts.push(...(await ctx.services.call<typeof posts>('slackPosts')).filter((p) => sentAt.has(p.threadTs)));
+      if (Date.now() > deadline) throw new Error(`${kind}: ${posts.length} of ${total} replies within 60 s`);
+      if (posts.length < total) await new Promise((r) => setTimeout(r, 50));
+    }
+    const endToEnd: number[] = [];
+    const seen = new Map<string, number>();
+    let outOfOrder = 0;
+    for (const p of posts) {
+      const k = seen.get(p.threadTs) ?? 0;
+      seen.set(p.threadTs, k + 1);
+      endToEnd.push(p.at - sentAt.get(p.threadTs)![k]!);
+      if (!p.text.includes(` q${k}`)) outOfOrder++;
+    }
+    const last = Math.max(...posts.map((p) => p.at));
+    return {
+      throughput: total / ((last - started) / 1000),
+      endToEndP50: percentile(endToEnd, 50),
+      endToEndP99: percentile(endToEnd, 99),
+      ackP50: percentile(acks, 50),
+      ackP99: percentile(acks, 99),
+      outOfOrder,
+    };
+  } finally {
+    agent.destroy();
+    await child.stop();
+    await deleteKeys(ctx.redis, prefix);
+  }
+}
+
+/** Scenario 7: the bridge against a plain Bolt + BullMQ bot, same burst, same emulators, same run. */
+export async function peerScenario(ctx: BenchContext): Promise<ResultRow[]> {
+  const slack = await ctx.services.call<SlackInfo>('startSlack');
+  const r = {} as Record<Kind, BurstResult>;
+  // Alternating, peer first: neither side gets the warmer machine throughout.
+  for (const kind of ['peer', 'bridge'] as const) {
+    r[kind] = await burst(ctx, kind, slack);
+    ctx.log(
+      `  s7 ${kind}: ${Math.round(r[kind].throughput)} msg/s, end-to-end p50 ${r[kind].endToEndP50.toFixed(0)} p99 ${r[kind].endToEndP99.toFixed(0)} ms, ` +
+        `ack p50 ${r[kind].ackP50.toFixed(1)} p99 ${r[kind].ackP99.toFixed(1)} ms, ${r[kind].outOfOrder} out of thread order`,
+    );
+  }
+  const s = ctx.settings;
+  const note = `${s.peerThreads * s.peerPerThread} signed app_mention events, ${s.peerThreads} threads, ${s.peerSenders} closed-loop senders, instant agent; floor column = the plain Bolt + BullMQ peer`;
+  const order = `replies out of thread order: bridge ${r.bridge.outOfOrder}, peer ${r.peer.outOfOrder}`;
+  return [
+    row('7 · burst vs plain-bot peer: throughput', 'msg/s', r.bridge.throughput, r.peer.throughput, TARGETS.peerThroughput, note, 0),
+    row('7 · burst vs plain-bot peer: end-to-end p99', 'ms', r.bridge.endToEndP99, r.peer.endToEndP99, TARGETS.peerEndToEndP99, `p50 bridge ${r.bridge.endToEndP50.toFixed(0)}, peer ${r.peer.endToEndP50.toFixed(0)} ms; ${order}`, 0),
+    row('7 · burst vs plain-bot peer: ack p99', 'ms', r.bridge.ackP99, r.peer.ackP99, TARGETS.peerAckP99, `p50 bridge ${r.bridge.ackP50.toFixed(1)}, peer ${r.peer.ackP50.toFixed(1)} ms`, 1),
+  ];
+}

@@ -1,0 +1,52 @@
+import type { Redis } from 'ioredis';
+import type { Platform } from '../core/conversation.js';
+
+/** Most prompts Slack shows in an assistant thread. */
+export const MAX_SUGGESTED_PROMPTS = 4;
+/** Longest prompt title kept (Slack shows short titles; the title is also the message sent). */
+export const MAX_PROMPT_CHARS = 75;
+
+/** Shown when the binding has none of its own. */
+export const DEFAULT_SUGGESTED_PROMPTS = ['What can you help me with?', 'Summarise a topic for me', 'Help me write a message', 'Explain something step by step'];
+
+/**
+ * Suggested prompts per bound channel, set by admins (`/agent set prompts <title> | <title> …`).
+ * Kept in the hash `${prefix}:prompts`, field `${platform}:${channelId}`, beside the binding
+ * rather than in it, so the binding's format stays as it is.
+ */
+export interface SuggestedPromptStore {
+  get(platform: Platform, channelId: string): Promise<string[] | undefined>;
+  /** An empty list removes the channel's prompts (the defaults apply again). */
+  set(platform: Platform, channelId: string, prompts: string[]): Promise<string[]>;
+}
+
+/** Splits `a | b | c` into at most four trimmed, non-empty titles. */
+export function parsePromptList(text: string): string[] {
+  return text
+    .split('|')
+    .map((t) => t.replace(/\s+/g, ' ').trim().slice(0, MAX_PROMPT_CHARS))
+    .filter(Boolean)
+    .slice(0, MAX_SUGGESTED_PROMPTS);
+}
+
+export function createSuggestedPromptStore(options: { redis: Redis; prefix: string }): SuggestedPromptStore {
+  const key = `${options.prefix}:prompts`;
+  return {
+    async get(platform, channelId) {
+      const raw = await options.redis.hget(key, `${platform}:${channelId}`);
+      if (!raw) return undefined;
+      try {
+        const list = JSON.parse(raw) as unknown;
+        return Array.isArray(list) ? list.filter((t): t is string => typeof t === 'string').slice(0, MAX_SUGGESTED_PROMPTS) : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+    async set(platform, channelId, prompts) {
+      const clean = prompts.map((p) => p.trim().slice(0, MAX_PROMPT_CHARS)).filter(Boolean).slice(0, MAX_SUGGESTED_PROMPTS);
+      if (clean.length === 0) await options.redis.hdel(key, `${platform}:${channelId}`);
+      else await options.redis.hset(key, `${platform}:${channelId}`, JSON.stringify(clean));
+      return clean;
+    },
+  };
+}

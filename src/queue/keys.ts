@@ -1,0 +1,43 @@
+import type { Platform } from '../core/conversation.js';
+
+/**
+ * Every Redis key the bridge owns, in one place. All live under `<QUEUE_PREFIX>:chat`, beside
+ * BullMQ's own keys for the `chat` queue (`<prefix>:chat:<jobId>`, `:wait`, `:active`...):
+ * with Redis Cluster the prefix is a `{hash tag}` (src/redis.ts `bullPrefix`), so a mailbox
+ * script may touch a conversation's keys, its channel's backlog and the job's BullMQ lock in
+ * one call. Scripts get every key as a KEY, never build one from an argument.
+ *
+ * Stores outside src/queue keep their keys under the same base and name them in their own
+ * module: `bindings` (src/bindings), `{quota}:*` (src/quota), `why:*` (src/diagnostics),
+ * `audit` (src/audit), `slack:seen:*` (adapters/slack), `web:*` (adapters/web).
+ */
+export function queueKeys(base: string) {
+  const conversation = (conversationId: string) => `${base}:conv:${conversationId}`;
+  return {
+    base,
+    /** List of a conversation's unfinished message IDs, oldest first. */
+    mailbox: (conversationId: string) => `${conversation(conversationId)}:mbox`,
+    /** String: the job ID that holds (drains) the conversation. */
+    lease: (conversationId: string) => `${conversation(conversationId)}:lease`,
+    /** Hash of a conversation's message records: `<id>` = payload, `<id>:<progress field>`. */
+    messages: (conversationId: string) => `${conversation(conversationId)}:msgs`,
+    /** String: the bot answered in this conversation (follow-ups in a thread need no mention). */
+    answered: (conversationId: string) => `${base}:answered:${conversationId}`,
+    /** String: this platform message was accepted (redeliveries are duplicates). */
+    seen: (platform: Platform, messageId: string) => `${base}:seen:${platform}:${messageId}`,
+    /** Sorted set: a channel's unfinished message IDs by arrival, for fairness and its cap. */
+    channelPending: (platform: Platform, channelId: string) => `${base}:chan:${platform}:${channelId}:pending`,
+    /** Sorted set: conversations with accepted messages that no job has taken yet, by time. */
+    stranded: `${base}:stranded`,
+    /** String: a refusal notice of this kind went to this user; no other until it expires. */
+    noticeSent: (kind: string, platform: Platform, userId: string) => `${base}:notice:${kind}:${platform}:${userId}`,
+    /** List: the most recent messages the bridge gave up on. */
+    failures: `${base}:failures`,
+    /** BullMQ's lock of a job (value = the worker's token); read by the fenced scripts, never written. */
+    jobLock: (jobId: string) => `${base}:${jobId}:lock`,
+    /** BullMQ's set of jobs suspected stalled; a renewed lock takes its job out, as extendLock does. */
+    stalled: `${base}:stalled`,
+  };
+}
+
+export type QueueKeys = ReturnType<typeof queueKeys>;

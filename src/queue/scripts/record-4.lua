@@ -1,0 +1,45 @@
+--[[
+  Records one step of a message's progress (call started, the agent's reply, posting chunk i,
+  a failed attempt), only while the job still holds its BullMQ lock, and renews that lock as
+  BullMQ's own extendLock does: one round trip that checks ownership, keeps it and writes, so a
+  worker paused past its lock can never record over the worker that took its job.
+  A stale worker still records `posted` (a chunk it did post is a fact, whoever owns the job
+  now) but nothing that starts a new step.
+
+  Input:
+    KEYS[1] lock        string  BullMQ's lock of the job, value = its token
+    KEYS[2] messages    hash
+    KEYS[3] answered    string  marks the conversation as one the bot answered in
+    KEYS[4] stalled     set     BullMQ's stalled-candidates set of the queue
+
+    ARGV[1] lock token ('' = unfenced)
+    ARGV[2] message ID
+    ARGV[3] answered TTL (s); 0 leaves the mark alone
+    ARGV[4] lock duration (ms) to renew the lock for; 0 = do not renew
+    ARGV[5] job ID (member of `stalled`)
+    ARGV[6..] field, value pairs (field names without the message ID; '' deletes the field)
+
+  Output:
+    1  recorded
+    0  lost: the lock is not this job's (only `posted` was recorded), or the message is finished
+]]
+local rcall = redis.call
+if rcall('HEXISTS', KEYS[2], ARGV[2]) == 0 then return 0 end
+local prefix = ARGV[2] .. ':'
+local owned = ARGV[1] == '' or rcall('GET', KEYS[1]) == ARGV[1]
+for i = 6, #ARGV - 1, 2 do
+  if owned or ARGV[i] == 'posted' then
+    if ARGV[i + 1] == '' then
+      rcall('HDEL', KEYS[2], prefix .. ARGV[i])
+    else
+      rcall('HSET', KEYS[2], prefix .. ARGV[i], ARGV[i + 1])
+    end
+  end
+end
+if not owned then return 0 end
+if ARGV[1] ~= '' and tonumber(ARGV[4]) > 0 then
+  rcall('SET', KEYS[1], ARGV[1], 'PX', ARGV[4])
+  rcall('SREM', KEYS[4], ARGV[5])
+end
+if tonumber(ARGV[3]) > 0 then rcall('SET', KEYS[3], '1', 'EX', ARGV[3]) end
+return 1

@@ -1,0 +1,64 @@
+import type { Redis } from 'ioredis';
+
+/** Start-up stops here: Redis is missing, refuses our credentials, or lacks the database asked for. */
+export class RedisUnavailableError extends Error {
+  override name = 'RedisUnavailableError';
+}
+
+/** The URL as it may be shown: without user name and password. */
+export function redisWhere(url: string): string {
+  return url.replace(/\/\/[^@/]*@/, '//');
+}
+
+/**
+ * One line that says what is wrong with the Redis at `url`, from the first error of the
+ * start-up connection: a refused password is not "not reachable", and neither is a database
+ * index the server does not have.
+ */
+export function describeRedisStartupError(err: { message?: string } | undefined, url: string): string {
+  const where = redisWhere(url);
+  const message = err?.message ?? '';
+  if (/WRONGPASS|invalid password|invalid username-password/i.test(message)) {
+    return `Redis at ${where}: authentication failed (wrong user name or password): fix the password in REDIS_URL (redis://:password@host:port or redis://user:password@host:port)`;
+  }
+  if (/NOAUTH|Authentication required/i.test(message)) {
+    return `Redis at ${where}: authentication failed (this Redis requires a password): put it in REDIS_URL, for example redis://:password@host:port`;
+  }
+  if (/DB index is out of range|invalid DB index/i.test(message)) {
+    const db = /\/(\d+)\/?$/.exec(where)?.[1] ?? '?';
+    return `Redis at ${where}: database ${db} does not exist on this server (DB index is out of range): use a smaller number at the end of REDIS_URL, for example /0, or raise \`databases\` in redis.conf`;
+  }
+  if (/NOPERM|no permissions/i.test(message)) {
+    return `Redis at ${where}: the user in REDIS_URL lacks permissions (${message.split('\n')[0]}): grant it all commands and keys of the queue prefix, or use another user`;
+  }
+  return `Redis is not reachable at ${where}: start one with \`docker compose up -d redis\` or \`docker run -d -p 127.0.0.1:6379:6379 redis:7-alpine\`, or install it (Debian: \`apt-get install redis-server\`; macOS: \`brew install redis && brew services start redis\`), or set REDIS_URL`;
+}
+
+/**
+ * Resolves once Redis answers a PING with the configured credentials and database; otherwise
+ * rejects with a {@link RedisUnavailableError} saying what is wrong.
+ */
+export async function waitForRedis(redis: Redis, url: string, timeoutMs = 5_000): Promise<void> {
+  // ioredis reports a failed AUTH or SELECT as an 'error' event; a failed SELECT even leaves
+  // PING answering on database 0. The SELECT reply comes before PING's on the connection, so
+  // the first error is known by the time PING settles.
+  let firstError: Error | undefined;
+  const onError = (err: Error) => (firstError ??= err);
+  redis.on('error', onError);
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      redis.ping(),
+      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), timeoutMs))),
+    ]);
+  } catch (err) {
+    firstError ??= err as Error;
+  } finally {
+    clearTimeout(timer);
+    redis.off('error', onError);
+  }
+  if (firstError) {
+    redis.disconnect();
+    throw new RedisUnavailableError(describeRedisStartupError(firstError, url));
+  }
+}

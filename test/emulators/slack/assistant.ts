@@ -1,0 +1,151 @@
+import type { Params, MethodResult } from './methods.js';
+import type { SlackState } from './state.js';
+import type { Json } from './payloads.js';
+import { issueTrigger, userMessage } from './payloads.js';
+
+/**
+ * Slack's AI app surface, feedback buttons and message shortcuts, as the emulator serves them:
+ * the `assistant.threads.*` methods (strict about their arguments, as Slack is), `chat.getPermalink`,
+ * and builders of the events and interaction payloads Slack sends.
+ */
+
+const DM = /^D[A-Z0-9]{2,}$/;
+const CHANNEL = /^[CGD][A-Z0-9]{2,}$/;
+const TS = /^\d+\.\d+$/;
+const fail = (error: string, detail?: string): MethodResult => ({ ok: false, error, ...(detail ? { response_metadata: { messages: [detail] } } : {}) });
+
+function threadArgs(p: Params): MethodResult | undefined {
+  if (!p.channel_id || !DM.test(p.channel_id)) return fail('channel_not_found', 'channel_id must be the assistant DM');
+  if (!p.thread_ts || !TS.test(p.thread_ts)) return fail('invalid_arguments', 'thread_ts is required');
+  return undefined;
+}
+
+function jsonArray(raw: string | undefined): unknown[] | undefined {
+  if (raw === undefined) return undefined;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return Array.isArray(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function assistantMethods(state: SlackState): Record<string, (p: Params) => MethodResult> {
+  return {
+    'assistant.threads.setStatus': (p) => {
+      const bad = threadArgs(p);
+      if (bad) return bad;
+      if (p.status === undefined) return fail('invalid_arguments', 'status is required (empty clears it)');
+      if (p.status.length > 50) return fail('invalid_arguments', 'status longer than 50');
+      if (p.loading_messages !== undefined) {
+        const list = jsonArray(p.loading_messages);
+        if (!list || list.length > 10 || list.some((m) => typeof m !== 'string' || !m)) return fail('invalid_arguments', 'loading_messages must be 1-10 strings');
+      }
+      return {};
+    },
+    'assistant.threads.setSuggestedPrompts': (p) => {
+      const bad = threadArgs(p);
+      if (bad) return bad;
+      const prompts = jsonArray(p.prompts);
+      if (!prompts || prompts.length === 0 || prompts.length > 4) return fail('invalid_arguments', 'prompts must hold 1-4 prompts');
+      for (const x of prompts) {
+        const o = x as Record<string, unknown>;
+        if (!o || typeof o.title !== 'string' || !o.title || typeof o.message !== 'string' || !o.message) return fail('invalid_arguments', 'each prompt needs title and message');
+      }
+      return {};
+    },
+    'assistant.threads.setTitle': (p) => {
+      const bad = threadArgs(p);
+      if (bad) return bad;
+      if (!p.title) return fail('invalid_arguments', 'title is required');
+      return {};
+    },
+    'chat.getPermalink': (p) => {
+      if (!p.channel || !CHANNEL.test(p.channel)) return fail('channel_not_found');
+      if (!p.message_ts || !state.messages.some((m) => m.channel === p.channel && m.ts === p.message_ts)) return fail('message_not_found');
+      return { channel: p.channel, permalink: `https://emulated.slack.com/archives/${p.channel}/p${p.message_ts.replace('.', '')}` };
+    },
+  };
+}
+
+/** `assistant_thread_started`: the user opened the assistant; returns the thread's ts and the event. */
+export function assistantThreadStarted(state: SlackState, o: { user: string; dm: string; contextChannel?: string }): { threadTs: string; event: Json } {
+  // Slack opens the thread with a message of the app's own.
+  const threadTs = state.nextTs();
+  state.messages.push({ ts: threadTs, channel: o.dm, text: 'Hi, how can I help?', user: state.identity.botUserId, bot_id: state.identity.botId, reactions: new Map() });
+  return {
+    threadTs,
+    event: {
+      type: 'assistant_thread_started',
+      assistant_thread: {
+        user_id: o.user,
+        context: o.contextChannel ? { channel_id: o.contextChannel, team_id: state.identity.teamId, enterprise_id: null } : {},
+        channel_id: o.dm,
+        thread_ts: threadTs,
+      },
+      event_ts: state.nextTs(),
+    },
+  };
+}
+
+/** `assistant_thread_context_changed`: the user looks at another channel with the assistant open. */
+export function assistantContextChanged(state: SlackState, o: { user: string; dm: string; threadTs: string; contextChannel: string }): Json {
+  return {
+    type: 'assistant_thread_context_changed',
+    assistant_thread: {
+      user_id: o.user,
+      context: { channel_id: o.contextChannel, team_id: state.identity.teamId, enterprise_id: null },
+      channel_id: o.dm,
+      thread_ts: o.threadTs,
+    },
+    event_ts: state.nextTs(),
+  };
+}
+
+/** A message the user writes in an assistant thread (`message.im` with thread_ts). */
+export function assistantMessage(state: SlackState, o: { user: string; dm: string; threadTs: string; text: string; files?: Json[] }) {
+  return userMessage(state, {
+    channel: o.dm,
+    user: o.user,
+    text: o.text,
+    threadTs: o.threadTs,
+    channelType: 'im',
+    ...(o.files ? { files: o.files, subtype: 'file_share' } : {}),
+  });
+}
+
+/** A click on a message's `feedback_buttons` (`block_actions`). */
+export function feedbackClick(state: SlackState, o: { user: string; channel: string; messageTs: string; threadTs?: string; actionId: string; value: string }): Json {
+  return {
+    type: 'block_actions',
+    user: { id: o.user, username: o.user.toLowerCase(), name: o.user.toLowerCase(), team_id: state.identity.teamId },
+    api_app_id: state.identity.appId,
+    token: 'legacy-verification-token',
+    container: { type: 'message', message_ts: o.messageTs, channel_id: o.channel, is_ephemeral: false, ...(o.threadTs ? { thread_ts: o.threadTs } : {}) },
+    trigger_id: issueTrigger(state),
+    team: { id: state.identity.teamId, domain: 'emulated' },
+    channel: { id: o.channel, name: 'general' },
+    message: { type: 'message', ts: o.messageTs, ...(o.threadTs ? { thread_ts: o.threadTs } : {}), user: state.identity.botUserId, bot_id: state.identity.botId, text: '' },
+    actions: [{ type: 'feedback_buttons', action_id: o.actionId, block_id: 'fb', value: o.value, action_ts: String(Date.now() / 1000) }],
+  };
+}
+
+/** A message shortcut (`message_action`) on a stored message. */
+export function messageShortcut(state: SlackState, o: { user: string; channel: string; messageTs: string; callbackId: string; responseUrl: string }): Json {
+  const m = state.messages.find((x) => x.channel === o.channel && x.ts === o.messageTs);
+  if (!m) throw new Error(`no message ${o.messageTs} in ${o.channel}`);
+  return {
+    type: 'message_action',
+    token: 'legacy-verification-token',
+    action_ts: String(Date.now() / 1000),
+    team: { id: state.identity.teamId, domain: 'emulated' },
+    user: { id: o.user, username: o.user.toLowerCase(), name: o.user.toLowerCase(), team_id: state.identity.teamId },
+    channel: { id: o.channel, name: 'general' },
+    is_enterprise_install: false,
+    callback_id: o.callbackId,
+    trigger_id: issueTrigger(state),
+    response_url: o.responseUrl,
+    message_ts: o.messageTs,
+    message: { type: 'message', ts: m.ts, text: m.text, ...(m.user ? { user: m.user } : {}), ...(m.bot_id ? { bot_id: m.bot_id } : {}), ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}) },
+  };
+}

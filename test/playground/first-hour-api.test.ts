@@ -1,0 +1,48 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { post, startHarness, type Harness } from './harness.js';
+
+describe('playground API: what the first hour needs', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => {
+    await h.close();
+  });
+
+  const typed = async (text: string) => (await post(h, 'command-text', { channel: 'general', userName: 'Ann', text })).json as {
+    reply: { ok: boolean; title: string; lines: string[] };
+    credentialFormFor?: string;
+  };
+
+  it('GET /status says whether the queue (Redis) is available, from memory', async () => {
+    const res = await fetch(`${h.baseUrl}/playground/api/status`);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ queue: 'ok' });
+  });
+
+  it('counts messages given up on as "Gave up", not as "Completed"', async () => {
+    h.failures.push({ ref: 'ABC234', platform: 'web', conversationId: 'web:local:general', instanceId: 'inst_b', reason: 'agent bad_request', at: Date.now() });
+    const { counts, failures } = (await (await fetch(`${h.baseUrl}/playground/api/queue`)).json()) as {
+      counts: Record<string, number>;
+      failures: unknown[];
+    };
+    expect(counts).toMatchObject({ completed: 2, gaveUp: 1, failed: 1 });
+    expect(failures).toHaveLength(1);
+    h.failures.length = 0;
+  });
+
+  it('`credential <id>` opens the form for a known instance and refuses an unknown one with the known IDs', async () => {
+    const known = await typed('credential inst_a');
+    expect(known.credentialFormFor).toBe('inst_a');
+    const unknown = await typed('credential nope');
+    expect(unknown.credentialFormFor).toBeUndefined();
+    expect(unknown.reply.ok).toBe(false);
+    expect(unknown.reply.lines.join(' ')).toMatch(/no instance `nope`\. Known instances: `inst_a`, `inst_b`/);
+  });
+
+  it('a wrong value is "Not a valid value"; an unknown word is "Not a command"', async () => {
+    expect((await typed('set errors loud')).reply.title).toBe('Not a valid value');
+    expect((await typed('frobnicate')).reply.title).toBe('Not a command');
+  });
+});

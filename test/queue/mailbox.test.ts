@@ -1,0 +1,258 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { Mailbox, type Fence } from '../../src/queue/mailbox.js';
+import type { ChatMessage } from '../../src/queue/types.js';
+import { deleteKeys } from '../support/redis-cleanup.js';
+
+// Each script called directly against the real Redis, under a prefix of this file's own.
+const prefix = `test-mbox-${randomUUID().slice(0, 8)}:chat`;
+let redis: Redis;
+let mailbox: Mailbox;
+beforeAll(() => {
+  redis = new Redis('redis://127.0.0.1:6379');
+  mailbox = new Mailbox({ redis, prefix });
+});
+beforeEach(() => deleteKeys(prefix));
+afterAll(async () => {
+  await deleteKeys(prefix);
+  redis.disconnect();
+});
+
+let seq = 0;
+function message(conversationId = 'web:local:c1', channelId = 'c1'): ChatMessage {
+  seq++;
+  return {
+    platform: 'web',
+    messageId: `m${seq}`,
+    conversationId,
+    workspaceId: 'local',
+    channelId,
+    instanceId: 'inst-1',
+    text: `text ${seq}`,
+    userId: 'u1',
+    reply: { channelId, messageId: `m${seq}` },
+    receivedAt: Date.now(),
+    errorPolicy: 'reply',
+    context: 'off',
+  };
+}
+
+const unfenced = (jobId: string): Fence => ({ jobId, token: '' });
+
+/** Gives a job a BullMQ-style lock (`<prefix>:<jobId>:lock` = token) and returns its fence. */
+async function locked(jobId: string, token: string = randomUUID()): Promise<Fence> {
+  await redis.set(mailbox.keys.jobLock(jobId), token, 'PX', 30_000);
+  return { jobId, token };
+}
+
+describe('push', () => {
+  it('stores a message once: a redelivery is a duplicate and writes nothing', async () => {
+    const m = message();
+    expect(await mailbox.push(m)).toEqual({ status: 'queued', pending: 1 });
+    expect(await mailbox.push(m)).toEqual({ status: 'duplicate' });
+    expect(await redis.lrange(mailbox.keys.mailbox(m.conversationId), 0, -1)).toEqual([m.messageId]);
+    expect(await mailbox.wasSeen('web', m.messageId)).toBe(true);
+  });
+
+  it("counts the channel's unfinished messages and refuses beyond the cap, storing nothing", async () => {
+    const a = message('web:local:c1:t1');
+    const b = message('web:local:c1:t2');
+    const c = message('web:local:c1:t3');
+    expect(await mailbox.push(a, 2)).toEqual({ status: 'queued', pending: 1 });
+    expect(await mailbox.push(b, 2)).toEqual({ status: 'queued', pending: 2 });
+    expect(await mailbox.push(c, 2)).toEqual({ status: 'busy', pending: 2 });
+    expect(await mailbox.wasSeen('web', c.messageId)).toBe(false);
+    expect(await redis.exists(mailbox.keys.mailbox(c.conversationId))).toBe(0);
+    // Another channel is not affected.
+    expect((await mailbox.push(message('web:local:c2', 'c2'), 2)).status).toBe('queued');
+    // Finishing one frees a place.
+    const fence = unfenced('job-a');
+    const got = await mailbox.acquire(a.conversationId, fence);
+    expect(got.status).toBe('ok');
+    await mailbox.advance(a.conversationId, fence, { messageId: a.messageId, message: a });
+    expect(await mailbox.push(c, 2)).toEqual({ status: 'queued', pending: 2 });
+  });
+});
+
+describe('acquire', () => {
+  it('when free: takes the lease and returns the head with its progress', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const r = await mailbox.acquire(m.conversationId, unfenced('job-1'));
+    expect(r.status).toBe('ok');
+    if (r.status !== 'ok') return;
+    expect(r.head?.messageId).toBe(m.messageId);
+    expect(r.head?.message).toEqual(m);
+    expect(r.head?.progress).toEqual({ reply: undefined, posted: 0, attempts: 0, limited: 0, started: false, posting: undefined, agentMessageId: undefined });
+    expect(await redis.get(mailbox.keys.lease(m.conversationId))).toBe('job-1');
+  });
+
+  it('when held by another job: names the holder and changes nothing', async () => {
+    const m = message();
+    await mailbox.push(m);
+    await mailbox.acquire(m.conversationId, unfenced('job-1'));
+    expect(await mailbox.acquire(m.conversationId, unfenced('job-2'))).toEqual({ status: 'held', holder: 'job-1' });
+    expect(await redis.get(mailbox.keys.lease(m.conversationId))).toBe('job-1');
+  });
+
+  it('when already its own (a retried job): returns the head again', async () => {
+    const m = message();
+    await mailbox.push(m);
+    await mailbox.acquire(m.conversationId, unfenced('job-1'));
+    const again = await mailbox.acquire(m.conversationId, unfenced('job-1'));
+    expect(again.status === 'ok' && again.head?.messageId).toBe(m.messageId);
+  });
+
+  it('on an empty mailbox: releases the lease', async () => {
+    expect(await mailbox.acquire('web:local:nothing', unfenced('job-1'))).toEqual({ status: 'ok', head: undefined });
+    expect(await redis.exists(mailbox.keys.lease('web:local:nothing'))).toBe(0);
+  });
+
+  it('with a stale lock token: refused, nothing written', async () => {
+    const m = message();
+    await mailbox.push(m);
+    await locked('job-1', 'new-owner');
+    expect(await mailbox.acquire(m.conversationId, { jobId: 'job-1', token: 'old-owner' })).toEqual({ status: 'lost' });
+    expect(await redis.exists(mailbox.keys.lease(m.conversationId))).toBe(0);
+    expect((await mailbox.acquire(m.conversationId, { jobId: 'job-1', token: 'new-owner' })).status).toBe('ok');
+  });
+});
+
+describe('advance', () => {
+  it('pops only a matching head and returns the next one with the lease renewed', async () => {
+    const [a, b] = [message(), message()];
+    await mailbox.push(a);
+    await mailbox.push(b);
+    const fence = unfenced('job-1');
+    await mailbox.acquire(a.conversationId, fence);
+    // Not the head: nothing popped, the head is returned again.
+    const same = await mailbox.advance(a.conversationId, fence, { messageId: b.messageId, message: b });
+    expect(same !== 'lost' && same?.messageId).toBe(a.messageId);
+    const next = await mailbox.advance(a.conversationId, fence, { messageId: a.messageId, message: a });
+    expect(next !== 'lost' && next?.messageId).toBe(b.messageId);
+    expect(await redis.hexists(mailbox.keys.messages(a.conversationId), a.messageId)).toBe(0);
+    expect(await redis.get(mailbox.keys.lease(a.conversationId))).toBe('job-1');
+  });
+
+  it('releases the lease when the mailbox is empty, and deletes the finished record whole', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = unfenced('job-1');
+    await mailbox.acquire(m.conversationId, fence);
+    await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'hi', posting: 0 });
+    expect(await mailbox.advance(m.conversationId, fence, { messageId: m.messageId, message: m })).toBeUndefined();
+    expect(await redis.exists(mailbox.keys.lease(m.conversationId))).toBe(0);
+    expect(await redis.exists(mailbox.keys.messages(m.conversationId))).toBe(0);
+    expect(await redis.exists(mailbox.keys.channelPending('web', 'c1'))).toBe(0);
+  });
+
+  it('refuses a stale lock token: the head stays, the lease is untouched', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = await locked('job-1', 'mine');
+    await mailbox.acquire(m.conversationId, fence);
+    await redis.set(mailbox.keys.jobLock('job-1'), 'someone-else');
+    expect(await mailbox.advance(m.conversationId, fence, { messageId: m.messageId, message: m })).toBe('lost');
+    expect(await redis.lrange(mailbox.keys.mailbox(m.conversationId), 0, -1)).toEqual([m.messageId]);
+    expect(await redis.get(mailbox.keys.lease(m.conversationId))).toBe('job-1');
+  });
+});
+
+describe('record', () => {
+  it('writes progress and the answered mark while the lock is ours', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = await locked('job-1');
+    await mailbox.acquire(m.conversationId, fence);
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { started: 1 })).toBe(true);
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'the answer', agentMessageId: 'a-1', posting: 0 }, { answered: true })).toBe(true);
+    expect(await mailbox.isAnswered(m.conversationId)).toBe(true);
+    const head = await mailbox.acquire(m.conversationId, fence);
+    expect(head.status === 'ok' && head.head?.progress).toEqual({ reply: 'the answer', posted: 0, attempts: 0, limited: 0, started: true, posting: 0, agentMessageId: 'a-1' });
+    // '' deletes a field.
+    await mailbox.record(m.conversationId, m.messageId, fence, { started: '' });
+    const after = await mailbox.acquire(m.conversationId, fence);
+    expect(after.status === 'ok' && after.head?.progress.started).toBe(false);
+  });
+
+  it('refuses a stale token, an expired lock, and a finished message', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = await locked('job-1', 'mine');
+    await redis.set(mailbox.keys.jobLock('job-1'), 'taken-over');
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'late' }, { answered: true })).toBe(false);
+    await redis.del(mailbox.keys.jobLock('job-1'));
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'late' })).toBe(false);
+    expect(await redis.hexists(mailbox.keys.messages(m.conversationId), `${m.messageId}:reply`)).toBe(0);
+    expect(await mailbox.isAnswered(m.conversationId)).toBe(false);
+    // Finished (advanced by the job's new owner): no record comes back to life.
+    const owner = await locked('job-1', 'owner');
+    await mailbox.acquire(m.conversationId, owner);
+    await mailbox.advance(m.conversationId, owner, { messageId: m.messageId, message: m });
+    expect(await mailbox.record(m.conversationId, m.messageId, owner, { posted: 1 })).toBe(false);
+    expect(await redis.exists(mailbox.keys.messages(m.conversationId))).toBe(0);
+  });
+});
+
+describe('record, renewing and recording facts', () => {
+  it('renews the lock like extendLock; a stale worker still records the chunk it posted, nothing else', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = { ...(await locked('job-1', 'mine')), lockDurationMs: 120_000 };
+    await redis.sadd(mailbox.keys.stalled, 'job-1');
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'hi', posting: 0 })).toBe(true);
+    expect(await redis.pttl(mailbox.keys.jobLock('job-1'))).toBeGreaterThan(60_000);
+    expect(await redis.sismember(mailbox.keys.stalled, 'job-1')).toBe(0);
+
+    await redis.set(mailbox.keys.jobLock('job-1'), 'taken-over');
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { posted: 1, posting: 1 })).toBe(false);
+    const head = await mailbox.acquire(m.conversationId, { jobId: 'job-1', token: 'taken-over' });
+    expect(head.status === 'ok' && head.head?.progress).toMatchObject({ posted: 1, posting: 0 });
+    expect(await redis.get(mailbox.keys.jobLock('job-1'))).toBe('taken-over');
+  });
+});
+
+describe('takeOver', () => {
+  it('moves the lease only from the named holder', async () => {
+    const m = message();
+    await mailbox.push(m);
+    await mailbox.acquire(m.conversationId, unfenced('job-1'));
+    expect(await mailbox.takeOver(m.conversationId, 'job-9', 'job-2')).toBe(false);
+    expect(await redis.get(mailbox.keys.lease(m.conversationId))).toBe('job-1');
+    expect(await mailbox.takeOver(m.conversationId, 'job-1', 'job-2')).toBe(true);
+    expect(await redis.get(mailbox.keys.lease(m.conversationId))).toBe('job-2');
+  });
+});
+
+describe('the sweep for stranded conversations', () => {
+  it('lists a conversation no job took once it waited long enough, and not one a job holds or finished', async () => {
+    const stranded = message('web:local:c1:stranded');
+    const taken = message('web:local:c1:taken');
+    const done = message('web:local:c1:done');
+    for (const m of [stranded, taken, done]) await mailbox.push(m);
+    await mailbox.acquire(taken.conversationId, unfenced('job-taken'));
+    const fence = unfenced('job-done');
+    await mailbox.acquire(done.conversationId, fence);
+    await mailbox.advance(done.conversationId, fence, { messageId: done.messageId, message: done });
+
+    // Too recent: a job may be on its way.
+    expect(await mailbox.stranded(60_000, 100)).toEqual([]);
+    const found = await mailbox.stranded(0, 100);
+    expect(found.map((s) => [s.conversationId, s.messageId, s.message?.text])).toEqual([[stranded.conversationId, stranded.messageId, stranded.text]]);
+    // Only the stranded one is still listed, re-scored so it is looked at again later.
+    expect(await redis.zrange(mailbox.keys.stranded, '0', '-1')).toEqual([stranded.conversationId]);
+    expect(await mailbox.stranded(60_000, 100)).toEqual([]);
+  });
+
+  it('a conversation whose lease is held is dropped from the list (its holder drains it)', async () => {
+    const first = message('web:local:c1:busy');
+    await mailbox.push(first);
+    await mailbox.acquire(first.conversationId, unfenced('job-1'));
+    const second = message('web:local:c1:busy');
+    await mailbox.push(second);
+    expect(await redis.zscore(mailbox.keys.stranded, first.conversationId)).not.toBeNull();
+    expect(await mailbox.stranded(0, 100)).toEqual([]);
+    expect(await redis.zscore(mailbox.keys.stranded, first.conversationId)).toBeNull();
+  });
+});

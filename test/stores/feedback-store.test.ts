@@ -1,0 +1,72 @@
+import { Registry } from 'prom-client';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createFeedbackStore, decodeFeedbackValue, encodeFeedbackValue, formatFeedbackSummary } from '../../src/feedback/index.js';
+import { cleanup, keysUnder, testRedis } from './redis-helpers.js';
+
+const { redis, prefix } = testRedis();
+afterAll(() => cleanup(redis, prefix));
+
+const base = { platform: 'slack' as const, workspaceId: 'T1', channelId: 'C1' };
+
+describe('feedback store', () => {
+  it('keeps one vote per user per reply; changing it replaces it and counts the new rating', async () => {
+    const registry = new Registry();
+    const store = createFeedbackStore({ redis, prefix: `${prefix}:one`, registry });
+    expect(await store.record({ ...base, instanceId: 'inst_a', agentMessageId: 'msg_1', userId: 'U1', rating: 'positive' })).toEqual({ changed: true });
+    expect(await store.record({ ...base, instanceId: 'inst_a', agentMessageId: 'msg_1', userId: 'U1', rating: 'positive' })).toEqual({ changed: false, previous: 'positive' });
+    expect(await store.record({ ...base, instanceId: 'inst_a', agentMessageId: 'msg_1', userId: 'U1', rating: 'negative', link: 'https://x/p1' })).toEqual({
+      changed: true,
+      previous: 'positive',
+    });
+    await store.record({ ...base, instanceId: 'inst_a', agentMessageId: 'msg_1', userId: 'U2', rating: 'positive' });
+    await store.record({ ...base, instanceId: 'inst_b', agentMessageId: 'msg_9', userId: 'U1', rating: 'positive' });
+
+    const rows = await store.summary();
+    expect(rows).toEqual([
+      { instanceId: 'inst_a', positive: 1, negative: 1, latestNegative: [expect.objectContaining({ agentMessageId: 'msg_1', link: 'https://x/p1', channelId: 'C1' })] },
+      { instanceId: 'inst_b', positive: 1, negative: 0, latestNegative: [] },
+    ]);
+
+    const text = await registry.metrics();
+    expect(text).toContain('agent_bridge_feedback_total{agent_instance="inst_a",rating="positive"} 2');
+    expect(text).toContain('agent_bridge_feedback_total{agent_instance="inst_a",rating="negative"} 1');
+    expect(text).toContain('agent_bridge_feedback_total{agent_instance="inst_b",rating="positive"} 1');
+  });
+
+  it('counts only the last 7 days and lists the newest negative replies first', async () => {
+    const store = createFeedbackStore({ redis, prefix: `${prefix}:week` });
+    const now = Date.now();
+    const day = 24 * 3600 * 1000;
+    await store.record({ ...base, instanceId: 'i', agentMessageId: 'old', userId: 'U1', rating: 'negative', at: now - 8 * day });
+    await store.record({ ...base, instanceId: 'i', agentMessageId: 'm1', userId: 'U1', rating: 'negative', at: now - 2 * day });
+    await store.record({ ...base, instanceId: 'i', agentMessageId: 'm2', userId: 'U1', rating: 'negative', at: now - day });
+    await store.record({ ...base, instanceId: 'i', agentMessageId: 'm2', userId: 'U2', rating: 'negative', at: now - day + 1 });
+    await store.record({ ...base, instanceId: 'i', agentMessageId: 'm3', userId: 'U1', rating: 'positive', at: now });
+    const [row] = await store.summary({ negatives: 5 });
+    expect(row).toMatchObject({ instanceId: 'i', positive: 1, negative: 3 });
+    expect(row!.latestNegative.map((n) => n.agentMessageId)).toEqual(['m2', 'm1']);
+    expect(formatFeedbackSummary([row!])).toMatch(/i: 👍 1 · 👎 3/);
+    expect(formatFeedbackSummary([])).toBe('No feedback in the last 7 days.');
+  });
+
+  it('keeps at most maxEntries votes per instance, dropping the oldest', async () => {
+    const p = `${prefix}:trim`;
+    const store = createFeedbackStore({ redis, prefix: p, maxEntries: 3 });
+    for (let i = 0; i < 5; i++) await store.record({ ...base, instanceId: 'i', agentMessageId: `m${i}`, userId: 'U1', rating: 'negative', at: Date.now() - 1000 + i });
+    const [row] = await store.summary({ negatives: 10 });
+    expect(row!.negative).toBe(3);
+    expect(row!.latestNegative.map((n) => n.agentMessageId)).toEqual(['m4', 'm3', 'm2']);
+    expect(await redis.hlen(`${p}:feedback:i:vote`)).toBe(3);
+    expect((await keysUnder(redis, p)).sort()).toEqual([`${p}:feedback:i:at`, `${p}:feedback:i:vote`, `${p}:feedback:instances`]);
+  });
+});
+
+describe('feedback button value', () => {
+  it('round-trips and refuses what is not ours or too long', () => {
+    const v = encodeFeedbackValue({ rating: 'negative', instanceId: 'inst:a', agentMessageId: 'msg_123' })!;
+    expect(v.length).toBeLessThanOrEqual(100);
+    expect(decodeFeedbackValue(v)).toEqual({ rating: 'negative', instanceId: 'inst:a', agentMessageId: 'msg_123' });
+    expect(decodeFeedbackValue('other')).toBeUndefined();
+    expect(encodeFeedbackValue({ rating: 'positive', instanceId: 'x'.repeat(60), agentMessageId: 'y'.repeat(60) })).toBeUndefined();
+  });
+});

@@ -1,0 +1,60 @@
+import type { ChildProcess } from 'node:child_process';
+import { afterEach, describe, expect, it } from 'vitest';
+import { kill9, spawnWorker } from '../support/child-worker.js';
+import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+
+/** Ingress in this process; a worker process is SIGKILLed while the agent is answering. */
+let p: Pipeline | undefined;
+const children: ChildProcess[] = [];
+afterEach(async () => {
+  await Promise.all(children.splice(0).map(kill9));
+  await p?.close();
+  p = undefined;
+});
+
+async function killDuringTheCall(guarantee: 'at-least-once' | 'at-most-once') {
+  p = await startPipeline({ ROLE: 'ingress' });
+  const pl = p;
+  const env = {
+    AGENT_API_BASE_URL: pl.agent.baseUrl,
+    AGENT_API_KEY: pl.agent.apiKey,
+    QUEUE_PREFIX: pl.prefix,
+    SINK_URL: pl.sink.url,
+    WORKER_LOCK_DURATION_MS: '1000',
+    WORKER_STALLED_INTERVAL_MS: '500',
+    AGENT_CALL_GUARANTEE: guarantee,
+    LOG_LEVEL: 'warn',
+  };
+  const first = await spawnWorker(env);
+  children.push(first);
+  pl.agent.hangNext(1, { endpoint: 'chat' });
+  const m = webMessage(`killed during the call (${guarantee})`);
+  await pl.bridge.ingress.handle(m);
+  await pl.agent.waitForCalls(1, (c) => c.endpoint === 'chat');
+  await kill9(first);
+  children.push(await spawnWorker(env));
+  await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId && (x.kind === 'chunk' || x.kind === 'notice')), 25_000);
+  // A second message of the same conversation afterwards proves the first is finished for good.
+  const after = webMessage('and the next one');
+  await pl.bridge.ingress.handle(after);
+  await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === after.messageId), 20_000);
+  return { pl, m, posts: pl.sink.posts.filter((x) => x.messageId === m.messageId), calls: pl.agent.chatCalls().filter((c) => c.message === m.text) };
+}
+
+describe('AGENT_CALL_GUARANTEE, a worker SIGKILLed during a slow agent call', () => {
+  it('at-least-once (default): the message is asked again after recovery and answered once', async () => {
+    const { posts, calls } = await killDuringTheCall('at-least-once');
+    expect(calls).toHaveLength(2);
+    expect(posts.map((x) => x.kind)).toEqual(['chunk']);
+  }, 60_000);
+
+  it('at-most-once: never asked again; the user reads that the answer was lost, with a reference', async () => {
+    const { posts, calls, pl } = await killDuringTheCall('at-most-once');
+    expect(calls).toHaveLength(1);
+    expect(posts.map((x) => x.kind)).toEqual(['notice']);
+    expect(posts[0]!.text).toMatch(/^The answer was lost when the bridge restarted; please ask again\. \(ref [A-Z2-9]{6}\)$/);
+    const ref = /ref ([A-Z2-9]{6})/.exec(posts[0]!.text)![1];
+    const failures = await pl.bridge.queueInfo.recentFailures(5);
+    expect(failures.map((f) => f.ref)).toContain(ref);
+  }, 60_000);
+});

@@ -1,0 +1,37 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { encodeConversationId } from '../../src/core/conversation.js';
+import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+
+let p: Pipeline | undefined;
+afterEach(async () => {
+  await p?.close();
+  p = undefined;
+});
+
+describe('the sweep for stranded conversations', () => {
+  it('a message accepted while workers run, whose job was never queued (ingress died in between), is answered within seconds', async () => {
+    p = await startPipeline({ LOG_LEVEL: 'info' });
+    const pl = p;
+    // Workers are up and swept at start; then ingress accepts a message and dies before queueing its job.
+    const m = webMessage('stranded while everything runs');
+    const pushed = await pl.bridge.queue.mailbox.push({
+      platform: 'web',
+      messageId: m.messageId,
+      conversationId: encodeConversationId(m.conversation),
+      workspaceId: 'local',
+      channelId: 'c1',
+      instanceId: 'demo-helper',
+      text: m.text,
+      userId: m.userId,
+      reply: m.reply,
+      receivedAt: Date.now(),
+      errorPolicy: 'reply',
+      context: 'off',
+    });
+    expect(pushed.status).toBe('queued');
+    // Listed 10 s after it was accepted, swept every 5 s: well within 20 s (it was 5 minutes).
+    await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId), 20_000);
+    expect(pl.agent.chatCalls()).toHaveLength(1);
+    expect(pl.logs.text).toContain('woke a conversation whose messages had no job');
+  }, 30_000);
+});
