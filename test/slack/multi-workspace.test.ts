@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuditLog } from '../../src/audit/audit-log.js';
 import { botMention, startSlackBridge, until, type SlackHarness } from './harness.js';
+import { until as untilAsync } from '../reliability/support/guards.js';
 
 /**
  * Issue 17, "Add to Slack": two workspaces install the app through Bolt's OAuth v2 flow
@@ -55,11 +56,18 @@ async function install(teamId: string, org?: { enterpriseId: string }) {
   return { authorizeUrl, done, body: await done.text() };
 }
 
-async function ask(team: { teamId: string; channel: string; enterpriseId?: string }, text: string) {
+/** Someone in `team` mentions the bot in its channel. */
+async function post(team: { teamId: string; channel: string; enterpriseId?: string }, text: string) {
   const m = h.slack.userMessage({ channel: team.channel, user: 'UUSER0001', text: `${botMention(h)} ${text}`, team: team.teamId });
   const to = { teamId: team.teamId, ...(team.enterpriseId ? { enterpriseId: team.enterpriseId, isEnterpriseInstall: true } : {}) };
   await h.to.event(m.mention, { team: to });
   await h.to.event(m.message, { team: to });
+  return m;
+}
+
+/** Mentions the bot and waits for the worker to finish: the bot's posts in that thread. */
+async function ask(team: { teamId: string; channel: string; enterpriseId?: string }, text: string) {
+  const m = await post(team, text);
   await h.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === m.ts, 20_000);
   return h.slack.posted((c) => c.params.channel === team.channel && c.params.thread_ts === m.ts);
 }
@@ -120,6 +128,12 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
 
   it('app_uninstalled in one workspace removes its installation, bindings and queued work, audited; the other goes on', async () => {
     const audit = createAuditLog({ redis, prefix: `${h.prefix}:chat` });
+    // Work waits in the queue for both workspaces (the workers are paused).
+    await h.bridge.queue.queue.pause();
+    const waitingA = await post(ALPHA, 'queued in alpha');
+    const waitingB = await post(BETA, 'queued in beta');
+    const waiting = async () => (await h.bridge.queue.queue.getJobs(['waiting', 'prioritized', 'delayed'])).map((j) => j.data.conversationId);
+    await untilAsync(async () => (await waiting()).length === 2, 'both messages queued');
     h.slack.oauth!.uninstall(ALPHA.teamId);
     const delivery = await h.to.event({ type: 'app_uninstalled' }, { team: { teamId: ALPHA.teamId } });
     expect(delivery.status).toBe(200);
@@ -130,6 +144,11 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     const entries = await audit.recent(10, { platform: 'slack', workspaceId: ALPHA.teamId });
     expect(entries.map((e) => e.action)).toEqual(['uninstall']);
     expect(await audit.recent(10, { platform: 'slack', workspaceId: BETA.teamId })).toEqual([]);
+    // Alpha's queued message is gone; beta's is still there and is answered once work resumes.
+    expect(await waiting()).toEqual([expect.stringMatching(new RegExp(`^slack:${BETA.teamId}:`))]);
+    await h.bridge.queue.queue.resume();
+    await h.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === waitingB.ts, 20_000);
+    expect(h.agent.chatCalls().filter((c) => c.message.includes('queued in alpha'))).toEqual([]);
     expect((await ask(BETA, 'still there?')).map((c) => c.params.text)).toEqual(['echo: still there?']);
   }, 40_000);
 });
