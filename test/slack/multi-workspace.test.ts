@@ -149,6 +149,7 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     await h.bridge.queue.queue.resume();
     await h.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === waitingB.ts, 20_000);
     expect(h.agent.chatCalls().filter((c) => c.message.includes('queued in alpha'))).toEqual([]);
+    expect(h.slack.thread(ALPHA.channel, waitingA.ts).filter((x) => x.user === h.slack.identity.botUserId)).toEqual([]);
     expect((await ask(BETA, 'still there?')).map((c) => c.params.text)).toEqual(['echo: still there?']);
   }, 40_000);
 });
