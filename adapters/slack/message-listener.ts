@@ -42,6 +42,8 @@ export function createMessageHandler(deps: MessageListenerDeps) {
   return async function onSlackEvent(body: unknown, adjust?: AdjustMessage, context: SlackEventContext = {}): Promise<IngressResult | undefined> {
     let messageId: string | undefined;
     try {
+      // Callers without Bolt's context (assistant threads) still have the envelope's authorizations.
+      if (deps.multiWorkspace && !context.botUserId) context = contextFromBody(body);
       const identity =
         deps.multiWorkspace && context.botUserId
           ? { userId: context.botUserId, ...(context.botId ? { botId: context.botId } : {}), ...(context.teamId ? { teamId: context.teamId } : {}) }
@@ -87,6 +89,22 @@ export async function handOver(deps: MessageListenerDeps, message: IncomingMessa
     await deps.replyPort.postNotice(message.reply, notice).catch((err: Error) => deps.logger.warn({ err: { message: err.message } }, 'could not post the files notice'));
   }
   return outcome;
+}
+
+/** The installation and bot user an Events API envelope was delivered for. */
+function contextFromBody(body: unknown): SlackEventContext {
+  const b = (body ?? {}) as { team_id?: unknown; enterprise_id?: unknown; authorizations?: Array<{ user_id?: unknown; team_id?: unknown; is_enterprise_install?: unknown }> };
+  const auth = b.authorizations?.[0] ?? {};
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);
+  const teamId = str(b.team_id) ?? str(auth.team_id);
+  const enterpriseId = str(b.enterprise_id);
+  const botUserId = str(auth.user_id);
+  return {
+    ...(botUserId ? { botUserId } : {}),
+    ...(teamId ? { teamId } : {}),
+    ...(enterpriseId ? { enterpriseId } : {}),
+    isEnterpriseInstall: auth.is_enterprise_install === true,
+  };
 }
 
 export function registerMessageListeners(app: App, deps: MessageListenerDeps): void {
