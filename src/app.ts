@@ -145,7 +145,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n), gaveUp: () => failures.total() };
 
   const ports: ReplyPorts = {};
-  for (const p of options.platforms) ports[p.platform] = p.createReplyPort({ config, logger, redis });
+  for (const p of options.platforms) ports[p.platform] = p.createReplyPort({ config, logger, redis, secrets });
 
   const commandsFor = (commandName: string) =>
     createCommands({ agentApi, bindings, quota, dropLog, audit, queueStats: () => queue.counts(), logger, secrets, commandName, prompts, feedback });

@@ -64,7 +64,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   const multi = slack.oauth !== undefined;
   if (multi && slack.appToken) throw new Error('SLACK_CLIENT_ID ("Add to Slack") runs over HTTP: unset SLACK_APP_TOKEN and set SLACK_SIGNING_SECRET');
   if (multi && !ctx.config.encryptionKey) throw new Error('INSTALLATION_ENCRYPTION_KEY is missing: Slack installations are stored encrypted');
-  const installations = multi ? createSlackInstallations(ctx.redis, bullPrefix(ctx.config), createSealedBox(ctx.config.encryptionKey!), logger) : undefined;
+  const installations = multi ? createSlackInstallations(ctx.redis, bullPrefix(ctx.config), createSealedBox(ctx.config.encryptionKey!), logger, (t) => ctx.secrets.add(t)) : undefined;
   const client = createWebClient(slack.botToken ?? '', api);
 
   let identityPromise: Promise<BotIdentity> | undefined;

@@ -23,17 +23,39 @@ export function installationKey(q: { teamId?: string | undefined; enterpriseId?:
   throw new Error('an installation needs a team or an enterprise ID');
 }
 
-export function createSlackInstallations(redis: Redis, prefix: string, box: SealedBox, logger: Logger): SlackInstallations {
+/**
+ * `onSecret` hears every token an installation holds (when saved or read), so the logger's
+ * redaction knows tokens that never were in the environment.
+ */
+export function createSlackInstallations(
+  redis: Redis,
+  prefix: string,
+  box: SealedBox,
+  logger: Logger,
+  onSecret: (value: string) => (() => void) | void = () => {},
+): SlackInstallations {
   const keyOf = (k: string) => `${prefix}:slack:installation:${k}`;
   const changes = `${prefix}:slack:installation-changes`;
 
   const storeKey = (i: Installation) =>
     installationKey({ teamId: i.team?.id, enterpriseId: i.enterprise?.id, isEnterpriseInstall: i.isEnterpriseInstall === true });
 
+  // Only the tokens an installation holds now are known (a rotated one is forgotten): the
+  // redaction pattern changes only when a token does, not on every read.
+  const known = new Map<string, { values: string; forget: Array<() => void> }>();
+  const learn = (i: Installation) => {
+    const k = storeKey(i);
+    const values = [i.bot?.token, i.bot?.refreshToken, i.user?.token, i.user?.refreshToken].filter((v): v is string => Boolean(v));
+    if (known.get(k)?.values === values.join(' ')) return i;
+    for (const f of known.get(k)?.forget ?? []) f();
+    known.set(k, { values: values.join(' '), forget: values.map((v) => onSecret(v) ?? (() => {})) });
+    return i;
+  };
+
   return {
     changes,
     async storeInstallation(installation) {
-      const k = storeKey(installation);
+      const k = storeKey(learn(installation));
       await redis.set(keyOf(k), box.seal(JSON.stringify(installation), keyOf(k)));
       await redis.publish(changes, k);
       logger.info({ installation: k, enterprise: installation.isEnterpriseInstall === true }, 'Slack installation saved');
@@ -42,7 +64,7 @@ export function createSlackInstallations(redis: Redis, prefix: string, box: Seal
       const k = installationKey(query);
       const sealed = await redis.get(keyOf(k));
       if (!sealed) throw new Error(`no Slack installation for ${k}`);
-      return JSON.parse(box.open(sealed, keyOf(k))) as Installation;
+      return learn(JSON.parse(box.open(sealed, keyOf(k))) as Installation);
     },
     async deleteInstallation(query: InstallationQuery<boolean>) {
       const k = installationKey(query);

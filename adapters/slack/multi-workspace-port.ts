@@ -22,7 +22,9 @@ export function createMultiWorkspaceReplyPort(deps: ReplyPortDeps, single: (deps
   const oauth = slack.oauth!;
   if (!deps.config.encryptionKey) throw new Error('INSTALLATION_ENCRYPTION_KEY is missing: Slack installations are stored encrypted');
   const logger = deps.logger.child({ platform: 'slack' });
-  const store = createSlackInstallations(deps.redis, bullPrefix(deps.config), createSealedBox(deps.config.encryptionKey), logger);
+  const store = createSlackInstallations(deps.redis, bullPrefix(deps.config), createSealedBox(deps.config.encryptionKey), logger, (t) =>
+    deps.secrets?.add(t),
+  );
   const provider = createInstallProvider(oauth, store, slack.apiUrl, logger);
   const ports = new Map<string, { token: string; port: ReplyPort }>();
 

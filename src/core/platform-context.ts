@@ -63,6 +63,8 @@ export interface ReplyPortDeps {
   config: Readonly<Config>;
   logger: Logger;
   redis: Redis;
+  /** The logger's redaction: tokens a port learns at run time (Slack installations) go here. */
+  secrets?: SecretRegistry;
 }
 
 /**

@@ -112,6 +112,9 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     // Every call the bridge made was with an installation's token, and to that installation's own channel.
     for (const c of h.slack.calls.filter((x) => x.params.channel === ALPHA.channel)) expect(c.team).toBe(ALPHA.teamId);
     for (const c of h.slack.calls.filter((x) => x.params.channel === BETA.channel)) expect(c.team).toBe(BETA.teamId);
+    // No installation token (first or rotated) in any log line.
+    const logs = h.logs.lines.join('\n');
+    for (const t of h.slack.oauth!.installs.keys()) expect(logs).not.toContain(t);
     // Rotating tokens were refreshed by Bolt's installer (and the refreshed installation saved sealed).
     expect(h.slack.callsOf('oauth.v2.access', (c) => c.params.grant_type === 'refresh_token' && c.response.ok === true).length).toBeGreaterThan(0);
   }, 40_000);
