@@ -3,6 +3,7 @@ import type { BindingStore } from '../../src/bindings/types.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import type { Logger } from '../../src/logger.js';
 import { slackErrorCode } from './errors.js';
+import { installationKey } from './installations.js';
 import { handOver, type MessageListenerDeps } from './message-listener.js';
 import type { BotIdentity } from './normalise.js';
 import type { SeenOnce } from './seen-once.js';
@@ -32,7 +33,7 @@ export const notBoundForShortcut =
  * user per message: a second click is a duplicate, never a second billed call.
  */
 export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
-  app.shortcut({ type: 'message_action', callback_id: ASK_AGENT_CALLBACK_ID }, async ({ ack, shortcut, client }) => {
+  app.shortcut({ type: 'message_action', callback_id: ASK_AGENT_CALLBACK_ID }, async ({ ack, shortcut, client, context }) => {
     await ack();
     const s = shortcut as unknown as Record<string, any>;
     const channel = str(s.channel?.id);
@@ -48,7 +49,11 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
       return;
     }
 
-    const identity = await deps.identity();
+    // "Add to Slack": the bot of this installation, from Bolt's authorize.
+    const identity =
+      deps.multiWorkspace && context.botUserId
+        ? { userId: context.botUserId, ...(context.teamId ? { teamId: context.teamId } : {}) }
+        : await deps.identity();
     const target = (s.message ?? {}) as Record<string, unknown>;
     const authorId = str(target.user);
     const author = str((target.user_profile as Record<string, unknown> | undefined)?.display_name) ??
@@ -77,7 +82,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
       fromSelf: false,
       fromBot: false,
       hasAttachments: Array.isArray(files) && files.length > 0,
-      reply: { channelId: channel, threadId: threadTs, messageId: messageTs },
+      reply: { channelId: channel, threadId: threadTs, messageId: messageTs, ...(deps.multiWorkspace ? { installation: installationKey(context) } : {}) },
       receivedAt: Date.now(),
     };
     try {

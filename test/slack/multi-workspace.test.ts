@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuditLog } from '../../src/audit/audit-log.js';
+import { ASK_AGENT_CALLBACK_ID } from '../../adapters/slack/ask-shortcut.js';
 import { botMention, startSlackBridge, until, type SlackHarness } from './harness.js';
 import { until as untilAsync } from '../reliability/support/guards.js';
 
@@ -117,6 +118,17 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     for (const t of h.slack.oauth!.installs.keys()) expect(logs).not.toContain(t);
     // Rotating tokens were refreshed by Bolt's installer (and the refreshed installation saved sealed).
     expect(h.slack.callsOf('oauth.v2.access', (c) => c.params.grant_type === 'refresh_token' && c.response.ok === true).length).toBeGreaterThan(0);
+  }, 40_000);
+
+  it('"Ask the agent" on a message in one workspace is answered there, with that installation\'s token', async () => {
+    const m = h.slack.userMessage({ channel: BETA.channel, user: 'UUSER0001', text: 'what does this mean?', team: BETA.teamId });
+    const payload = h.slack.messageShortcut({ user: 'UUSER0001', channel: BETA.channel, messageTs: m.ts, callbackId: ASK_AGENT_CALLBACK_ID }) as Record<string, unknown>;
+    const delivery = await h.to.interaction({ ...payload, team: { id: BETA.teamId, domain: 'beta' }, user: { id: 'UUSER0001', name: 'uuser', team_id: BETA.teamId } });
+    expect(delivery.status).toBe(200);
+    await h.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === m.ts, 20_000);
+    const posts = h.slack.posted((c) => c.params.channel === BETA.channel && c.params.thread_ts === m.ts);
+    expect(posts.map((c) => c.params.text)).toEqual([expect.stringContaining('echo:')]);
+    expect(posts.map((c) => c.team)).toEqual([BETA.teamId]);
   }, 40_000);
 
   it('an Enterprise Grid org-wide install is kept under the enterprise and answers in the org\'s workspaces', async () => {
