@@ -27,6 +27,7 @@ import { createSealedBox } from '../../src/crypto/sealed-box.js';
 import { createSlackInstallations } from './installations.js';
 import { oauthReceiverOptions } from './oauth.js';
 import { registerUninstallListeners } from './uninstall.js';
+import { createRequestUserDirectory } from './request-users.js';
 
 /** Where Slack sends events, slash commands and interactivity in HTTP mode. */
 export const SLACK_EVENTS_PATH = '/slack/events';
@@ -146,7 +147,8 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     logger.error({ code: err.code, err: { message: err.message } }, 'Slack listener failed');
   });
 
-  const users = createUserDirectory(client);
+  // With "Add to Slack", each request's own installation answers users.info.
+  const users = multi ? createRequestUserDirectory(app) : createUserDirectory(client);
   const isAdmin = createAdminCheck(slack, users, logger);
   const storePrefix = `${bullPrefix(ctx.config)}:chat`;
   const messageDeps: MessageListenerDeps = {

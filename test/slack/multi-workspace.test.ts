@@ -131,6 +131,18 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     expect(posts.map((c) => c.team)).toEqual([BETA.teamId]);
   }, 40_000);
 
+  it('a workspace owner is an /agent admin there: users.info goes out with that installation\'s token', async () => {
+    const run = async (user: string) => {
+      const ack = await h.to.command({ text: 'status', user, channel: BETA.channel, team: BETA.teamId });
+      const call = await h.slack.waitForCall('response_url', (c) => c.response.id === ack.responseUrlId);
+      return call.params.text ?? call.params.blocks ?? '';
+    };
+    expect(await run('UOWNER001')).not.toMatch(/only admins/i);
+    expect(await run('UUSER0001')).toMatch(/only admins/i);
+    const lookups = h.slack.callsOf('users.info', (c) => c.params.user === 'UOWNER001');
+    expect(lookups.map((c) => c.team)).toEqual([BETA.teamId]);
+  }, 40_000);
+
   it('an Enterprise Grid org-wide install is kept under the enterprise and answers in the org\'s workspaces', async () => {
     const { done } = await install(ORG.teamId, { enterpriseId: ORG.enterpriseId });
     expect(done.status).toBe(200);
@@ -158,7 +170,8 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     expect(await h.bridge.bindings.get('slack', BETA.channel)).toBeDefined();
     const entries = await audit.recent(10, { platform: 'slack', workspaceId: ALPHA.teamId });
     expect(entries.map((e) => e.action)).toEqual(['uninstall']);
-    expect(await audit.recent(10, { platform: 'slack', workspaceId: BETA.teamId })).toEqual([]);
+    // Each workspace's audit holds only its own: beta's has the refused /agent attempt, and no uninstall.
+    expect((await audit.recent(10, { platform: 'slack', workspaceId: BETA.teamId })).map((e) => e.action)).toEqual(['refused']);
     // Alpha's queued message is gone; beta's is still there and is answered once work resumes.
     expect(await waiting()).toEqual([expect.stringMatching(new RegExp(`^slack:${BETA.teamId}:`))]);
     await h.bridge.queue.queue.resume();

@@ -91,6 +91,8 @@ export interface SlashCommandOptions {
   channelName?: string;
   command?: string;
   userName?: string;
+  /** The workspace it is run in (multi-workspace tests). @defaultValue the emulator's team */
+  team?: string;
 }
 
 /** A slash command's fields, with a fresh trigger_id and response_url. */
@@ -99,7 +101,7 @@ export function slashCommand(state: SlackState, baseUrl: string, o: SlashCommand
   state.responseUrls.set(responseId, { uses: 0 });
   return {
     token: 'legacy-verification-token',
-    team_id: state.identity.teamId,
+    team_id: o.team ?? state.identity.teamId,
     team_domain: 'emulated',
     channel_id: o.channel,
     channel_name: o.channelName ?? (o.channel.startsWith('D') ? 'directmessage' : 'general'),
