@@ -276,7 +276,12 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     { role: config.role, platforms: options.platforms.map((p) => p.platform), port: httpPort },
     'agent-bridge started',
   );
-  void warnIfAgentUnreachable(agentApi, config.agent?.baseUrl, logger);
+  // Waited for briefly, so the start-up listing is done (and its labels known) by the time
+  // startBridge returns; a service that neither answers nor refuses is not waited out.
+  const probe = warnIfAgentUnreachable(agentApi, config.agent?.baseUrl, logger);
+  let probeTimer: NodeJS.Timeout | undefined;
+  await Promise.race([probe, new Promise((resolve) => (probeTimer = setTimeout(resolve, 2_000)))]);
+  clearTimeout(probeTimer);
 
   return {
     config,

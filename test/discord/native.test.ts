@@ -102,7 +102,7 @@ describe('feedback buttons', () => {
     const port = h.bridge.ports.discord!;
     const user = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.dmBob, content: 'no id' });
     await h.discord.waitFor(() => h.discord.repliesTo(user.id)[0], 'answer');
-    await port.postChunk({ channelId: w().channels.dmBob.id, messageId: user.id }, 'plain', 0, { messageId: 'x-noid', total: 1, mayExist: false });
+    await port.postChunk({ channelId: w().channels.dmBob.id, messageId: user.id, replyKey: 'x-noid' }, 'plain', 0, { messageId: 'x-noid', total: 1, mayExist: false });
     expect(h.discord.botMessages(w().channels.dmBob.id).at(-1)!.components).toEqual([]);
   });
 

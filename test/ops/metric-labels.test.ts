@@ -39,20 +39,21 @@ describe('the agent_instance metric label stays bounded', () => {
 
   it('names an instance only once the service listed it; a 10 KB ID typed by an admin is counted as `other`', async () => {
     const typed = `x${'y'.repeat(10_000)}`;
-    // Before any listing, even a real instance is `other`.
+    // Start-up's reachability check listed the service's instances: a listed instance has its
+    // own series, a typed unknown ID is `other`.
     await bridge.commands.credential(caller, 'demo-helper', 'K1', 'v1');
     await bridge.commands.credential(caller, typed, 'K2', 'v2');
     let text = await metricsText();
     expect(text).not.toContain('yyyyyyyyyy');
-    expect(text).toMatch(/agent_bridge_agent_requests_total\{endpoint="addCredential",agent_instance="other",status="200"\} 1/);
+    expect(text).toMatch(/agent_bridge_agent_requests_total\{endpoint="addCredential",agent_instance="demo-helper",status="200"\} 1/);
     expect(text).toMatch(/agent_bridge_agent_requests_total\{endpoint="addCredential",agent_instance="other",status="404"\} 1/);
 
-    // `/agent instances` lists them: from then on the listed ones have their own series.
+    // `/agent instances` lists them again: still bounded.
     await bridge.commands.instances(caller);
     await bridge.commands.credential(caller, 'demo-helper', 'K3', 'v3');
     await bridge.commands.credential(caller, `${typed}z`, 'K4', 'v4');
     text = await metricsText();
-    expect(text).toMatch(/agent_bridge_agent_requests_total\{endpoint="addCredential",agent_instance="demo-helper",status="200"\} 1/);
+    expect(text).toMatch(/agent_bridge_agent_requests_total\{endpoint="addCredential",agent_instance="demo-helper",status="200"\} 2/);
     expect(text).toMatch(/agent_bridge_agent_requests_total\{endpoint="addCredential",agent_instance="other",status="404"\} 2/);
     expect(text).not.toContain('yyyyyyyyyy');
     expect(agent.calls.filter((c) => c.endpoint === 'credentials')).toHaveLength(4);
