@@ -122,6 +122,9 @@ describe('the playground in a browser, started as `npm start` with no configurat
     // Markdown rendered as elements: a quote and bold text.
     expect(await reply.first().locator('blockquote').count()).toBeGreaterThan(0);
     expect(await reply.first().locator('strong').count()).toBeGreaterThan(0);
+    // 👍/👎 under the reply's last message: a click is recorded and thanked in place.
+    await reply.first().locator('button.feedback-button[data-rating="positive"]').click();
+    await expect.poll(() => reply.first().locator('.msg-feedback').innerText(), { timeout: 10_000 }).toMatch(/thank/i);
     await expect.poll(() => page.locator('#working').innerText(), { timeout: 10_000 }).toBe('');
 
     // Untrusted text is shown as text, never parsed as HTML.
