@@ -49,6 +49,8 @@ export function bridgeEnv(ctx: BenchContext, prefix: string): Record<string, str
     LOG_LEVEL: 'warn',
     SHUTDOWN_TIMEOUT_MS: '5000',
     BINDINGS: 'web:c1=demo-helper',
+    // Every scenario floods the one channel c1, as the floor does: no per-channel cap.
+    MAX_PENDING_PER_CHANNEL: '0',
     BENCH_SINK_URL: s.sinkUrl,
   };
 }

@@ -70,7 +70,7 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
   };
   const env: Record<string, string> =
     kind === 'bridge'
-      ? { ...common, ROLE: 'all', HTTP_PORT: '0', PLAYGROUND: 'false', LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '5000', BINDINGS: `slack:${CHANNEL}=demo-helper` }
+      ? { ...common, ROLE: 'all', HTTP_PORT: '0', PLAYGROUND: 'false', LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '5000', BINDINGS: `slack:${CHANNEL}=demo-helper`, MAX_PENDING_PER_CHANNEL: '0' }
       : common;
   const child = await Child.spawn<{ httpPort: number }>(kind === 'bridge' ? bridgeEntry : peerEntry, { label: `s7-${kind}`, profile: s.profile, env });
   const agent = new Agent({ keepAlive: true });

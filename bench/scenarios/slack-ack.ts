@@ -75,6 +75,7 @@ async function measureAcks(ctx: BenchContext, kind: PathKind, slack: SlackInfo):
           LOG_LEVEL: 'warn',
           SHUTDOWN_TIMEOUT_MS: '5000',
           BINDINGS: `slack:${CHANNEL}=demo-helper`,
+          MAX_PENDING_PER_CHANNEL: '0',
         }
       : { REDIS_URL: s.redisUrl, QUEUE_PREFIX: prefix, SLACK_SIGNING_SECRET: id.signingSecret };
   const child = await Child.spawn<{ httpPort: number }>(kind === 'bridge' ? bridgeEntry : floorEntry, {
