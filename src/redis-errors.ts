@@ -4,6 +4,6 @@ export function isRedisConnectionError(err: unknown): boolean {
   return (
     e?.name === 'MaxRetriesPerRequestError' ||
     e?.name === 'RedisTimeoutError' ||
-    /ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|Connection is closed|Stream isn't writeable|connect/i.test(`${e?.code ?? ''} ${e?.message ?? ''}`)
+    /ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|Connection is closed|Stream isn't writeable|max retries per request|connect/i.test(`${e?.code ?? ''} ${e?.message ?? ''}`)
   );
 }

@@ -173,7 +173,9 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
         o.logger.info({ conversationId: stranded.conversationId }, 'woke a conversation whose messages had no job');
       }
     } catch (err) {
-      o.logger.warn({ err: { message: (err as Error).message } }, 'mailbox sweep failed');
+      // While Redis is away the one "Redis connection lost" line says it all; the sweep retries.
+      const level = isRedisConnectionError(err) ? 'debug' : 'warn';
+      o.logger[level]({ err: { message: (err as Error).message } }, 'mailbox sweep failed');
     } finally {
       sweeping = false;
     }
