@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import type { Platform } from '../core/conversation.js';
+import { PLATFORMS, type Platform } from '../core/conversation.js';
 import type { BindingDefault } from '../config/bindings-env.js';
 import type { Logger } from '../logger.js';
 import type { Binding, BindingStore } from './types.js';
@@ -16,7 +16,6 @@ export interface BindingStoreOptions {
   logger?: Pick<Logger, 'warn'>;
 }
 
-const PLATFORMS = ['slack', 'discord', 'web'] as const;
 const limit = z.number().int().min(0);
 
 const bindingSchema = z.object({

@@ -1,4 +1,4 @@
-import type { Platform } from '../core/conversation.js';
+import { PLATFORMS, type Platform } from '../core/conversation.js';
 
 /** A channel → instance default from `BINDINGS`. The channel `dm` stands for every direct message. */
 export interface BindingDefault {
@@ -7,7 +7,6 @@ export interface BindingDefault {
   instanceId: string;
 }
 
-const PLATFORMS: readonly Platform[] = ['slack', 'discord', 'web'];
 
 /** Parses `slack:C0123=inst_a,discord:998877=inst_b`. Throws with a message that names BINDINGS. */
 export function parseBindingDefaults(value: string | undefined): BindingDefault[] {

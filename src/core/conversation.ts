@@ -1,5 +1,6 @@
-/** The chat platforms agent-bridge speaks. `web` is the local playground. */
-export type Platform = 'slack' | 'discord' | 'web';
+/** The chat platforms agent-bridge speaks, declared once. `web` is the local playground. */
+export const PLATFORMS = ['slack', 'discord', 'web'] as const;
+export type Platform = (typeof PLATFORMS)[number];
 
 /** Where a message lives: workspace (Slack team, Discord guild or `dm`), channel, and thread if any. */
 export interface ConversationRef {
@@ -9,7 +10,7 @@ export interface ConversationRef {
   threadId?: string;
 }
 
-const PLATFORMS = new Set<string>(['slack', 'discord', 'web']);
+const KNOWN_PLATFORMS = new Set<string>(PLATFORMS);
 
 /**
  * Opaque, platform-prefixed conversation ID, e.g. `slack:T1:C1:1700.1`.
@@ -24,7 +25,7 @@ export function encodeConversationId(ref: ConversationRef): string {
 export function decodeConversationId(id: string): ConversationRef {
   const parts = id.split(':').map((p) => decodeURIComponent(p));
   const [platform, workspaceId, channelId, threadId, ...rest] = parts;
-  if (!platform || !PLATFORMS.has(platform) || !workspaceId || !channelId || rest.length > 0) {
+  if (!platform || !KNOWN_PLATFORMS.has(platform) || !workspaceId || !channelId || rest.length > 0) {
     throw new Error(`not a conversation ID: ${id.slice(0, 100)}`);
   }
   return { platform: platform as Platform, workspaceId, channelId, ...(threadId ? { threadId } : {}) };
