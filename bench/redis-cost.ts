@@ -1,6 +1,7 @@
 /**
- * Redis commands and Redis CPU per message, bridge vs floor (one worker, fast agent), from
- * `INFO commandstats`. Run it against a Redis nobody else uses, or other clients' commands are
+ * Redis commands, Redis CPU, network bytes and memory held per message, bridge vs floor (one
+ * worker, fast agent), from `INFO commandstats`, `INFO stats` and `INFO memory`. The capacity
+ * section of docs/operations.md is built from these figures. Run it against a Redis nobody else uses, or other clients' commands are
  * counted too:
  *   redis-server --port 6390 --save '' --appendonly no &
  *   REDIS_URL=redis://127.0.0.1:6390 npx tsx bench/redis-cost.ts
@@ -17,6 +18,17 @@ import { openPath } from './scenarios/paths.js';
 
 const MESSAGES = 2_000;
 const IGNORED = new Set(['info', 'scan', 'unlink', 'ping', 'client|setname', 'client|setinfo', 'hello', 'select']);
+
+async function infoNumber(redis: Redis, section: string, field: string): Promise<number> {
+  const m = new RegExp(`^${field}:(\\d+)`, 'm').exec(await redis.info(section));
+  return m ? Number(m[1]) : 0;
+}
+
+async function redisCpuSeconds(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return field('used_cpu_sys') + field('used_cpu_user');
+}
 
 async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
   const stats = new Map<string, { calls: number; usec: number }>();
@@ -39,8 +51,18 @@ try {
       await path.startWorkers(1, 50, `cost-${kind}-worker`);
       await warmUp(ctx, path, 500, 'warm');
       const before = await commandStats(redis);
+      const bytesIn = await infoNumber(redis, 'stats', 'total_net_input_bytes');
+      const bytesOut = await infoNumber(redis, 'stats', 'total_net_output_bytes');
+      const memory = await infoNumber(redis, 'memory', 'used_memory');
+      const cpu = await redisCpuSeconds(redis);
       await warmUp(ctx, path, MESSAGES, 'measured');
       const after = await commandStats(redis);
+      const perMessage = async (section: string, field: string, from: number) => Math.round(((await infoNumber(redis, section, field)) - from) / MESSAGES);
+      const traffic = { in: await perMessage('stats', 'total_net_input_bytes', bytesIn), out: await perMessage('stats', 'total_net_output_bytes', bytesOut) };
+      // What finished messages leave behind (completed jobs kept by KEEP_COMPLETED_*, dedupe marks).
+      const held = await perMessage('memory', 'used_memory', memory);
+      // The whole server process (network I/O included), not only the commands' own time.
+      const cpuPerMessageUs = Math.round((((await redisCpuSeconds(redis)) - cpu) * 1e6) / MESSAGES);
       let calls = 0;
       let usec = 0;
       const parts: string[] = [];
@@ -52,6 +74,7 @@ try {
         parts.push(`${name} ${((a.calls - b.calls) / MESSAGES).toFixed(2)}`);
       }
       console.log(`${kind}: ${(calls / MESSAGES).toFixed(2)} commands and ${(usec / MESSAGES).toFixed(0)} µs of Redis time per message (${parts.join(', ')})`);
+      console.log(`${kind}: network ${traffic.in} B in + ${traffic.out} B out per message; memory held after completion ${held} B per message; Redis process CPU ${cpuPerMessageUs} µs per message`);
     } finally {
       await path.close();
     }

@@ -123,6 +123,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     keepCompleted: config.queue.keepCompleted,
     keepFailed: config.queue.keepFailed,
     maxPendingPerChannel: config.queue.maxPendingPerChannel,
+    threadFollowUpDays: config.queue.threadFollowUpDays,
   });
   // The main connection's lost/back lines speak for Redis outages; anything else is worth a warning.
   queue.queue.on('error', (err) => {

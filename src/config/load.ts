@@ -96,6 +96,8 @@ export interface Config {
     maxReplyChunks: number;
     /** MAX_PENDING_PER_CHANNEL: unfinished messages a channel may have before new ones are refused (0 = no cap). */
     maxPendingPerChannel: number;
+    /** THREAD_FOLLOW_UP_DAYS: how long a thread the bot answered takes follow-ups without a mention. */
+    threadFollowUpDays: number;
   };
   http: { host: string; port: number };
   bindings: BindingDefault[];
@@ -311,6 +313,7 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
       callGuarantee: e.AGENT_CALL_GUARANTEE,
       maxReplyChunks: e.MAX_REPLY_CHUNKS,
       maxPendingPerChannel: e.MAX_PENDING_PER_CHANNEL,
+      threadFollowUpDays: e.THREAD_FOLLOW_UP_DAYS,
     },
     http: { host: e.HTTP_HOST, port: e.HTTP_PORT },
     bindings,

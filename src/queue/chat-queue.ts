@@ -14,6 +14,11 @@ export interface ChatQueueOptions {
   keepFailed: { age: number; count: number };
   /** Unfinished messages a channel may have; beyond it a message is refused as busy (0 = no cap). */
   maxPendingPerChannel?: number;
+  /**
+   * Days a conversation the bot answered keeps its "answered" mark (follow-ups in a thread need
+   * no mention meanwhile). One small key per answered thread: at scale, most of Redis's memory.
+   */
+  threadFollowUpDays?: number;
 }
 
 /** BullMQ's largest priority (2^21); lower runs first. */
@@ -40,7 +45,11 @@ export class ChatQueue {
         removeOnFail: options.keepFailed,
       },
     });
-    this.mailbox = new Mailbox({ redis: options.redis, prefix: `${options.prefix}:${QUEUE_NAME}` });
+    this.mailbox = new Mailbox({
+      redis: options.redis,
+      prefix: `${options.prefix}:${QUEUE_NAME}`,
+      ...(options.threadFollowUpDays ? { answeredTtlSeconds: options.threadFollowUpDays * 86_400 } : {}),
+    });
   }
 
   /**

@@ -120,7 +120,7 @@ describe('Redis restarted during traffic', () => {
     const ask = async (text: string) => say(hs, { channel: W.general, text: `${botMention(hs)} ${text}` });
     const replied = (ts: string) => hs.slack.posted((c) => c.params.thread_ts === ts && (c.params.text ?? '').startsWith('echo:'));
 
-    const early = [];
+    const early: Array<Awaited<ReturnType<typeof ask>>> = [];
     for (let i = 0; i < 5; i++) early.push(await ask(`before ${i}`));
     await redis.stop('SIGKILL');
     // Still unanswered ones among these must survive the outage (AOF).
