@@ -5,6 +5,7 @@ import { slackSignature } from '../../test/emulators/slack/sender.js';
 import { SlackState } from '../../test/emulators/slack/state.js';
 import { Child } from '../lib/children.js';
 import { now } from '../lib/clock.js';
+import { processCpuMs } from '../lib/proc-cpu.js';
 import { deleteKeys } from '../lib/redis-admin.js';
 import { percentile } from '../lib/stats.js';
 import type { SlackInfo } from '../procs/services-types.js';
@@ -24,6 +25,8 @@ export interface AckResult {
   measured: number;
   /** Jobs found in Redis afterwards: every event should have made one. */
   queued: number;
+  /** CPU time of the ingress process per event (µs), over the whole run, warm-up included. */
+  cpuPerEventUs: number;
   sent: number;
 }
 
@@ -89,6 +92,7 @@ async function measureAcks(ctx: BenchContext, kind: PathKind, slack: SlackInfo):
     const state = new SlackState(id);
     const warmCount = Math.round((s.slackRate * s.slackWarmupMs) / 1000);
     const acks: number[] = [];
+    const cpuBefore = await processCpuMs(child.pid);
     const run = await openLoop(s.slackRate, s.slackWarmupMs + s.slackMeasureMs, async (i, dueAt) => {
       const m = userMessage(state, { channel: CHANNEL, user: 'UUSER0001', text: `<@${id.botUserId}> question ${i}` });
       const body = JSON.stringify(eventEnvelope(state, m.mention));
@@ -99,11 +103,12 @@ async function measureAcks(ctx: BenchContext, kind: PathKind, slack: SlackInfo):
     if (run.failed > 0) throw new Error(`${kind}: ${run.failed} of ${run.sent} Slack events failed (${run.firstError})`);
     // The bridge acks before it enqueues: give the last ones a moment to land.
     await new Promise((r) => setTimeout(r, 1_000));
+    const cpuPerEventUs = (((await processCpuMs(child.pid)) - cpuBefore) * 1000) / run.sent;
     const queue = new Queue('chat', { connection: ctx.redis, prefix });
     const counts = await queue.getJobCounts('waiting', 'prioritized', 'active', 'completed');
     await queue.close();
     const queued = Object.values(counts).reduce((a, b) => a + b, 0);
-    return { p50: percentile(acks, 50), p99: percentile(acks, 99), max: percentile(acks, 100), measured: acks.length, queued, sent: run.sent };
+    return { p50: percentile(acks, 50), p99: percentile(acks, 99), max: percentile(acks, 100), measured: acks.length, queued, sent: run.sent, cpuPerEventUs };
   } finally {
     agent.destroy();
     await child.stop();
@@ -124,5 +129,6 @@ export async function slackAckScenario(ctx: BenchContext): Promise<ResultRow[]> 
   return [
     row(`5 · Slack event → 200 ack p50 at ${rate}/s`, 'ms', r.bridge.p50, r.floor.p50, undefined, `${r.bridge.measured} signed app_mention events, ROLE=ingress`, 2),
     row(`5 · Slack event → 200 ack p99 at ${rate}/s`, 'ms', r.bridge.p99, r.floor.p99, TARGETS.slackAck, queuedNote, 2),
+    row('5 · Slack ingress CPU per event', 'µs', r.bridge.cpuPerEventUs, r.floor.cpuPerEventUs, undefined, 'CPU time of the ingress process ÷ events (Bolt, signature check, ingress, enqueue); floor: node:http + Queue.add', 0),
   ];
 }
