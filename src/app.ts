@@ -1,7 +1,10 @@
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import { createAgentApi } from './agent-api/client.js';
-import type { AgentApi } from './agent-api/types.js';
+import type { AgentApi, AgentCallEvent } from './agent-api/types.js';
+import { createAccountStore, type AgentAccount } from './accounts/account-store.js';
+import { perWorkspaceAccounts, sharedAccount, type AgentAccounts } from './accounts/agent-accounts.js';
+import { createSealedBox } from './crypto/sealed-box.js';
 import { createSuggestedPromptStore } from './prompts/suggested-prompts.js';
 import { createFeedbackStore } from './feedback/index.js';
 import { createAuditLog } from './audit/audit-log.js';
@@ -38,6 +41,8 @@ export interface BridgeOptions {
   secrets?: SecretRegistry;
   /** The agent service client; defaults to the HTTP client of `config.agent`. */
   agentApi?: AgentApi;
+  /** Per-workspace mode: the client of one workspace's account; defaults to the HTTP client with its key. */
+  agentApiFor?: (account: AgentAccount) => AgentApi;
   /** The platforms to run (adapters/index.ts picks them from config). */
   platforms: PlatformModule[];
   metrics?: Metrics;
@@ -98,16 +103,15 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   if (!options.agentApi && !config.agent) throw new Error('no agent service configured');
   // Metric labels name only instances the service listed; anything typed by hand is `other`.
   const instanceLabel = createInstanceLabel();
-  const client =
-    options.agentApi ??
-    createAgentApi(config.agent!, {
-      logger,
-      onCall: (e) => {
-        const labels = { endpoint: e.operation, agent_instance: instanceLabel.label(e.instanceId), status: String(e.status ?? e.kind ?? 'error') };
-        metrics.agentRequests.inc(labels);
-        metrics.agentLatency.observe(labels, e.durationMs / 1000);
-      },
-    });
+  const clientOptions = {
+    logger,
+    onCall: (e: AgentCallEvent) => {
+      const labels = { endpoint: e.operation, agent_instance: instanceLabel.label(e.instanceId), status: String(e.status ?? e.kind ?? 'error') };
+      metrics.agentRequests.inc(labels);
+      metrics.agentLatency.observe(labels, e.durationMs / 1000);
+    },
+  };
+  const client = options.agentApi ?? createAgentApi(config.agent!, clientOptions);
   const agentApi = learnInstancesFrom(client, instanceLabel);
 
   if (agentApi.calls) metrics.watchAgentCalls(agentApi.calls);
@@ -143,13 +147,28 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const prompts = createSuggestedPromptStore({ redis, prefix: storePrefix });
   const feedback = createFeedbackStore({ redis, prefix: storePrefix, maxEntries: config.feedbackMaxEntries, registry: metrics.registry });
   const failures = new FailureLog(redis, storePrefix);
+  // Whose account pays: the deployment's (AGENT_API_KEY) or each workspace's own (/agent setup).
+  const accounts: AgentAccounts =
+    config.agentAccountMode === 'per-workspace'
+      ? perWorkspaceAccounts({
+          store: createAccountStore(redis, storePrefix, createSealedBox(config.encryptionKey!)),
+          // Same service, limits and metrics as the shared client; only the credentials differ.
+          clientFor: (account) =>
+            learnInstancesFrom(
+              options.agentApiFor?.(account) ??
+                createAgentApi({ ...config.agent!, apiKey: account.apiKey, sessionToken: account.sessionToken, sessionCookie: undefined }, clientOptions),
+              instanceLabel,
+            ),
+          onSecret: (value) => void secrets.add(value),
+        })
+      : sharedAccount(agentApi);
   const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n), gaveUp: () => failures.total() };
 
   const ports: ReplyPorts = {};
   for (const p of options.platforms) ports[p.platform] = p.createReplyPort({ config, logger, redis, secrets });
 
   const commandsFor = (commandName: string) =>
-    createCommands({ agentApi, bindings, quota, dropLog, audit, queueStats: () => queue.counts(), logger, secrets, commandName, prompts, feedback });
+    createCommands({ agentApi, accounts, bindings, quota, dropLog, audit, queueStats: () => queue.counts(), logger, secrets, commandName, prompts, feedback });
   const commands = commandsFor('/agent');
   // Slack's slash command name is configurable; answers there must name it as users type it.
   const slackCommands = config.slack && config.slack.command !== '/agent' ? commandsFor(config.slack.command) : commands;
@@ -166,6 +185,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     quota,
     quotasActive: (b) => anyDefaultQuota || Object.values(b.quota ?? {}).some((n) => (n ?? 0) > 0),
     drops: dropLog,
+    ...(accounts.mode === 'per-workspace' ? { accounts } : {}),
   });
 
   const agentReady = agentReadiness(agentApi);
@@ -195,6 +215,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     workerRedis = blocking;
     const processor = new MessageProcessor({
       agent: agentApi,
+      ...(accounts.mode === 'per-workspace' ? { accounts } : {}),
       ports,
       mailbox: queue.mailbox,
       logger,

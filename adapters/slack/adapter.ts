@@ -5,6 +5,7 @@ import type { AdapterContext } from '../../src/core/platform-context.js';
 import { createAdminCheck } from './admin.js';
 import { createBoltLogger } from './bolt-logger.js';
 import { registerCredentialModal } from './credential-modal.js';
+import { registerSetupModal } from './setup-modal.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
 import { PlatformError } from '../../src/core/errors.js';
 import { createFeedbackStore } from '../../src/feedback/index.js';
@@ -196,6 +197,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     commandName: slack.command,
     ...(options.credentialAckBudgetMs !== undefined ? { ackBudgetMs: options.credentialAckBudgetMs } : {}),
   });
+  registerSetupModal(app, { commands: ctx.commands, secrets: ctx.secrets, logger, isAdmin });
   // Buttons or shortcuts the bot did not make still get their ack, so Slack shows no error.
   app.action(new RegExp(`^(?!${FEEDBACK_ACTION_ID}$)`), async ({ ack }) => ack());
   app.shortcut(new RegExp(`^(?!${ASK_AGENT_CALLBACK_ID}$)`), async ({ ack }) => ack());

@@ -9,6 +9,7 @@ import type { Logger } from '../../src/logger.js';
 import { ephemeral } from './blocks.js';
 import { slackCaller } from './caller.js';
 import { credentialMetadata, credentialModal } from './credential-modal.js';
+import { setupModal } from './setup-modal.js';
 import { slackErrorCode } from './errors.js';
 
 export interface SlashCommandDeps {
@@ -82,7 +83,18 @@ async function run(
     return c.refuse(caller, parsed.name);
   }
   if (parsed.name === 'credential') return openCredentialModal(parsed.instanceId, command, client, deps);
+  if (parsed.name === 'setup') return c.accountMode === 'per-workspace' ? openSetupModal(command, client, deps) : c.setup(caller, '');
   return runPlainCommand(c, caller, parsed);
+}
+
+async function openSetupModal(command: Partial<SlashCommand>, client: WebClient, deps: SlashCommandDeps) {
+  try {
+    await client.views.open({ trigger_id: String(command.trigger_id ?? ''), view: setupModal(String(command.channel_id ?? '')) });
+    return undefined;
+  } catch (err) {
+    deps.logger.warn({ code: slackErrorCode(err) }, 'could not open the setup form');
+    return problem('Agent account', `The form could not be opened. Run \`${deps.commandName} setup\` again.`);
+  }
 }
 
 async function openCredentialModal(instanceId: string, command: Partial<SlashCommand>, client: WebClient, deps: SlashCommandDeps) {

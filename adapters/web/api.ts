@@ -47,6 +47,7 @@ const schemas = {
     key: z.string().trim().min(1).max(200),
     value: z.string().min(1).max(10_000),
   }),
+  setup: z.object({ ...who, apiKey: z.string().min(1).max(4_096), session: z.string().max(4_096).optional() }),
 };
 
 /** Parses the body or answers 400 naming each bad field (never echoing a value). */
@@ -74,6 +75,7 @@ const sameOrigin: RequestHandler = (req, res, next) => {
 
 /** Removes a secret from a reply, should any command ever echo it. */
 function scrub(reply: CommandReply, secret: string): CommandReply {
+  if (!secret) return reply;
   const clean = (s: string) => s.split(secret).join('[hidden]');
   return {
     ...reply,
@@ -214,6 +216,19 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
       res.json({ reply: scrub(reply, b.value) });
     } finally {
       release();
+    }
+  });
+
+  // Per-workspace agent accounts: the playground's workspace sets its key like a Slack admin in the modal.
+  api.post('/setup', async (req, res) => {
+    const b = body(schemas.setup, req, res);
+    if (!b) return;
+    const releases = [ctx.secrets.add(b.apiKey), ctx.secrets.add(b.session)];
+    try {
+      const reply = await commands.setup(webCaller(b.channel, b.userName), b.apiKey, b.session);
+      res.json({ reply: scrub(scrub(reply, b.apiKey), b.session ?? '') });
+    } finally {
+      for (const release of releases) release();
     }
   });
 

@@ -37,6 +37,16 @@ export async function runCommandText(commands: Commands, caller: CommandCaller, 
         credentialFormFor: parsed.instanceId,
       };
     }
+    case 'setup':
+      if (commands.accountMode !== 'per-workspace') return { reply: await commands.setup(caller, '') };
+      // The key is never typed into the chat: it goes to POST /playground/api/setup.
+      return {
+        reply: {
+          ok: true,
+          title: 'Agent account',
+          lines: ["Send this workspace's API key to `POST /playground/api/setup` (`{ channel, apiKey, session? }`): a key typed here would be in the chat."],
+        },
+      };
     case 'invalid':
       return { reply: { ok: false, title: invalidTitle(text), lines: [parsed.error] } };
     default:

@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Platform } from '../core/conversation.js';
 
-export type AuditAction = 'bind' | 'unbind' | 'set' | 'credential' | 'refused' | 'uninstall';
+export type AuditAction = 'bind' | 'unbind' | 'set' | 'credential' | 'setup' | 'refused' | 'uninstall';
 export type AuditOutcome = 'ok' | 'refused' | 'failed';
 
 /**
@@ -60,7 +60,7 @@ export interface AuditLogOptions {
 const FIELDS = ['action', 'actor', 'actorName', 'platform', 'workspaceId', 'channelId', 'instanceId', 'key', 'detail', 'outcome', 'at'] as const;
 
 const entrySchema = z.object({
-  action: z.enum(['bind', 'unbind', 'set', 'credential', 'refused', 'uninstall']),
+  action: z.enum(['bind', 'unbind', 'set', 'credential', 'setup', 'refused', 'uninstall']),
   actor: z.string(),
   actorName: z.string().optional(),
   platform: z.enum(['slack', 'discord', 'web']),

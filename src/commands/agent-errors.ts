@@ -1,3 +1,4 @@
+import { NO_ACCOUNT_CODE } from '../accounts/caller-agent.js';
 import { BridgeError } from '../core/errors.js';
 import { formatWait } from '../quota/message.js';
 
@@ -7,6 +8,7 @@ import { formatWait } from '../quota/message.js';
  */
 export function describeAgentProblem(err: unknown): string {
   if (!(err instanceof BridgeError)) return 'something went wrong while talking to the agent service';
+  if (err.code === NO_ACCOUNT_CODE) return 'this workspace has no agent account yet: an admin can set one up with the `setup` command';
   switch (err.kind) {
     case 'unauthorized':
       return 'the agent service did not accept our credentials (check AGENT_API_KEY or the dashboard session)';

@@ -16,7 +16,7 @@ const MODE_WORDS = {
 export type AuditWriter = (caller: CommandCaller, entry: Pick<AuditEntry, 'action' | 'outcome'> & Partial<AuditEntry>) => Promise<void>;
 
 /** `bind`, `unbind` and `set`: the commands that change a channel's binding. */
-export function createBindingCommands(deps: CommandsDeps, instances: InstanceCache, audit: AuditWriter) {
+export function createBindingCommands(deps: CommandsDeps, instancesFor: (caller: CommandCaller) => InstanceCache, audit: AuditWriter) {
   const { bindings, commandName, now } = deps;
   const notBound = (what: string) =>
     reply(false, 'Not bound', [
@@ -24,7 +24,8 @@ export function createBindingCommands(deps: CommandsDeps, instances: InstanceCac
     ]);
 
   /** The instance from the cached listing, or from a fresh one when the cache doesn't know it yet. */
-  async function findInstance(id: string): Promise<Instance | undefined> {
+  async function findInstance(caller: CommandCaller, id: string): Promise<Instance | undefined> {
+    const instances = instancesFor(caller);
     const cached = (await instances.get()).find((i) => i.id === id);
     return cached ?? (await instances.refresh()).find((i) => i.id === id);
   }
@@ -35,7 +36,7 @@ export function createBindingCommands(deps: CommandsDeps, instances: InstanceCac
       if (!id) return reply(false, 'Bind', [`Name the instance: \`${commandName} bind <instance-id> [mention|all]\`.`]);
       let instance: Instance | undefined;
       try {
-        instance = await findInstance(id);
+        instance = await findInstance(caller, id);
       } catch (err) {
         const problem = describeAgentProblem(err);
         await audit(caller, { action: 'bind', instanceId: id, outcome: 'failed', detail: problem });

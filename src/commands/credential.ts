@@ -1,3 +1,4 @@
+import type { AgentApi } from '../agent-api/types.js';
 import { NO_SESSION_CODE } from '../agent-api/client.js';
 import { scrub as scrubSecrets } from '../agent-api/error-message.js';
 import { BridgeError } from '../core/errors.js';
@@ -25,8 +26,8 @@ function scrubber(value: string): (text: string) => string {
  * key's name. The value never reaches a reply, the audit log or a log line: it is registered
  * with the logger's secret registry while the call runs, and scrubbed from every error text.
  */
-export function createCredentialHandler(deps: CommandsDeps) {
-  const { agentApi, audit, logger, commandName } = deps;
+export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: CommandCaller) => AgentApi) {
+  const { audit, logger, commandName } = deps;
 
   return async function credential(caller: CommandCaller, instanceId: string, key: string, value: string): Promise<CommandReply> {
     const release = deps.secrets.add(value);
@@ -65,7 +66,7 @@ export function createCredentialHandler(deps: CommandsDeps) {
 
       let problem: string;
       try {
-        const result = await agentApi.addCredential(id, name, value);
+        const result = await agentFor(caller).addCredential(id, name, value);
         if (result.success) {
           await record({ instanceId: id, key: name, outcome: 'ok' });
           logger.info({ action: 'credential', instanceId: id, key: name, userId: caller.userId }, 'credential added');

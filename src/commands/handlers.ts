@@ -5,6 +5,8 @@ import { createBindingCommands, type AuditWriter } from './binding-commands.js';
 import { createCredentialHandler } from './credential.js';
 import { code, newRef, reply } from './format.js';
 import { createInstanceCache } from './instance-cache.js';
+import { createSetupHandler } from './setup.js';
+import { workspaceAgent } from '../accounts/caller-agent.js';
 import { createNativeCommands } from './native-commands.js';
 import type { CommandsDeps, CommandsOptions } from './options.js';
 import { createReportCommands } from './report-commands.js';
@@ -28,7 +30,22 @@ export function createCommands(options: CommandsOptions): Commands {
     now: options.now ?? Date.now,
   };
   const { agentApi, logger, commandName, now } = deps;
-  const instances = createInstanceCache(agentApi, deps.instanceCacheMs, now);
+  const shared = { agent: agentApi, instances: createInstanceCache(agentApi, deps.instanceCacheMs, now) };
+  const workspaces = new Map<string, typeof shared>();
+  /** The caller's agent client and instance listing: the deployment's, or its workspace's own. */
+  const scopeOf = (caller?: Pick<CommandCaller, 'platform' | 'workspaceId'>): typeof shared => {
+    if (!deps.accounts || !caller) return shared;
+    const key = `${caller.platform}:${caller.workspaceId}`;
+    let scope = workspaces.get(key);
+    if (!scope) {
+      const agent = workspaceAgent(deps.accounts, caller.platform, caller.workspaceId);
+      scope = { agent, instances: createInstanceCache(agent, deps.instanceCacheMs, now) };
+      if (workspaces.size >= 10_000) workspaces.clear();
+      workspaces.set(key, scope);
+    }
+    return scope;
+  };
+  const instancesFor = (caller: CommandCaller) => scopeOf(caller).instances;
 
   const audit: AuditWriter = async (caller, entry) => {
     // An operator sees admin actions at info without reading the audit stream
@@ -68,9 +85,10 @@ export function createCommands(options: CommandsOptions): Commands {
     }
   }
 
-  const bindingCommands = createBindingCommands(deps, instances, audit);
-  const reports = createReportCommands(deps, instances);
-  const credential = createCredentialHandler(deps);
+  const bindingCommands = createBindingCommands(deps, instancesFor, audit);
+  const reports = createReportCommands(deps, instancesFor);
+  const credential = createCredentialHandler(deps, (caller) => scopeOf(caller).agent);
+  const setup = createSetupHandler(deps, audit, (caller) => workspaces.delete(`${caller.platform}:${caller.workspaceId}`));
   const native = createNativeCommands(deps, audit);
 
   return {
@@ -82,7 +100,7 @@ export function createCommands(options: CommandsOptions): Commands {
       guard('instances', caller, async () => {
         let list: Instance[];
         try {
-          list = await instances.refresh();
+          list = await instancesFor(caller).refresh();
         } catch (err) {
           logger.warn({ err }, 'listing instances failed');
           return reply(false, 'Instances', [`Couldn't list the instances: ${describeAgentProblem(err)}.`]);
@@ -117,12 +135,15 @@ export function createCommands(options: CommandsOptions): Commands {
       }
     },
 
+    setup: (caller, apiKey, sessionToken) => setup(caller, apiKey, sessionToken),
+    accountMode: deps.accounts ? 'per-workspace' : 'shared',
+
     async refuse(caller, command) {
       await audit(caller, { action: 'refused', outcome: 'refused', detail: command });
       logger.info({ userId: caller.userId, platform: caller.platform, command }, 'refused a command from a non-admin');
       return reply(false, 'Not allowed', [`Only admins can use ${commandName} ${command}.`]);
     },
 
-    cachedInstances: () => instances.get(),
+    cachedInstances: (caller) => scopeOf(caller).instances.get(),
   };
 }

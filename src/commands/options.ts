@@ -1,6 +1,7 @@
 import type { FeedbackStore } from '../feedback/index.js';
 import type { SuggestedPromptStore } from '../prompts/suggested-prompts.js';
 import type { AgentApi } from '../agent-api/types.js';
+import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { BindingStore } from '../bindings/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
@@ -18,7 +19,10 @@ export interface QueueStats {
 
 /** Options of `createCommands`: every dependency is passed in. */
 export interface CommandsOptions {
+  /** The deployment's client (shared mode), also the instance list of callers without a workspace. */
   agentApi: AgentApi;
+  /** Per-workspace accounts (AGENT_ACCOUNT_MODE=per-workspace): each caller's workspace pays. */
+  accounts?: AgentAccounts;
   bindings: BindingStore;
   quota: Quota;
   dropLog: DropLog;
@@ -54,6 +58,8 @@ export interface CommandsOptions {
 }
 
 /** The options with defaults applied, as the handler files receive them. */
-export interface CommandsDeps extends Required<Omit<CommandsOptions, 'secrets' | 'prompts' | 'feedback'>>, Pick<CommandsOptions, 'prompts' | 'feedback'> {
+export interface CommandsDeps
+  extends Required<Omit<CommandsOptions, 'secrets' | 'prompts' | 'feedback' | 'accounts'>>,
+    Pick<CommandsOptions, 'prompts' | 'feedback' | 'accounts'> {
   secrets: SecretRegistry;
 }

@@ -80,7 +80,7 @@ export interface RunCommand<N extends string = string, A extends object = object
  * Discord modals, the playground's panel), whose submission calls the handler.
  */
 export interface FormCommand<N extends string = string, A extends object = object> extends EntryFields<N, A> {
-  form: 'credential';
+  form: 'credential' | 'setup';
   run?: undefined;
 }
 
@@ -217,6 +217,23 @@ export const COMMANDS = [
     },
   }),
 
+  command<'setup'>({
+    name: 'setup',
+    usage: 'setup',
+    help: "this workspace's own agent-service API key (and optional dashboard session), when the bridge runs with one account per workspace (opens a private form)",
+    summary: "Set this workspace's agent account (opens a private form)",
+    admin: true,
+    options: [],
+    form: 'setup',
+    parseText(words) {
+      // Whatever follows may be the key itself: it is never echoed.
+      if (words.length > 0) {
+        return invalid('Use `setup` on its own: the key is asked for in a private form. If you typed a key here, consider it exposed and rotate it.');
+      }
+      return {};
+    },
+  }),
+
   command<'set', { setting: string; value: string }>({
     name: 'set',
     usage: 'set <setting> <value>',
@@ -317,7 +334,7 @@ export type ParsedCommand =
 
 /** The commands every platform runs the same way (not the secret form, not unreadable input). */
 export type PlainCommand = Exclude<ParsedCommand, { name: 'invalid' } | { name: FormCommandName }>;
-type FormCommandName = Extract<Entry, { form: 'credential' }>['name'];
+type FormCommandName = Extract<Entry, { form: string }>['name'];
 
 const BY_WORD = new Map<string, CommandEntry<CommandName>>();
 for (const entry of COMMANDS as readonly CommandEntry<CommandName>[]) {

@@ -23,7 +23,7 @@ function userLimits(l: QuotaLimits): string {
 }
 
 /** `status`, `why` and `audit`: read-only reports about a channel. */
-export function createReportCommands(deps: CommandsDeps, instances: InstanceCache) {
+export function createReportCommands(deps: CommandsDeps, instancesFor: (caller: CommandCaller) => InstanceCache) {
   const { bindings, quota, dropLog, audit, queueStats, probeTimeoutMs, commandName, now, logger } = deps;
 
   return {
@@ -33,7 +33,7 @@ export function createReportCommands(deps: CommandsDeps, instances: InstanceCach
       const probe = new AbortController();
       const [queue, list, usage] = await Promise.allSettled([
         withTimeout(queueStats(), probeTimeoutMs, 'queue figures'),
-        withTimeout(instances.refresh(probe.signal), probeTimeoutMs, 'listing instances'),
+        withTimeout(instancesFor(caller).refresh(probe.signal), probeTimeoutMs, 'listing instances'),
         quota.usage({ platform: caller.platform, channelId: caller.channelId, overrides: binding?.quota }),
       ]);
       probe.abort();

@@ -39,6 +39,14 @@ export interface Commands {
   feedback(caller: CommandCaller): Promise<CommandReply>;
   /** Records a refused attempt in the audit log and returns the "only admins can …" answer. */
   refuse(caller: CommandCaller, command: CommandName): Promise<CommandReply>;
-  /** Instances for autocomplete and pickers, cached for a short time. */
-  cachedInstances(): Promise<Instance[]>;
+  /** Instances for autocomplete and pickers, cached for a short time (the caller's workspace's, per-workspace). */
+  cachedInstances(caller?: Pick<CommandCaller, 'platform' | 'workspaceId'>): Promise<Instance[]>;
+  /**
+   * `setup` (AGENT_ACCOUNT_MODE=per-workspace): checks and stores the caller's workspace's agent
+   * API key and optional dashboard session, sealed. Called from each platform's private form;
+   * the reply never contains either value.
+   */
+  setup(caller: CommandCaller, apiKey: string, sessionToken?: string): Promise<CommandReply>;
+  /** `per-workspace` when `setup` has a form to open; otherwise `setup` only explains (absent: shared). */
+  readonly accountMode?: 'shared' | 'per-workspace';
 }

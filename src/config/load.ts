@@ -68,6 +68,11 @@ export interface Config {
   role: 'all' | 'ingress' | 'worker';
   /** Absent only in demo mode, where the composition root starts the emulator. */
   agent?: AgentConfig;
+  /**
+   * AGENT_ACCOUNT_MODE: `shared` (AGENT_API_KEY for every workspace) or `per-workspace` (each
+   * workspace's admin sets its own key with `/agent setup`; kept sealed with `encryptionKey`).
+   */
+  agentAccountMode: 'shared' | 'per-workspace';
   redis: {
     url: string;
     sentinels: string[];
@@ -127,7 +132,7 @@ const FIX: Record<string, string> = {
   SLACK_BOT_TOKEN: 'set it to the Bot User OAuth Token (xoxb-...) from your Slack app, or set SLACK_CLIENT_ID for "Add to Slack"',
   SLACK_CLIENT_SECRET: 'set it to the Client Secret from your Slack app (Basic Information)',
   SLACK_STATE_SECRET: 'set it to a long random string (it signs the OAuth state: openssl rand -hex 32)',
-  INSTALLATION_ENCRYPTION_KEY: 'set it to 32 random bytes (openssl rand -base64 32); installations are stored encrypted with it',
+  INSTALLATION_ENCRYPTION_KEY: 'set it to 32 random bytes (openssl rand -base64 32); installations and per-workspace agent keys are stored encrypted with it',
   SLACK_SIGNING_SECRET:
     'set it to the Signing Secret from your Slack app (Basic Information), or set SLACK_APP_TOKEN to use Socket Mode',
   PLAYGROUND_TOKEN: 'set PLAYGROUND_TOKEN to a long random string, or keep HTTP_HOST on 127.0.0.1',
@@ -178,7 +183,11 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
   let agent: AgentConfig | undefined;
   if (mode === 'real') {
     if (!e.AGENT_API_BASE_URL) missing('AGENT_API_BASE_URL', 'a platform or agent setting is present, so the demo is off');
-    if (!e.AGENT_API_KEY && e.ROLE !== 'ingress') missing('AGENT_API_KEY', 'workers need it for every chat call');
+    if (e.AGENT_ACCOUNT_MODE === 'per-workspace') {
+      if (!e.INSTALLATION_ENCRYPTION_KEY) missing('INSTALLATION_ENCRYPTION_KEY', 'AGENT_ACCOUNT_MODE=per-workspace, and each workspace\'s agent key is stored encrypted with it');
+      // One key for everyone would bill the operator for workspaces that never set theirs up.
+      if (e.AGENT_API_KEY) problems.push('AGENT_API_KEY and AGENT_ACCOUNT_MODE=per-workspace exclude each other: remove AGENT_API_KEY (each workspace\'s admin sets its own key with /agent setup), or use AGENT_ACCOUNT_MODE=shared');
+    } else if (!e.AGENT_API_KEY && e.ROLE !== 'ingress') missing('AGENT_API_KEY', 'workers need it for every chat call');
     if (e.AGENT_API_BASE_URL) {
       agent = {
         baseUrl: e.AGENT_API_BASE_URL.replace(/\/+$/, ''),
@@ -291,6 +300,7 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
   const redisDefaulted = !raw.REDIS_URL?.trim() && e.REDIS_SENTINELS.length === 0 && e.REDIS_CLUSTER_NODES.length === 0;
   const config: Config = {
     mode,
+    agentAccountMode: mode === 'real' ? e.AGENT_ACCOUNT_MODE : 'shared',
     role: e.ROLE,
     agent,
     redis: {

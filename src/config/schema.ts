@@ -120,6 +120,9 @@ export const envSchema = z.object({
   KEEP_COMPLETED_COUNT: int('KEEP_COMPLETED_COUNT', 100_000, 100),
   KEEP_FAILED_SECONDS: int('KEEP_FAILED_SECONDS', 7 * 86_400, 60),
   KEEP_FAILED_COUNT: int('KEEP_FAILED_COUNT', 10_000, 100),
+  AGENT_ACCOUNT_MODE: optionalString
+    .transform((v) => v ?? 'shared')
+    .pipe(z.enum(['shared', 'per-workspace'], { message: 'AGENT_ACCOUNT_MODE must be shared or per-workspace' })),
   AGENT_CALL_GUARANTEE: optionalString
     .transform((v) => v ?? 'at-least-once')
     .pipe(z.enum(['at-least-once', 'at-most-once'], { message: 'AGENT_CALL_GUARANTEE must be at-least-once or at-most-once' })),

@@ -1,4 +1,5 @@
 import type { Binding, BindingStore } from '../bindings/types.js';
+import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import type { QuotaLimits } from '../config/load.js';
 import { encodeConversationId, type Platform } from '../core/conversation.js';
 import type { IncomingMessage } from '../core/message.js';
@@ -45,7 +46,12 @@ export interface IngressOptions {
   drops?: DropLogWriter;
   /** How long to keep trying to enqueue while Redis is unreachable. @defaultValue 10000 */
   enqueueRetryMs?: number;
+  /** Per-workspace agent accounts: messages of a workspace without one are not queued. */
+  accounts?: AgentAccounts;
 }
+
+/** A user of a workspace without an agent account hears it once an hour. */
+const NO_ACCOUNT_NOTICE_WINDOW_SECONDS = 3_600;
 
 /** A user refused as "busy" hears it once per this many seconds, however many messages they send. */
 const BUSY_NOTICE_WINDOW_SECONDS = 60;
@@ -114,6 +120,12 @@ export function createIngress(o: IngressOptions): Ingress {
       const text = m.text.trim();
       if (!text) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : notices.empty(m.platform));
       if (text.length > o.maxMessageChars) return drop(m, 'too_long', notices.tooLong(text.length, o.maxMessageChars));
+
+      // Per-workspace accounts: a workspace whose admin has not run `setup` has no one to bill.
+      if (o.accounts && !(await o.accounts.forWorkspace(m.platform, m.conversation.workspaceId).catch(() => true))) {
+        const tell = await firstNotice(m, 'no-account', NO_ACCOUNT_NOTICE_WINDOW_SECONDS);
+        return drop(m, 'no_account', tell ? notices.noAccount(m.platform) : undefined);
+      }
 
       if (o.quota && (o.quotasActive?.(binding) ?? true)) {
         // A redelivery must not be charged twice.

@@ -14,5 +14,9 @@ export const notices = {
     `That message is ${length.toLocaleString('en-US')} characters long; the limit is ${max.toLocaleString('en-US')}. Please shorten it and send it again.`,
   busy: (pending: number) =>
     `This channel has ${pending.toLocaleString('en-US')} messages waiting for the agent, the most it may queue. Please send yours again once those are answered.`,
+  noAccount: (platform: Platform) =>
+    platform === 'web'
+      ? "This workspace has no agent account yet. Set its API key first (`/agent setup`)."
+      : "This workspace has no agent account yet, so I can't send your message. An admin can set one up with `/agent setup`.",
   unavailable: "I couldn't accept your message just now (the queue is unavailable). Please send it again in a minute.",
 };

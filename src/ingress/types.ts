@@ -12,6 +12,8 @@ export type DropReason =
   | 'over_quota'
   /** The channel already had MAX_PENDING_PER_CHANNEL unfinished messages. */
   | 'channel_busy'
+  /** Per-workspace accounts: the workspace's admin has not run `setup`. */
+  | 'no_account'
   | 'redis_unavailable';
 
 export type IngressResult =

@@ -1,4 +1,5 @@
 import type { AgentApi } from '../agent-api/types.js';
+import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import type { ReplyPort, ReplyPorts } from '../core/reply-port.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
@@ -7,6 +8,7 @@ import type { ChatMessage } from '../queue/types.js';
 import { decide, type Decision, type RetryPolicy } from './error-policy.js';
 import { answerLostNotice, explainFailure, newReference, replyCutNote } from './plain-words.js';
 import { buildThreadPrompt } from './thread-context.js';
+import { notices } from '../ingress/notices.js';
 import type { FailureLog } from './failure-log.js';
 import { BridgeError } from '../core/errors.js';
 import { isRedisConnectionError } from '../redis-errors.js';
@@ -22,6 +24,8 @@ export interface DropRecorder {
 
 export interface MessageProcessorOptions {
   agent: AgentApi;
+  /** Per-workspace agent accounts: each message is sent with its workspace's own key. */
+  accounts?: AgentAccounts;
   ports: ReplyPorts;
   mailbox: Mailbox;
   logger: Logger;
@@ -83,6 +87,9 @@ export class MessageProcessor {
         if (!(await record({}))) return this.lost(log);
         return this.answerLost(m, port);
       }
+      const agent = this.o.accounts ? await this.o.accounts.forWorkspace(m.platform, m.workspaceId) : this.o.agent;
+      // Its account was removed after the message was queued: nobody to bill, so no call.
+      if (!agent) return this.noAccount(m, port);
       // The fenced acquire/advance that returned this message checked ownership just before
       // the working indicator; this write checks it again right before the (billed) call, and
       // is the "call started" mark at-most-once relies on.
@@ -91,7 +98,7 @@ export class MessageProcessor {
       if (!(await record({ started: 1 }))) return this.lost(log);
       const started = performance.now();
       try {
-        ({ response: reply, messageId: agentMessageId } = await this.o.agent.chat(m.instanceId, prompt));
+        ({ response: reply, messageId: agentMessageId } = await agent.chat(m.instanceId, prompt));
       } catch (err) {
         return this.onError(m, port, progress, err, record);
       } finally {
@@ -158,6 +165,14 @@ export class MessageProcessor {
       .postNotice(m.reply, `${answerLostNotice} (ref ${ref})`)
       .catch((e) => this.o.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user the answer was lost'));
     await port.stopWorking?.(m.reply, 'failed').catch(() => {});
+    this.o.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
+    return { outcome: 'gave_up' };
+  }
+
+  /** Per-workspace accounts: the workspace has none (any more); say so, call nothing. */
+  private async noAccount(m: ChatMessage, port: ReplyPort): Promise<StepResult> {
+    this.o.logger.warn({ conversationId: m.conversationId, messageId: m.messageId, workspaceId: m.workspaceId }, 'no agent account for this workspace; message not sent');
+    await port.postNotice(m.reply, notices.noAccount(m.platform)).catch((e) => this.o.logger.warn({ ...errorFields(e) }, 'could not post a notice'));
     this.o.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
     return { outcome: 'gave_up' };
   }

@@ -39,6 +39,7 @@ function fakeCommands(): Commands {
     why: record('why'),
     audit: record('audit'),
     feedback: record('feedback'),
+    setup: record('setup'),
     refuse: async (_c, command) => ok('Not allowed', `Only admins can use /agent ${command}.`),
     cachedInstances: async () => [
       { id: 'a/b/../c', name: 'Slashy "quoted"', status: 'running', type: 't' },

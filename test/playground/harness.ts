@@ -96,6 +96,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     why: call('why'),
     audit: call('audit'),
     feedback: call('feedback'),
+    setup: call('setup'),
     refuse: call('refuse'),
     cachedInstances: async () => [
       { id: 'inst_a', name: 'Alpha', status: 'running', type: 'assistant' },

@@ -58,6 +58,7 @@ async function run(parsed: ParsedCommand, value: string): Promise<CommandReply |
     sentIds.add(parsed.instanceId);
     return c.credential(caller, parsed.instanceId, 'FUZZ_KEY', value);
   }
+  if (parsed.name === 'setup') return c.setup(caller, value);
   return runPlainCommand(c, caller, parsed);
 }
 

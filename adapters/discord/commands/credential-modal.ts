@@ -38,3 +38,25 @@ export function instanceFromModalId(customId: string): string | undefined {
   const id = customId.slice(CREDENTIAL_MODAL_PREFIX.length);
   return id.length > 0 ? id : undefined;
 }
+
+/** custom_id of the `/agent setup` modal (per-workspace agent accounts). */
+export const SETUP_MODAL_ID = 'agent:setup';
+export const API_KEY_FIELD = 'api_key';
+export const SESSION_FIELD = 'session';
+
+/** The private form for this server's own agent-service account; nothing typed here is shown again. */
+export function setupModal(): ModalBuilder {
+  return new ModalBuilder()
+    .setCustomId(SETUP_MODAL_ID)
+    .setTitle('Agent account for this server')
+    .addLabelComponents(
+      new LabelBuilder()
+        .setLabel('API key')
+        .setDescription("This server's messages are billed to it; checked, stored encrypted")
+        .setTextInputComponent(new TextInputBuilder().setCustomId(API_KEY_FIELD).setStyle(TextInputStyle.Short).setRequired(true).setMaxLength(4000)),
+      new LabelBuilder()
+        .setLabel('Dashboard session (optional)')
+        .setDescription('Needed only to add credentials to instances')
+        .setTextInputComponent(new TextInputBuilder().setCustomId(SESSION_FIELD).setStyle(TextInputStyle.Paragraph).setRequired(false).setMaxLength(4000)),
+    );
+}

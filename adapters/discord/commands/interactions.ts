@@ -15,7 +15,17 @@ import { respondInstances } from './autocomplete.js';
 import { ASK_COMMAND_NAME, COMMAND_NAME } from './definition.js';
 import { onAskAgent, type AskDeps } from './ask-agent.js';
 import { onFeedbackClick, type FeedbackClickDeps } from '../feedback/click.js';
-import { KEY_FIELD, MAX_MODAL_INSTANCE_ID, VALUE_FIELD, credentialModal, instanceFromModalId } from './credential-modal.js';
+import {
+  API_KEY_FIELD,
+  KEY_FIELD,
+  MAX_MODAL_INSTANCE_ID,
+  SESSION_FIELD,
+  SETUP_MODAL_ID,
+  VALUE_FIELD,
+  credentialModal,
+  instanceFromModalId,
+  setupModal,
+} from './credential-modal.js';
 import { renderCommandReply } from './render.js';
 
 export interface InteractionDeps {
@@ -72,6 +82,11 @@ async function onCommand(i: ChatInputCommandInteraction, deps: InteractionDeps):
     await i.showModal(credentialModal(parsed.instanceId));
     return;
   }
+  if (parsed.name === 'setup') {
+    if (deps.commands.accountMode === 'per-workspace') return void (await i.showModal(setupModal()));
+    await i.deferReply({ flags: EPHEMERAL });
+    return answer(i, await deps.commands.setup(caller, ''), deps);
+  }
   // Commands anyone may run answer at once (help); the others may take a while.
   if (entry.admin) await i.deferReply({ flags: EPHEMERAL });
   return answer(i, await runPlainCommand(deps.commands, caller, parsed), deps);
@@ -81,6 +96,32 @@ async function onCommand(i: ChatInputCommandInteraction, deps: InteractionDeps):
  * The credential goes to the service at once, never through the queue or Redis. While it is
  * handled the value is a registered secret, so no log line or answer can carry it.
  */
+/** This server's agent account: checked and stored sealed by the shared handler; never echoed. */
+async function onSetupSubmit(i: ModalSubmitInteraction, deps: InteractionDeps): Promise<void> {
+  const field = (id: string) => {
+    try {
+      return i.fields.getTextInputValue(id).trim();
+    } catch {
+      return '';
+    }
+  };
+  const apiKey = field(API_KEY_FIELD);
+  const session = field(SESSION_FIELD);
+  const releases = [deps.secrets.add(apiKey), deps.secrets.add(session)];
+  try {
+    await i.deferReply({ flags: EPHEMERAL });
+    const caller = callerOf(i);
+    if (!isAdmin(i, deps.adminRoleIds)) return await answer(i, await deps.commands.refuse(caller, 'setup'), deps);
+    await answer(i, await deps.commands.setup(caller, apiKey, session), deps);
+  } catch (err) {
+    const ref = newRef();
+    deps.logger.error({ err, ref }, 'discord setup submit failed');
+    await answer(i, problem('Agent account', `That did not work (reference \`${ref}\`). Try again in a moment.`), deps).catch(() => {});
+  } finally {
+    for (const release of releases) release();
+  }
+}
+
 async function onCredentialSubmit(i: ModalSubmitInteraction, instanceId: string, deps: InteractionDeps): Promise<void> {
   const field = (id: string) => {
     try {
@@ -127,6 +168,7 @@ export function createInteractionHandler(deps: InteractionDeps): (interaction: I
       if (interaction.isModalSubmit()) {
         const instanceId = instanceFromModalId(interaction.customId);
         if (instanceId) return await onCredentialSubmit(interaction, instanceId, deps);
+        if (interaction.customId === SETUP_MODAL_ID) return await onSetupSubmit(interaction, deps);
       }
       deps.logger.debug({ type: interaction.type, id: interaction.id }, 'discord interaction ignored');
     } catch (err) {

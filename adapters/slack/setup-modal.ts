@@ -1,0 +1,102 @@
+import type { App } from '@slack/bolt';
+import type { View, WebClient } from '@slack/web-api';
+import type { CommandReply, Commands } from '../../src/commands/types.js';
+import type { Logger, SecretRegistry } from '../../src/logger.js';
+import { slackCaller } from './caller.js';
+import { escapeSlackText } from './escape.js';
+
+export const SETUP_CALLBACK_ID = 'agent_bridge_setup';
+export const API_KEY_BLOCK = 'setup_api_key';
+export const SESSION_BLOCK = 'setup_session';
+const INPUT_ACTION = 'input';
+/** How long submitted values stay registered for log redaction after the request (the store adds them for good). */
+const REDACT_FOR_MS = 10 * 60_000;
+
+const plain = (text: string, max: number) => ({ type: 'plain_text' as const, text: text.slice(0, max) });
+
+/** The form: this workspace's agent API key and an optional dashboard session. `channelId` is kept for the confirmation. */
+export function setupModal(channelId: string): View {
+  return {
+    type: 'modal',
+    callback_id: SETUP_CALLBACK_ID,
+    private_metadata: channelId.slice(0, 200),
+    title: plain('Agent account', 24),
+    submit: plain('Save', 24),
+    close: plain('Cancel', 24),
+    blocks: [
+      {
+        type: 'section',
+        text: {
+          type: 'mrkdwn',
+          text: "This workspace's messages will go to the agent-service account of this key, and be billed to it. The key is checked, stored encrypted and never shown again.",
+        },
+      },
+      {
+        type: 'input',
+        block_id: API_KEY_BLOCK,
+        label: plain('API key', 2000),
+        hint: plain('Generated in the agent service dashboard.', 2000),
+        element: { type: 'plain_text_input', action_id: INPUT_ACTION, max_length: 3000 },
+      },
+      {
+        type: 'input',
+        block_id: SESSION_BLOCK,
+        optional: true,
+        label: plain('Dashboard session (optional)', 2000),
+        hint: plain('Needed only to add credentials to instances with the credential command.', 2000),
+        element: { type: 'plain_text_input', action_id: INPUT_ACTION, max_length: 3000 },
+      },
+    ],
+  };
+}
+
+function resultView(reply: CommandReply): View {
+  return {
+    type: 'modal',
+    callback_id: `${SETUP_CALLBACK_ID}_done`,
+    title: plain(reply.ok ? 'Saved' : 'Not saved', 24),
+    close: plain('Close', 24),
+    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: escapeSlackText([reply.title, ...reply.lines].join('\n')).slice(0, 3000) || ' ' } }],
+  };
+}
+
+export interface SetupModalDeps {
+  commands: Commands;
+  secrets: SecretRegistry;
+  logger: Logger;
+  isAdmin(userId: string): Promise<boolean>;
+}
+
+/**
+ * The submission: acked at once with "Checking…" (the key is verified with a listing, which
+ * may take longer than Slack's 3 s), then the modal shows the outcome. Neither value is ever
+ * in a view, a message or a log line.
+ */
+export function registerSetupModal(app: App, deps: SetupModalDeps): void {
+  app.view({ callback_id: `${SETUP_CALLBACK_ID}_done`, type: 'view_submission' }, async ({ ack }) => {
+    await ack();
+  });
+  app.view({ callback_id: SETUP_CALLBACK_ID, type: 'view_submission' }, async ({ ack, body, view, client }) => {
+    const values = (view.state?.values ?? {}) as Record<string, Record<string, { value?: string | null }>>;
+    const apiKey = String(values[API_KEY_BLOCK]?.[INPUT_ACTION]?.value ?? '');
+    const session = String(values[SESSION_BLOCK]?.[INPUT_ACTION]?.value ?? '');
+    for (const value of [apiKey, session]) setTimeout(deps.secrets.add(value.trim()), REDACT_FOR_MS).unref();
+    const user = body.user as Partial<typeof body.user> | undefined;
+    if (!user || typeof user.id !== 'string' || !user.id) {
+      return ack({ response_action: 'errors', errors: { [API_KEY_BLOCK]: 'This form could not be read: run the command again.' } });
+    }
+    if (!apiKey.trim()) return ack({ response_action: 'errors', errors: { [API_KEY_BLOCK]: 'Enter the API key.' } });
+    const caller = slackCaller({ teamId: body.team?.id ?? user.team_id, channelId: String(view.private_metadata ?? ''), userId: user.id, userName: typeof user.name === 'string' ? user.name : undefined });
+    if (!(await deps.isAdmin(user.id))) {
+      const refusal = await deps.commands.refuse(caller, 'setup');
+      return ack({ response_action: 'errors', errors: { [API_KEY_BLOCK]: [refusal.title, ...refusal.lines].join(' ').slice(0, 300) } });
+    }
+    await ack({ response_action: 'update', view: resultView({ ok: true, title: 'Checking the key…', lines: ['Asking the agent service for this account’s instances.'] }) });
+    const reply = await deps.commands.setup(caller, apiKey, session).catch((): CommandReply => ({ ok: false, title: 'Agent account', lines: ['That did not work. Try again in a moment.'] }));
+    await updateView(client, body.view.id, resultView(reply), deps.logger);
+  });
+}
+
+async function updateView(client: WebClient, viewId: string, view: View, logger: Logger) {
+  await client.views.update({ view_id: viewId, view }).catch((err: Error) => logger.warn({ code: (err as { data?: { error?: string } }).data?.error }, 'could not update the setup modal'));
+}
