@@ -37,6 +37,20 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
     reply: options.reply ?? ((id, message) => demoReply(state.instances.find((i) => i.id === id) ?? unnamed(id), message)),
     nextMessageId: () => `msg_${++messageCounter}`,
   };
+  const others: AccountState[] = (options.otherAccounts ?? []).map((a) => ({
+    apiKey: a.apiKey,
+    ...(a.sessionToken ? { sessionToken: a.sessionToken } : {}),
+    instances: [...a.instances],
+    credentials: new Map(),
+    reply: state.reply,
+    nextMessageId: state.nextMessageId,
+  }));
+  /** The account a request authenticates as: another account's key or session, else the main one. */
+  const accountOf = (req: IncomingMessage): AccountState => {
+    const key = req.headers['x-api-key'];
+    const bearer = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1];
+    return others.find((a) => a.apiKey === key || (bearer !== undefined && a.sessionToken === bearer)) ?? state;
+  };
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
       const timer = setTimeout(() => (timers.delete(timer), resolve()), ms);
@@ -86,9 +100,10 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
     if (fault?.type === 'huge') return sendHuge(res, fault.bytes);
 
     if (req.method !== route.method) return sendJson(res, 405, { error: 'method not allowed' }, { allow: route.method });
-    if (route.endpoint === 'chat') return handleChat(req, res, json, state);
-    if (route.endpoint === 'instances') return handleInstances(req, res, state);
-    return handleCredentials(req, res, route, json, state);
+    const account = accountOf(req);
+    if (route.endpoint === 'chat') return handleChat(req, res, json, account);
+    if (route.endpoint === 'instances') return handleInstances(req, res, account);
+    return handleCredentials(req, res, route, json, account);
   }
 
   const server = createServer((req, res) => {

@@ -26,6 +26,11 @@ export interface AgentEmulatorOptions {
   control?: boolean;
   /** Recorded calls kept (oldest dropped first), so a long-running demo does not grow. @defaultValue 10000 */
   maxCalls?: number;
+  /**
+   * Other accounts of the service, each with its own key, session and instances (a request is
+   * served as the account its key or session belongs to), for per-workspace account tests.
+   */
+  otherAccounts?: Array<{ apiKey: string; sessionToken?: string; instances: Instance[] }>;
 }
 
 /** A request the emulator received (control requests excluded). */

@@ -86,6 +86,10 @@ export function createIngress(o: IngressOptions): Ingress {
     // When Redis can't say, tell the user: a missing answer is worse than a repeated notice.
     o.queue.firstNotice(kind, m.platform, m.userId, windowSeconds).catch(() => true);
 
+  /** Per-workspace accounts: whether the message's workspace has one (when Redis can't say, yes: the worker checks again). */
+  const hasAccount = async (m: IncomingMessage) =>
+    !o.accounts || Boolean(await o.accounts.forWorkspace(m.platform, m.conversation.workspaceId).catch(() => true));
+
   const lookupBinding = async (m: IncomingMessage) => {
     const own = await o.bindings.get(m.platform, m.bindingChannelId);
     if (own || !m.isDirect) return own;
@@ -105,7 +109,11 @@ export function createIngress(o: IngressOptions): Ingress {
       });
       if (binding === null) return drop(m, 'redis_unavailable', notices.unavailable);
       const explicitlyAddressed = m.isDirect || m.mentionsBot || m.repliesToBot;
-      if (!binding) return drop(m, 'not_bound', explicitlyAddressed ? notices.notBound(m.platform) : undefined);
+      if (!binding) {
+        // A workspace without an agent account can bind nothing yet: say what comes first.
+        if (explicitlyAddressed && !(await hasAccount(m))) return drop(m, 'no_account', notices.noAccount(m.platform));
+        return drop(m, 'not_bound', explicitlyAddressed ? notices.notBound(m.platform) : undefined);
+      }
 
       // Without the MessageContent intent an unreadable message can't be answered, whatever the mode.
       if (m.contentMissing && !explicitlyAddressed) return drop(m, 'content_missing');
@@ -122,7 +130,7 @@ export function createIngress(o: IngressOptions): Ingress {
       if (text.length > o.maxMessageChars) return drop(m, 'too_long', notices.tooLong(text.length, o.maxMessageChars));
 
       // Per-workspace accounts: a workspace whose admin has not run `setup` has no one to bill.
-      if (o.accounts && !(await o.accounts.forWorkspace(m.platform, m.conversation.workspaceId).catch(() => true))) {
+      if (!(await hasAccount(m))) {
         const tell = await firstNotice(m, 'no-account', NO_ACCOUNT_NOTICE_WINDOW_SECONDS);
         return drop(m, 'no_account', tell ? notices.noAccount(m.platform) : undefined);
       }

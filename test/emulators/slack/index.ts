@@ -142,7 +142,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     callsOf: state.callsOf.bind(state),
     posted: state.posted.bind(state),
     userMessage: (o: UserMessageOptions) => userMessage(state, o),
-    viewSubmission: (viewId: string, user: string, values: Record<string, Record<string, string>>) => viewSubmission(state, viewId, user, values),
+    viewSubmission: (viewId: string, user: string, values: Record<string, Record<string, string>>, team?: string) => viewSubmission(state, viewId, user, values, team),
     /** Slack's file host: `files.add(...)` gives a `files[]` entry; `files.downloads` records each GET. */
     files: fileHost,
     assistantThreadStarted: (o: Parameters<typeof assistantThreadStarted>[1]) => assistantThreadStarted(state, o),

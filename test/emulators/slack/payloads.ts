@@ -116,8 +116,8 @@ export function slashCommand(state: SlackState, baseUrl: string, o: SlashCommand
   };
 }
 
-/** The view_submission for a modal the bot opened, with the user's input. */
-export function viewSubmission(state: SlackState, viewId: string, user: string, values: Record<string, Record<string, string>>): Json {
+/** The view_submission for a modal the bot opened, with the user's input (in `team`, default the emulator's). */
+export function viewSubmission(state: SlackState, viewId: string, user: string, values: Record<string, Record<string, string>>, team = state.identity.teamId): Json {
   const view = state.views.get(viewId);
   if (!view) throw new Error(`no view ${viewId} was opened`);
   const stateValues = Object.fromEntries(
@@ -128,8 +128,8 @@ export function viewSubmission(state: SlackState, viewId: string, user: string, 
   );
   return {
     type: 'view_submission',
-    team: { id: state.identity.teamId, domain: 'emulated' },
-    user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: state.identity.teamId },
+    team: { id: team, domain: 'emulated' },
+    user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: team },
     api_app_id: state.identity.appId,
     token: 'legacy-verification-token',
     trigger_id: issueTrigger(state),
