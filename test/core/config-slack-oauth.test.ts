@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/config/load.js';
+import { configProblem } from '../support/config-problem.js';
 import { createSealedBox } from '../../src/crypto/sealed-box.js';
 import { SLACK_BOT_SCOPES } from '../../adapters/slack/oauth.js';
 import { MANIFEST_SCOPES } from '../emulators/slack/index.js';
@@ -8,15 +9,7 @@ import { MANIFEST_SCOPES } from '../emulators/slack/index.js';
 const real = { AGENT_API_BASE_URL: 'https://openhelixai.com/api/v1', AGENT_API_KEY: 'key-1234', SLACK_SIGNING_SECRET: 'signing-secret' };
 const oauth = { SLACK_CLIENT_ID: '1111.2222', SLACK_CLIENT_SECRET: 'client-secret', SLACK_STATE_SECRET: 'state-secret-0123456789' };
 
-function problem(env: Record<string, string>): string {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problem = configProblem;
 
 describe('"Add to Slack" settings', () => {
   it('turns on OAuth with SLACK_CLIENT_ID instead of SLACK_BOT_TOKEN, and keeps the key as 32 bytes', () => {

@@ -1,17 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { loadConfig } from '../../src/config/load.js';
+import { configProblem } from '../support/config-problem.js';
 
 const real = { AGENT_API_BASE_URL: 'https://openhelixai.com/api/v1', AGENT_API_KEY: 'key-1234' };
 
-function problem(env: Record<string, string>): string {
-  try {
-    loadConfig(env);
-  } catch (err) {
-    expect(err).toBeInstanceOf(ConfigError);
-    return (err as Error).message;
-  }
-  throw new Error('expected a ConfigError');
-}
+const problem = configProblem;
 
 describe('config', () => {
   it('with nothing set, runs the demo with documented defaults, frozen', () => {

@@ -51,7 +51,7 @@ describe('/agent through the real bridge', () => {
       expect.objectContaining({ name: 'Ask the agent', type: 3, contexts: [0, 1] }),
     ]);
     const subs = (put?.json as Array<{ options: Array<{ name: string }> }>)[0]!.options.map((o) => o.name);
-    expect(subs).toEqual(['instances', 'bind', 'unbind', 'status', 'credential', 'set', 'why', 'audit', 'feedback', 'help']);
+    expect(subs).toEqual(['instances', 'bind', 'unbind', 'status', 'credential', 'setup', 'set', 'why', 'audit', 'feedback', 'help']);
   });
 
   it('answers help to anyone, privately', async () => {
