@@ -362,10 +362,16 @@ async function dropQueuedWork(queue: ChatQueue, platform: Platform, workspaceId:
   const prefix = `${encodeURIComponent(platform)}:${encodeURIComponent(workspaceId)}:`;
   const jobs = await queue.queue.getJobs(['waiting', 'delayed', 'prioritized']);
   let removed = 0;
+  const conversations = new Set<string>();
   for (const job of jobs) {
     if (!job?.data.conversationId.startsWith(prefix)) continue;
     // A job a worker took meanwhile is locked: it finishes (or finds no installation and gives up).
-    if (await job.remove().then(() => true, () => false)) removed += 1;
+    if (await job.remove().then(() => true, () => false)) {
+      removed += 1;
+      conversations.add(job.data.conversationId);
+    }
   }
+  // Their messages too: left in the mailbox, the stranded sweep would queue them again (and bill them).
+  await queue.mailbox.dropConversations(prefix, conversations);
   return removed;
 }

@@ -24,6 +24,7 @@ const scripts = {
   record: luaScript('record-4.lua'),
   takeOver: luaScript('take-over-1.lua'),
   checkStranded: luaScript('check-stranded-4.lua'),
+  dropConversation: luaScript('drop-conversation-4.lua'),
 };
 
 const DAY = 86_400;
@@ -123,6 +124,24 @@ export class Mailbox {
     if (r[0] === 'lost') return { status: 'lost' };
     if (r[0] === 'held') return { status: 'held', holder: r[1]! };
     return { status: 'ok', head: r[0] === 'ok' ? toHead(r[1]!, r[2] ?? []) : undefined };
+  }
+
+  /**
+   * Forgets the unanswered messages of the conversations whose IDs start with `idPrefix` (a
+   * workspace that uninstalled the app): those named, and those waiting for the stranded
+   * sweep, which would otherwise queue them again. A conversation a job holds is left to it.
+   * Resolves with how many messages were forgotten.
+   */
+  async dropConversations(idPrefix: string, conversationIds: Iterable<string>): Promise<number> {
+    const k = this.keys;
+    const stranded = (await this.redis.zrange(k.stranded, '0', '-1')).filter((id) => id.startsWith(idPrefix));
+    let dropped = 0;
+    for (const id of new Set([...conversationIds, ...stranded])) {
+      if (!id.startsWith(idPrefix)) continue;
+      const n = (await scripts.dropConversation(this.redis, [k.mailbox(id), k.lease(id), k.messages(id), k.stranded], [id])) as number;
+      if (n > 0) dropped += n;
+    }
+    return dropped;
   }
 
   /** Moves the lease from a holder that is gone (its job finished or failed) to `holder`. */

@@ -256,3 +256,20 @@ describe('the sweep for stranded conversations', () => {
     expect(await redis.zscore(mailbox.keys.stranded, first.conversationId)).toBeNull();
   });
 });
+
+describe('drop-conversation (a workspace uninstalled the app)', () => {
+  it("forgets the workspace's waiting conversations, stranded ones included, and leaves a held one and other workspaces alone", async () => {
+    const waiting = message('slack:T1:C1:1.1', 'C1');
+    const held = message('slack:T1:C1:2.2', 'C1');
+    const other = message('slack:T2:C9:3.3', 'C9');
+    for (const m of [waiting, held, other]) await mailbox.push(m);
+    await mailbox.acquire(held.conversationId, await locked('job-held'));
+
+    expect(await mailbox.dropConversations('slack:T1:', [])).toBe(1);
+    expect(await redis.exists(mailbox.keys.mailbox(waiting.conversationId), mailbox.keys.messages(waiting.conversationId))).toBe(0);
+    expect(await redis.zscore(mailbox.keys.stranded, waiting.conversationId)).toBeNull();
+    // The held conversation is its job's to finish; the other workspace is untouched.
+    expect(await redis.lrange(mailbox.keys.mailbox(held.conversationId), 0, -1)).toEqual([held.messageId]);
+    expect(await redis.lrange(mailbox.keys.mailbox(other.conversationId), 0, -1)).toEqual([other.messageId]);
+  });
+});

@@ -174,6 +174,10 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     expect((await audit.recent(10, { platform: 'slack', workspaceId: BETA.teamId })).map((e) => e.action)).toEqual(['refused']);
     // Alpha's queued message is gone; beta's is still there and is answered once work resumes.
     expect(await waiting()).toEqual([expect.stringMatching(new RegExp(`^slack:${BETA.teamId}:`))]);
+    // Its message is gone from the mailbox too (the stranded sweep would queue it again); beta's stays.
+    expect(await redis.keys(`${h.prefix}:chat:conv:slack:${ALPHA.teamId}:*`)).toEqual([]);
+    expect((await redis.zrange(`${h.prefix}:chat:stranded`, '0', '-1')).filter((id) => id.startsWith(`slack:${ALPHA.teamId}:`))).toEqual([]);
+    expect(await redis.keys(`${h.prefix}:chat:conv:slack:${BETA.teamId}:*`)).not.toEqual([]);
     await h.bridge.queue.queue.resume();
     await h.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === waitingB.ts, 20_000);
     expect(h.agent.chatCalls().filter((c) => c.message.includes('queued in alpha'))).toEqual([]);
