@@ -26,6 +26,7 @@ import { createUserDirectory } from './user-directory.js';
 import { createWebClient, slackApiUrl, webClientOptions } from './web-client.js';
 import { createSealedBox } from '../../src/crypto/sealed-box.js';
 import { createSlackInstallations } from './installations.js';
+import { createInstallationTokens, createInstallProvider, type InstallationTokens } from './installation-tokens.js';
 import { oauthReceiverOptions } from './oauth.js';
 import { registerUninstallListeners } from './uninstall.js';
 import { createRequestUserDirectory } from './request-users.js';
@@ -152,6 +153,16 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   const users = multi ? createRequestUserDirectory(app) : createUserDirectory(client);
   const isAdmin = createAdminCheck(slack, users, logger);
   const storePrefix = `${bullPrefix(ctx.config)}:chat`;
+  let tokens: Promise<InstallationTokens> | undefined;
+  const fileToken = async (installation?: string): Promise<string> => {
+    if (slack.botToken) return slack.botToken;
+    if (!installations || !slack.oauth || !installation) throw new Error('a Slack file without its installation');
+    tokens ??= createInstallationTokens(ctx.redis, createInstallProvider(slack.oauth, installations, slack.apiUrl, logger), installations, logger).then((t) => {
+      ctx.redis.once('end', () => void t.close());
+      return t;
+    });
+    return (await tokens).tokenFor(installation);
+  };
   const messageDeps: MessageListenerDeps = {
     ingress: ctx.ingress,
     logger,
@@ -159,9 +170,9 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     seen: createSeenOnce(ctx.redis, bullPrefix(ctx.config), logger),
     multiWorkspace: multi,
     replyPort: ctx.replyPort,
-    // Files are read with the bot token; with "Add to Slack" (a token per installation) not yet.
-    ...(ctx.config.maxAttachmentBytes > 0 && slack.botToken
-      ? { files: createSlackFileReader({ botToken: slack.botToken, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars }) }
+    // Files are read with the workspace's bot token: the one token, or the message's installation's.
+    ...(ctx.config.maxAttachmentBytes > 0
+      ? { files: createSlackFileReader({ botToken: fileToken, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars }) }
       : {}),
   };
   registerMessageListeners(app, messageDeps);

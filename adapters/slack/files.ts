@@ -1,7 +1,8 @@
 import { readAttachments, type AttachmentRef, type ReadAttachmentsResult } from '../../src/attachments/index.js';
 
 /** Reads the files of a Slack message into its text (see src/attachments). */
-export type SlackFileReader = (text: string, files: unknown) => Promise<ReadAttachmentsResult>;
+/** `installation`: the message's (multi-workspace mode), whose own bot token reads its files. */
+export type SlackFileReader = (text: string, files: unknown, installation?: string) => Promise<ReadAttachmentsResult>;
 
 /** `files[]` of a `file_share` message (or a shortcut's message) as platform-free references. */
 export function slackFiles(files: unknown): AttachmentRef[] {
@@ -22,15 +23,21 @@ export function slackFiles(files: unknown): AttachmentRef[] {
 }
 
 /**
- * Downloads with the bot token (scope files:read). The token goes only to the file URL's own
- * host; Slack answers a bad token with an HTML sign-in page, which counts as unreadable.
+ * Downloads with the workspace's bot token (scope files:read): the single one, or with "Add to
+ * Slack" the message's installation's. The token goes only to the file URL's own host; Slack
+ * answers a bad token with an HTML sign-in page, which counts as unreadable.
  */
-export function createSlackFileReader(options: { botToken: string; maxBytes: number; maxChars: number; timeoutMs?: number }): SlackFileReader {
-  return (text, files) =>
+export function createSlackFileReader(options: {
+  botToken: (installation?: string) => Promise<string>;
+  maxBytes: number;
+  maxChars: number;
+  timeoutMs?: number;
+}): SlackFileReader {
+  return async (text, files, installation) =>
     readAttachments(text, slackFiles(files), {
       maxBytes: options.maxBytes,
       maxChars: options.maxChars,
       timeoutMs: options.timeoutMs ?? 10_000,
-      authHeaders: { authorization: `Bearer ${options.botToken}` },
+      authHeaders: { authorization: `Bearer ${await options.botToken(installation)}` },
     });
 }

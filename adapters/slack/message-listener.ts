@@ -78,7 +78,7 @@ export function createMessageHandler(deps: MessageListenerDeps) {
 export async function handOver(deps: MessageListenerDeps, message: IncomingMessage, files: unknown): Promise<IngressResult> {
   let notice: string | undefined;
   if (message.hasAttachments && deps.files && !message.fromSelf && !message.fromBot) {
-    const read = await deps.files(message.text, files);
+    const read = await deps.files(message.text, files, message.reply.installation);
     notice = read.notice;
     message = { ...message, text: read.text, hasAttachments: false };
   }

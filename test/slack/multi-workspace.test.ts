@@ -131,6 +131,22 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     expect(posts.map((c) => c.team)).toEqual([BETA.teamId]);
   }, 40_000);
 
+  it("a text file shared in one workspace is read with that workspace's own installation token", async () => {
+    const file = h.slack.files.add({ name: 'notes.txt', mimetype: 'text/plain', content: 'beta notes: ship friday' }, BETA.teamId);
+    const m = h.slack.userMessage({ channel: BETA.channel, user: 'UUSER0001', text: `${botMention(h)} read this`, team: BETA.teamId, files: [file] });
+    await h.to.event(m.mention, { team: { teamId: BETA.teamId } });
+    await h.to.event(m.message, { team: { teamId: BETA.teamId } });
+    await h.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === m.ts, 20_000);
+    const sent = h.agent.chatCalls().find((c) => c.message.includes('read this'));
+    expect(sent?.message).toContain('beta notes: ship friday');
+    // One download, with a token of beta's installation (the file host refuses any other).
+    const download = h.slack.files.downloads.filter((d) => d.path.includes(`/files-pri/${BETA.teamId}-`));
+    expect(download).toHaveLength(1);
+    const token = download[0]!.authorization!.replace('Bearer ', '');
+    expect(h.slack.oauth!.installFor(token)?.teamId).toBe(BETA.teamId);
+    expect(h.logs.text).not.toContain('beta notes: ship friday');
+  }, 40_000);
+
   it('a workspace owner is an /agent admin there: users.info goes out with that installation\'s token', async () => {
     const run = async (user: string) => {
       const ack = await h.to.command({ text: 'status', user, channel: BETA.channel, team: BETA.teamId });

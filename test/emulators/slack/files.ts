@@ -15,13 +15,21 @@ export interface EmulatedFile {
  * for a missing or wrong token. Records who downloaded what, with which Authorization.
  */
 export async function startFileHost(state: SlackState) {
-  const files = new Map<string, EmulatedFile>();
+  const files = new Map<string, EmulatedFile & { team: string }>();
+  /** Like Slack: the bot token of the file's own workspace (the single-workspace token, or that workspace's installation). */
+  const mayRead = (authorization: string | undefined, team: string | undefined) => {
+    const token = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
+    if (!token) return false;
+    if (token === state.identity.botToken) return team === undefined || team === state.identity.teamId;
+    const install = state.oauth?.installFor(token);
+    return install !== undefined && (team === undefined || install.teamId === team);
+  };
   const downloads: Array<{ path: string; authorization?: string }> = [];
   const server: Server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     downloads.push({ path, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
     const file = files.get(path);
-    if (req.headers.authorization !== `Bearer ${state.identity.botToken}`) {
+    if (!mayRead(req.headers.authorization, file?.team)) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       return res.end('<!DOCTYPE html><html><body>Sign in to Slack</body></html>');
     }
@@ -38,10 +46,10 @@ export async function startFileHost(state: SlackState) {
   return {
     downloads,
     /** Stores a file and returns it as it appears in a message's `files[]`. */
-    add(file: EmulatedFile): Record<string, unknown> {
+    add(file: EmulatedFile, team: string = state.identity.teamId): Record<string, unknown> {
       const id = state.nextId('F');
-      const path = `/files-pri/${state.identity.teamId}-${id}/download/${encodeURIComponent(file.name)}`;
-      files.set(path, file);
+      const path = `/files-pri/${team}-${id}/download/${encodeURIComponent(file.name)}`;
+      files.set(path, { ...file, team });
       const size = typeof file.content === 'string' ? Buffer.byteLength(file.content) : file.content.length;
       return {
         id,
