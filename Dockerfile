@@ -12,15 +12,16 @@ WORKDIR /app
 COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 
-# --- build: tsc -p tsconfig.build.json -> dist/ (rootDir '.', so src/main.ts -> dist/src/main.js)
+# --- build: tsc -p tsconfig.build.json -> dist/ (rootDir '.', so bin/agent-bridge.ts -> dist/bin/agent-bridge.js)
 FROM deps AS build
 COPY tsconfig.json tsconfig.build.json ./
+COPY bin ./bin
 COPY src ./src
 COPY adapters ./adapters
 RUN npm run build \
  && if [ -d adapters/web/public ]; then mkdir -p dist/adapters/web && cp -R adapters/web/public dist/adapters/web/public; fi \
  && mkdir -p dist/src/queue && cp -R src/queue/scripts dist/src/queue/scripts \
- && test -f dist/src/main.js
+ && test -f dist/bin/agent-bridge.js
 
 # --- prod-deps: production dependencies only -----------------------------------------------
 FROM ${NODE_IMAGE} AS prod-deps
@@ -45,4 +46,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.HTTP_PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # The process handles SIGTERM itself: stop ingress, drain workers within SHUTDOWN_TIMEOUT_MS, close Redis.
 STOPSIGNAL SIGTERM
-CMD ["node", "dist/src/main.js"]
+CMD ["node", "dist/bin/agent-bridge.js"]

@@ -16,7 +16,7 @@ import type { Commands } from './commands/types.js';
 import type { Config } from './config/load.js';
 import type { Adapter } from './core/adapter.js';
 import type { Platform } from './core/conversation.js';
-import type { PlatformModule, QueueInfo } from './core/platform-context.js';
+import type { PlatformModule, QueueInfo, PlatformVocabulary } from './core/platform-context.js';
 import type { ReplyPorts } from './core/reply-port.js';
 import { createDropLog } from './diagnostics/drop-log.js';
 import { mountDashboard } from './http/dashboard.js';
@@ -43,7 +43,7 @@ export interface BridgeOptions {
   agentApi?: AgentApi;
   /** Per-workspace mode: the client of one workspace's account; defaults to the HTTP client with its key. */
   agentApiFor?: (account: AgentAccount) => AgentApi;
-  /** The platforms to run (adapters/index.ts picks them from config). */
+  /** The platforms to run (bin/platforms.ts picks them from config). */
   platforms: PlatformModule[];
   metrics?: Metrics;
 }
@@ -167,11 +167,24 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const ports: ReplyPorts = {};
   for (const p of options.platforms) ports[p.platform] = p.createReplyPort({ config, logger, redis, secrets });
 
-  const commandsFor = (commandName: string) =>
-    createCommands({ agentApi, accounts, bindings, quota, dropLog, audit, queueStats: () => queue.counts(), logger, secrets, commandName, prompts, feedback });
-  const commands = commandsFor('/agent');
-  // Slack's slash command name is configurable; answers there must name it as users type it.
-  const slackCommands = config.slack && config.slack.command !== '/agent' ? commandsFor(config.slack.command) : commands;
+  // Answers name the command as each platform's users type it, and its word for a workspace.
+  const commandsFor = (vocabulary: PlatformVocabulary) =>
+    createCommands({
+      agentApi,
+      accounts,
+      bindings,
+      quota,
+      dropLog,
+      audit,
+      queueStats: () => queue.counts(),
+      logger,
+      secrets,
+      commandName: vocabulary.command,
+      workspaceNoun: vocabulary.workspace,
+      prompts,
+      feedback,
+    });
+  const commands = commandsFor({ workspace: 'workspace', command: '/agent' });
 
   const q = config.quotas;
   const anyDefaultQuota = q.userPerDay + q.userPerMinute + q.channelPerDay + q.channelPerMinute > 0;
@@ -249,7 +262,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         logger: logger.child({ platform: p.platform }),
         secrets,
         ingress,
-        commands: p.platform === 'slack' ? slackCommands : commands,
+        commands: commandsFor(p.vocabulary(config)),
         http: http.app,
         redis,
         replyPort: ports[p.platform]!,

@@ -1,4 +1,5 @@
 import { Events, type Client, type Message } from 'discord.js';
+import { discordConfigOf } from './config.js';
 import type { Adapter } from '../../src/core/adapter.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { createInteractionHandler } from './commands/interactions.js';
@@ -60,7 +61,7 @@ type DiscordAdapterContext = AdapterContext & { feedback?: FeedbackRecorder };
  * answers `/agent` interactions. Replies are posted by workers through the reply port.
  */
 export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feedback?: FeedbackRecorder } = {}): DiscordAdapter {
-  const discord = ctx.config.discord;
+  const discord = discordConfigOf(ctx.config);
   if (!discord) throw new Error('DISCORD_TOKEN is missing: the Discord adapter needs the bot token');
   const logger = ctx.logger;
   // The composition root's store when it has one; else the same store over the shared Redis.

@@ -1,6 +1,6 @@
 import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
 import type { IdentifyThrottler } from './identify-throttler.js';
-import type { DiscordConfig } from '../../src/config/load.js';
+import type { DiscordConfig } from './config.js';
 import { restOptions } from './rest.js';
 
 /** Gateway close code for a privileged intent the application has not been granted. */

@@ -13,6 +13,7 @@ export { agentCommand } from './commands/definition.js';
  */
 export const discordPlatform: PlatformModule = {
   platform: 'discord',
+  vocabulary: () => ({ workspace: 'server', command: '/agent' }),
   createReplyPort: (deps) => createDiscordReplyPort(deps),
   createAdapter: (ctx) => createDiscordAdapter(ctx),
 };

@@ -7,11 +7,13 @@ import { ConfigError, loadConfig } from '../../src/config/load.js';
 import { registerCommands } from './commands/register.js';
 import { COMMAND_NAME } from './commands/definition.js';
 import { createRest } from './rest.js';
+import { discordConfigOf, discordSettings } from './config.js';
 
 async function main(): Promise<number> {
   let config;
   try {
-    config = loadConfig();
+    // Discord's settings and the core's; any other platform's variables are not this tool's business.
+    config = loadConfig([discordSettings]);
   } catch (err) {
     if (err instanceof ConfigError) {
       console.error(err.message);
@@ -19,12 +21,13 @@ async function main(): Promise<number> {
     }
     throw err;
   }
-  if (!config.discord) {
+  const discord = discordConfigOf(config);
+  if (!discord) {
     console.error('DISCORD_TOKEN is missing: set it to the bot token from the Discord Developer Portal (Bot → Reset Token)');
     return 2;
   }
-  const rest = createRest(config.discord);
-  const result = await registerCommands(rest, { guildId: config.discord.guildId });
+  const rest = createRest(discord);
+  const result = await registerCommands(rest, { guildId: discord.guildId });
   const where = result.scope === 'guild' ? `in guild ${result.guildId} (available at once)` : 'globally (may take up to an hour to appear)';
   const names = result.names.map((n) => (n === COMMAND_NAME ? `/${n}` : `"${n}" (message menu)`)).join(' and ');
   console.log(`Registered ${names} for application ${result.applicationId} ${where}.`);

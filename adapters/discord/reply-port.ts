@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { discordConfigOf } from './config.js';
 import { Routes, type APIMessage, type RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
 import type { REST } from '@discordjs/rest';
 import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
@@ -38,7 +39,7 @@ function nonceFor(target: ReplyTarget, part: string): string {
  * replies to the user's message (and pings them only when DISCORD_REPLY_PING is on).
  */
 export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordReplyPortOptions = {}): ReplyPort {
-  const discord = deps.config.discord;
+  const discord = discordConfigOf(deps.config);
   if (!discord) throw new Error('DISCORD_TOKEN is missing: the Discord reply port needs the bot token');
   const rest: RestLike = options.rest ?? createRest(discord);
   const logger = deps.logger.child({ platform: 'discord' });

@@ -1,5 +1,5 @@
 import { REST } from '@discordjs/rest';
-import type { DiscordConfig } from '../../src/config/load.js';
+import type { DiscordConfig } from './config.js';
 
 /**
  * The `api` option of `@discordjs/rest` and of discord.js's `rest` client option:

@@ -1,4 +1,5 @@
 import { App, ExpressReceiver, SocketModeReceiver, type Receiver } from '@slack/bolt';
+import { slackConfigOf } from './config.js';
 import type { NextFunction, Request, Response } from 'express';
 import type { Adapter } from '../../src/core/adapter.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
@@ -57,7 +58,7 @@ export interface SlackAdapter extends Adapter {
  * adapter before it adds any body parser or catch-all handler to `ctx.http`.
  */
 export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOptions = {}): SlackAdapter {
-  const slack = ctx.config.slack;
+  const slack = slackConfigOf(ctx.config);
   if (!slack) throw new Error('SLACK_BOT_TOKEN is missing: set it to run the Slack adapter');
   // The composition root already binds `platform`; binding it again repeats the key in every line.
   const logger = ctx.logger;

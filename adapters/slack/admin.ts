@@ -1,4 +1,4 @@
-import type { SlackConfig } from '../../src/config/load.js';
+import type { SlackConfig } from './config.js';
 import type { Logger } from '../../src/logger.js';
 import type { UserDirectory } from './user-directory.js';
 

@@ -1,5 +1,6 @@
 import type { PlatformModule } from '../../src/core/platform-context.js';
 import { createSlackAdapter } from './adapter.js';
+import { slackConfigOf } from './config.js';
 import { createSlackReplyPort } from './reply-port.js';
 
 export { createSlackAdapter, SLACK_EVENTS_PATH, type SlackAdapter, type SlackAdapterOptions } from './adapter.js';
@@ -14,6 +15,7 @@ export { normaliseSlackEvent, type BotIdentity } from './normalise.js';
  */
 export const slackPlatform: PlatformModule = {
   platform: 'slack',
+  vocabulary: (config) => ({ workspace: 'workspace', command: slackConfigOf(config)?.command ?? '/agent' }),
   createReplyPort: (deps) => createSlackReplyPort(deps),
   createAdapter: (ctx) => createSlackAdapter(ctx),
 };

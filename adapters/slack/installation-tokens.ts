@@ -1,6 +1,6 @@
 import { InstallProvider } from '@slack/oauth';
 import type { Redis } from 'ioredis';
-import type { SlackOAuthConfig } from '../../src/config/load.js';
+import type { SlackOAuthConfig } from './config.js';
 import type { Logger } from '../../src/logger.js';
 import type { SlackInstallations } from './installations.js';
 import { slackApiUrl } from './web-client.js';

@@ -1,4 +1,5 @@
 import type { ReplyPort } from '../../src/core/reply-port.js';
+import { slackConfigOf } from './config.js';
 import type { ReplyTarget } from '../../src/core/message.js';
 import type { ReplyPortDeps } from '../../src/core/platform-context.js';
 import { createSealedBox } from '../../src/crypto/sealed-box.js';
@@ -18,7 +19,7 @@ import { createWebClient } from './web-client.js';
  * changes (uninstall, reinstall, token refresh).
  */
 export function createMultiWorkspaceReplyPort(deps: ReplyPortDeps, single: (deps: ReplyPortDeps, client: ReturnType<typeof createWebClient>) => ReplyPort): ReplyPort {
-  const slack = deps.config.slack!;
+  const slack = slackConfigOf(deps.config)!;
   const oauth = slack.oauth!;
   if (!deps.config.encryptionKey) throw new Error('INSTALLATION_ENCRYPTION_KEY is missing: Slack installations are stored encrypted');
   const logger = deps.logger.child({ platform: 'slack' });

@@ -1,5 +1,5 @@
 import type { ExpressReceiverOptions } from '@slack/bolt';
-import type { SlackConfig } from '../../src/config/load.js';
+import type { SlackConfig } from './config.js';
 import type { SealedBox } from '../../src/crypto/sealed-box.js';
 import type { Logger } from '../../src/logger.js';
 import type { SlackInstallations } from './installations.js';

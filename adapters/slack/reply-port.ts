@@ -1,4 +1,5 @@
 import type { WebClient } from '@slack/web-api';
+import { slackConfigOf } from './config.js';
 import type { KnownBlock } from '@slack/web-api';
 import type { ChunkInfo, ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
 import type { ReplyTarget } from '../../src/core/message.js';
@@ -31,7 +32,7 @@ const MAX_THREAD_PAGES = 5;
  * worker's error policy decides (429 → wait Retry-After; not_in_channel → give up).
  */
 export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPortOptions = {}): ReplyPort {
-  const slack = deps.config.slack;
+  const slack = slackConfigOf(deps.config);
   if (!slack) throw new Error('SLACK_BOT_TOKEN is missing: the Slack reply port needs it to post replies');
   // "Add to Slack": one port per installation's token.
   if (slack.oauth && !options.client) return createMultiWorkspaceReplyPort(deps, (d, client) => createSlackReplyPort(d, { ...options, client }));

@@ -88,6 +88,7 @@ function createWebAdapter(ctx: AdapterContext): Adapter {
 /** The local playground, a third platform next to Slack and Discord. */
 export const webPlatform: PlatformModule = {
   platform: 'web',
+  vocabulary: () => ({ workspace: 'playground', command: '/agent' }),
   createReplyPort: (deps) => createWebReplyPort(deps),
   createAdapter: createWebAdapter,
 };

@@ -1,7 +1,8 @@
 import { Queue } from 'bullmq';
+import { loadTestConfig } from '../../test/support/config.js';
 import { Redis } from 'ioredis';
 import { startBridge, type Bridge } from '../../src/app.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import { createLogger } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 import { sinkPlatform } from '../../test/support/sink.js';
@@ -83,7 +84,7 @@ function workerPool(spawnOne: (label: string) => Promise<Child>) {
 export async function bridgePath(ctx: BenchContext, tag: string): Promise<GenericPath> {
   const prefix = `${ctx.runId}-${tag}-bridge`;
   const env = bridgeEnv(ctx, prefix);
-  const config = loadConfig({ ...env, ROLE: 'ingress' });
+  const config = loadTestConfig({ ...env, ROLE: 'ingress' });
   let bridge: Bridge;
   try {
     bridge = await startBridge({

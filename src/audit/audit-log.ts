@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { PLATFORM_NAME } from '../core/conversation.js';
 import { z } from 'zod';
 import type { Platform } from '../core/conversation.js';
 
@@ -63,7 +64,7 @@ const entrySchema = z.object({
   action: z.enum(['bind', 'unbind', 'set', 'credential', 'setup', 'refused', 'uninstall']),
   actor: z.string(),
   actorName: z.string().optional(),
-  platform: z.enum(['slack', 'discord', 'web']),
+  platform: z.string().regex(PLATFORM_NAME),
   workspaceId: z.string(),
   channelId: z.string(),
   instanceId: z.string().optional(),

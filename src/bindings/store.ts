@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { PLATFORMS, type Platform } from '../core/conversation.js';
+import { PLATFORM_NAME, type Platform } from '../core/conversation.js';
 import type { BindingDefault } from '../config/bindings-env.js';
 import type { Logger } from '../logger.js';
 import type { Binding, BindingStore } from './types.js';
@@ -112,7 +112,7 @@ export function createBindingStore(options: BindingStoreOptions): BindingStore {
       for (const name of names) {
         const sep = name.indexOf(':');
         const p = name.slice(0, sep) as Platform;
-        if (sep < 0 || !PLATFORMS.includes(p) || (platform && p !== platform)) continue;
+        if (sep < 0 || !PLATFORM_NAME.test(p) || (platform && p !== platform)) continue;
         const binding = resolve(name, decode(name, all[name]));
         if (binding) out.push({ platform: p, channelId: name.slice(sep + 1), binding });
       }

@@ -26,6 +26,7 @@ export function createCommands(options: CommandsOptions): Commands {
     instanceCacheMs: options.instanceCacheMs ?? 30_000,
     probeTimeoutMs: options.probeTimeoutMs ?? 3_000,
     commandName: options.commandName ?? '/agent',
+    workspaceNoun: options.workspaceNoun ?? 'workspace',
     secrets: options.secrets ?? processSecrets,
     now: options.now ?? Date.now,
   };

@@ -49,6 +49,11 @@ export interface CommandsOptions {
    */
   commandName?: string;
   /**
+   * What the platform calls a workspace, in replies (`workspace`, Discord's `server`).
+   * @defaultValue 'workspace'
+   */
+  workspaceNoun?: string;
+  /**
    * Registry the credential value is added to while its request runs, so the logger redacts it.
    * @defaultValue the process-wide registry of src/logger.ts
    */

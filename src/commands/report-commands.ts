@@ -114,7 +114,7 @@ export function createReportCommands(deps: CommandsDeps, instancesFor: (caller: 
       return reply(
         true,
         'Audit log',
-        [`The last ${entries.length} admin action${entries.length === 1 ? '' : 's'} in this ${caller.platform === 'discord' ? 'server' : 'workspace'}, newest first.`],
+        [`The last ${entries.length} admin action${entries.length === 1 ? '' : 's'} in this ${deps.workspaceNoun}, newest first.`],
         { columns: ['When', 'Who', 'Action', 'Channel', 'Instance', 'Key', 'Outcome', 'Detail'], rows },
       );
     },

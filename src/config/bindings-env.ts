@@ -1,4 +1,4 @@
-import { PLATFORMS, type Platform } from '../core/conversation.js';
+import type { Platform } from '../core/conversation.js';
 
 /** A channel → instance default from `BINDINGS`. The channel `dm` stands for every direct message. */
 export interface BindingDefault {
@@ -8,8 +8,11 @@ export interface BindingDefault {
 }
 
 
-/** Parses `slack:C0123=inst_a,discord:998877=inst_b`. Throws with a message that names BINDINGS. */
-export function parseBindingDefaults(value: string | undefined): BindingDefault[] {
+/**
+ * Parses `slack:C0123=inst_a,discord:998877=inst_b`, for the platforms this deployment knows.
+ * Throws with a message that names BINDINGS.
+ */
+export function parseBindingDefaults(value: string | undefined, known: readonly Platform[]): BindingDefault[] {
   if (!value) return [];
   return value
     .split(',')
@@ -17,11 +20,14 @@ export function parseBindingDefaults(value: string | undefined): BindingDefault[
     .filter(Boolean)
     .map((entry) => {
       const m = /^([a-z]+):([^=\s]+)=(\S+)$/.exec(entry);
-      const platform = m?.[1] as Platform | undefined;
-      if (!m || !platform || !PLATFORMS.includes(platform)) {
+      const platform = m?.[1];
+      if (!m || !platform) {
         throw new Error(
           `BINDINGS entry "${entry.slice(0, 80)}" is not platform:channel=instance: write it like slack:C0123=inst_a,discord:998877=inst_b`,
         );
+      }
+      if (!known.includes(platform)) {
+        throw new Error(`BINDINGS entry "${entry.slice(0, 80)}" names the platform ${platform}, which this bridge does not run: use one of ${known.join(', ')}`);
       }
       return { platform, channelId: m[2]!, instanceId: m[3]! };
     });

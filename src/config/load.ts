@@ -4,6 +4,8 @@ import { encryptionKeyBytes, envSchema, type Env } from './schema.js';
 import { parseBindingDefaults, type BindingDefault } from './bindings-env.js';
 import { ConfigError } from './config-error.js';
 import { redisSettingProblems } from '../redis.js';
+import type { Platform } from '../core/conversation.js';
+import type { PlatformSettings, RawEnv } from './platform-settings.js';
 
 export { ConfigError };
 
@@ -19,40 +21,6 @@ export interface AgentConfig {
   otherTimeoutMs: number;
   /** Largest answer body read (AGENT_MAX_RESPONSE_BYTES); unset: no limit. */
   maxResponseBytes?: number;
-}
-
-/** "Add to Slack": Bolt's OAuth v2 installer, installations sealed in Redis. */
-export interface SlackOAuthConfig {
-  clientId: string;
-  clientSecret: string;
-  stateSecret: string;
-}
-
-export interface SlackConfig {
-  /** Single-workspace mode; absent when `oauth` is set (each installation has its own token). */
-  botToken?: string;
-  oauth?: SlackOAuthConfig;
-  signingSecret?: string;
-  appToken?: string;
-  apiUrl?: string;
-  command: string;
-  adminUserIds: string[];
-  workspaceAdmins: boolean;
-  workingReaction: string;
-}
-
-export interface DiscordConfig {
-  token: string;
-  apiUrl?: string;
-  guildId?: string;
-  adminRoleIds: string[];
-  allowBots: boolean;
-  replyPing: boolean;
-  /**
-   * Which gateway shards this process owns: `ids` undefined = all of them; `count` a number or
-   * `auto` (Discord's recommended count).
-   */
-  shards: { ids?: number[]; count: number | 'auto' };
 }
 
 export interface QuotaLimits {
@@ -118,10 +86,13 @@ export interface Config {
   shutdownTimeoutMs: number;
   dashboard?: { user: string; password: string };
   playground: { enabled: boolean; token?: string };
-  slack?: SlackConfig;
+  /**
+   * Each configured platform's own settings, by platform name, as its module read them
+   * (`adapters/<platform>/config.ts`); a platform that is not configured has no entry.
+   */
+  platforms: Readonly<Record<Platform, unknown>>;
   /** INSTALLATION_ENCRYPTION_KEY's 32 bytes (AES-256-GCM) as base64, when set (a string: the config is deep-frozen). */
   encryptionKey?: string;
-  discord?: DiscordConfig;
   /** Every secret value in this config, for the logger's redaction. */
   secrets: string[];
 }
@@ -129,12 +100,7 @@ export interface Config {
 const FIX: Record<string, string> = {
   AGENT_API_BASE_URL: 'set it to the service base URL including /api/v1, for example https://openhelixai.com/api/v1',
   AGENT_API_KEY: 'set it to an API key generated in the agent service dashboard (sent as X-API-Key)',
-  SLACK_BOT_TOKEN: 'set it to the Bot User OAuth Token (xoxb-...) from your Slack app, or set SLACK_CLIENT_ID for "Add to Slack"',
-  SLACK_CLIENT_SECRET: 'set it to the Client Secret from your Slack app (Basic Information)',
-  SLACK_STATE_SECRET: 'set it to a long random string (it signs the OAuth state: openssl rand -hex 32)',
   INSTALLATION_ENCRYPTION_KEY: 'set it to 32 random bytes (openssl rand -base64 32); installations and per-workspace agent keys are stored encrypted with it',
-  SLACK_SIGNING_SECRET:
-    'set it to the Signing Secret from your Slack app (Basic Information), or set SLACK_APP_TOKEN to use Socket Mode',
   PLAYGROUND_TOKEN: 'set PLAYGROUND_TOKEN to a long random string, or keep HTTP_HOST on 127.0.0.1',
 };
 
@@ -158,8 +124,12 @@ export function executableSearchPath(env: NodeJS.ProcessEnv = process.env): stri
   return env.PATH ?? '';
 }
 
-/** Validates the environment once and returns a frozen, typed config, or throws ConfigError. */
-export function loadConfig(raw: Record<string, string | undefined> = readEnvironment()): Readonly<Config> {
+/**
+ * Validates the environment once and returns a frozen, typed config, or throws ConfigError.
+ * `platforms`: the settings modules of the platforms this process may run (the entry point's
+ * list); each reads its own variables, and its problems are reported with the core's.
+ */
+export function loadConfig(platforms: readonly PlatformSettings[], raw: RawEnv = readEnvironment()): Readonly<Config> {
   // Every problem in one pass: a wrong value is reported, then left out (its default stands
   // in) so the checks that combine settings still run and report theirs too.
   const problems: string[] = [];
@@ -177,7 +147,7 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
   const e = parsed.data;
   const missing = (name: string, why: string) => problems.push(`${name} is missing (${why}): ${FIX[name] ?? 'set it'}`);
 
-  const platformConfigured = Boolean(e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET || e.SLACK_CLIENT_ID || e.DISCORD_TOKEN);
+  const platformConfigured = platforms.some((p) => p.present(raw));
   const mode = platformConfigured || e.AGENT_API_BASE_URL || e.AGENT_API_KEY ? 'real' : 'demo';
 
   let agent: AgentConfig | undefined;
@@ -201,54 +171,17 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     }
   }
 
-  let slack: SlackConfig | undefined;
-  let oauth: SlackOAuthConfig | undefined;
-  if (e.SLACK_CLIENT_ID) {
-    if (!e.SLACK_CLIENT_SECRET) missing('SLACK_CLIENT_SECRET', 'SLACK_CLIENT_ID is set, so Slack installs over OAuth');
-    if (!e.SLACK_STATE_SECRET) missing('SLACK_STATE_SECRET', 'SLACK_CLIENT_ID is set, so Slack installs over OAuth');
-    if (!e.INSTALLATION_ENCRYPTION_KEY) missing('INSTALLATION_ENCRYPTION_KEY', 'SLACK_CLIENT_ID is set, and installations hold tokens');
-    if (e.SLACK_BOT_TOKEN) problems.push('SLACK_BOT_TOKEN and SLACK_CLIENT_ID exclude each other: keep SLACK_BOT_TOKEN for one workspace, or SLACK_CLIENT_ID for "Add to Slack"');
-    if (e.SLACK_CLIENT_SECRET && e.SLACK_STATE_SECRET) oauth = { clientId: e.SLACK_CLIENT_ID, clientSecret: e.SLACK_CLIENT_SECRET, stateSecret: e.SLACK_STATE_SECRET };
-  }
-  if (e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET || e.SLACK_CLIENT_ID) {
-    if (!e.SLACK_BOT_TOKEN && !e.SLACK_CLIENT_ID) missing('SLACK_BOT_TOKEN', 'another SLACK_ setting is present');
-    else if (!e.SLACK_APP_TOKEN && !e.SLACK_SIGNING_SECRET && e.ROLE !== 'worker')
-      missing('SLACK_SIGNING_SECRET', 'HTTP mode verifies every request from Slack');
-    if (e.SLACK_BOT_TOKEN || oauth) {
-      slack = {
-        ...(oauth ? { oauth } : { botToken: e.SLACK_BOT_TOKEN }),
-        signingSecret: e.SLACK_SIGNING_SECRET,
-        appToken: e.SLACK_APP_TOKEN,
-        apiUrl: e.SLACK_API_URL,
-        command: e.SLACK_COMMAND,
-        adminUserIds: e.SLACK_ADMIN_USER_IDS,
-        workspaceAdmins: e.SLACK_WORKSPACE_ADMINS,
-        workingReaction: e.SLACK_WORKING_REACTION,
-      };
-    }
-  }
-
-  const discord: DiscordConfig | undefined = e.DISCORD_TOKEN
-    ? {
-        token: e.DISCORD_TOKEN,
-        apiUrl: e.DISCORD_API_URL,
-        guildId: e.DISCORD_GUILD_ID,
-        adminRoleIds: e.DISCORD_ADMIN_ROLE_IDS,
-        allowBots: e.DISCORD_ALLOW_BOTS,
-        replyPing: e.DISCORD_REPLY_PING,
-        shards: { ...(e.DISCORD_SHARD_IDS ? { ids: e.DISCORD_SHARD_IDS } : {}), count: e.DISCORD_SHARD_COUNT },
-      }
-    : undefined;
-  const shardCount = e.DISCORD_SHARD_COUNT;
-  const beyond = e.DISCORD_SHARD_IDS?.find((id) => typeof shardCount === 'number' && id >= shardCount);
-  if (beyond !== undefined) {
-    problems.push(
-      `DISCORD_SHARD_IDS lists shard ${beyond} but DISCORD_SHARD_COUNT is ${String(shardCount)}: shard IDs go from 0 to ${Number(shardCount) - 1}`,
-    );
-  }
-
   const playgroundExplicit = raw.PLAYGROUND !== undefined && raw.PLAYGROUND.trim() !== '';
-  const playgroundEnabled = playgroundExplicit ? e.PLAYGROUND : !slack && !discord;
+  const playgroundEnabled = playgroundExplicit ? e.PLAYGROUND : !platformConfigured;
+  const platformSettings: Record<Platform, unknown> = {};
+  const platformSecrets: string[] = [];
+  for (const p of platforms) {
+    const read = p.load(raw, { role: e.ROLE, encryptionKeySet: Boolean(e.INSTALLATION_ENCRYPTION_KEY), playground: playgroundEnabled || mode === 'demo' });
+    problems.push(...read.problems);
+    platformSecrets.push(...read.secrets);
+    if (read.settings !== undefined) platformSettings[p.platform] = read.settings;
+  }
+
   if (playgroundEnabled && !isLoopback(e.HTTP_HOST) && !e.PLAYGROUND_TOKEN && e.ROLE !== 'worker') {
     problems.push(`PLAYGROUND_TOKEN is missing (HTTP_HOST=${e.HTTP_HOST} exposes the playground): ${FIX.PLAYGROUND_TOKEN}`);
   }
@@ -259,7 +192,7 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
 
   let bindings: BindingDefault[] = [];
   try {
-    bindings = parseBindingDefaults(e.BINDINGS);
+    bindings = parseBindingDefaults(e.BINDINGS, platforms.map((p) => p.platform));
   } catch (err) {
     problems.push((err as Error).message);
   }
@@ -285,13 +218,8 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     e.AGENT_API_KEY,
     e.AGENT_SESSION_COOKIE,
     e.AGENT_SESSION_TOKEN,
-    e.SLACK_BOT_TOKEN,
-    e.SLACK_SIGNING_SECRET,
-    e.SLACK_APP_TOKEN,
-    e.SLACK_CLIENT_SECRET,
-    e.SLACK_STATE_SECRET,
+    ...platformSecrets,
     e.INSTALLATION_ENCRYPTION_KEY,
-    e.DISCORD_TOKEN,
     e.ADMIN_PASSWORD,
     e.PLAYGROUND_TOKEN,
     redisPassword(e.REDIS_URL),
@@ -342,9 +270,8 @@ export function loadConfig(raw: Record<string, string | undefined> = readEnviron
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     dashboard: e.ADMIN_USER && e.ADMIN_PASSWORD ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : undefined,
     playground: { enabled: playgroundEnabled, token: e.PLAYGROUND_TOKEN },
-    slack,
+    platforms: platformSettings,
     ...(e.INSTALLATION_ENCRYPTION_KEY ? { encryptionKey: encryptionKeyBytes(e.INSTALLATION_ENCRYPTION_KEY)!.toString('base64') } : {}),
-    discord,
     secrets,
   };
   return deepFreeze(config);

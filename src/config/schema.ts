@@ -5,7 +5,7 @@ import { z } from 'zod';
  * interface: operators and tooling rely on them. `.env.example` documents each one.
  */
 
-const bool = (name: string, fallback: boolean) =>
+export const bool = (name: string, fallback: boolean) =>
   z
     .string()
     .optional()
@@ -18,7 +18,7 @@ const bool = (name: string, fallback: boolean) =>
       return z.NEVER;
     });
 
-const int = (name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
+export const int = (name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTEGER) =>
   z
     .string()
     .optional()
@@ -32,12 +32,12 @@ const int = (name: string, fallback: number, min = 0, max = Number.MAX_SAFE_INTE
       return n;
     });
 
-const optionalString = z
+export const optionalString = z
   .string()
   .optional()
   .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
-const list = z
+export const list = z
   .string()
   .optional()
   .transform((v) =>
@@ -47,43 +47,9 @@ const list = z
       .filter(Boolean),
   );
 
-const httpUrl = (name: string) =>
+export const httpUrl = (name: string) =>
   optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/i.test(v), {
     message: `${name} must be an http(s) URL, for example https://openhelixai.com/api/v1`,
-  });
-
-/** `0,1`, `0-3`, `0-1,4`: the Discord shards one ingress process owns. */
-const shardIds = z
-  .string()
-  .optional()
-  .transform((v, ctx) => {
-    if (v === undefined || v.trim() === '') return undefined;
-    const ids = new Set<number>();
-    for (const part of v.split(',').map((s) => s.trim()).filter(Boolean)) {
-      const m = /^(\d{1,5})(?:\s*-\s*(\d{1,5}))?$/.exec(part);
-      const from = m ? Number(m[1]) : NaN;
-      const to = m?.[2] !== undefined ? Number(m[2]) : from;
-      if (!m || to < from) {
-        ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_IDS must list shard numbers or ranges, for example 0,1 or 0-3' });
-        return z.NEVER;
-      }
-      for (let id = from; id <= to; id++) ids.add(id);
-    }
-    return [...ids].sort((a, b) => a - b);
-  });
-
-/** A number of shards, or `auto` (Discord's recommendation from `GET /gateway/bot`). */
-const shardCount = z
-  .string()
-  .optional()
-  .transform((v, ctx): number | 'auto' => {
-    if (v === undefined || v.trim() === '' || v.trim().toLowerCase() === 'auto') return 'auto';
-    const n = Number(v.trim());
-    if (!Number.isInteger(n) || n < 1 || n > 100_000) {
-      ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_COUNT must be auto or a whole number from 1 to 100000' });
-      return z.NEVER;
-    }
-    return n;
   });
 
 export const envSchema = z.object({
@@ -162,35 +128,11 @@ export const envSchema = z.object({
   PLAYGROUND: bool('PLAYGROUND', false),
   PLAYGROUND_TOKEN: optionalString,
 
-  // Slack
-  SLACK_BOT_TOKEN: optionalString,
-  SLACK_SIGNING_SECRET: optionalString,
-  SLACK_APP_TOKEN: optionalString,
-  SLACK_API_URL: httpUrl('SLACK_API_URL'),
-  SLACK_COMMAND: optionalString
-    .transform((v) => v ?? '/agent')
-    .refine((v) => /^\/[a-z0-9_-]{1,31}$/.test(v), { message: 'SLACK_COMMAND must look like /agent' }),
-  SLACK_ADMIN_USER_IDS: list,
-  SLACK_WORKSPACE_ADMINS: bool('SLACK_WORKSPACE_ADMINS', true),
-  SLACK_WORKING_REACTION: optionalString.transform((v) => (v ?? 'eyes').replace(/:/g, '')),
-  // "Add to Slack" (OAuth v2, many workspaces): on when SLACK_CLIENT_ID is set.
-  SLACK_CLIENT_ID: optionalString,
-  SLACK_CLIENT_SECRET: optionalString,
-  SLACK_STATE_SECRET: optionalString,
   // 32 bytes, as 64 hex digits or base64: installations (and per-workspace keys) are sealed with it.
   INSTALLATION_ENCRYPTION_KEY: optionalString.refine((v) => v === undefined || encryptionKeyBytes(v) !== undefined, {
     message: 'INSTALLATION_ENCRYPTION_KEY must be 32 random bytes as 64 hex digits or base64 (make one with: openssl rand -base64 32)',
   }),
 
-  // Discord
-  DISCORD_TOKEN: optionalString,
-  DISCORD_API_URL: httpUrl('DISCORD_API_URL'),
-  DISCORD_GUILD_ID: optionalString,
-  DISCORD_ADMIN_ROLE_IDS: list,
-  DISCORD_ALLOW_BOTS: bool('DISCORD_ALLOW_BOTS', false),
-  DISCORD_REPLY_PING: bool('DISCORD_REPLY_PING', false),
-  DISCORD_SHARD_IDS: shardIds,
-  DISCORD_SHARD_COUNT: shardCount,
 });
 
 export type Env = z.infer<typeof envSchema>;

@@ -1,3 +1,4 @@
+import type { Platform } from './conversation.js';
 /**
  * Error kinds shared by the agent API client and the platform reply ports. The worker maps
  * them to queue behaviour in one place (src/worker/error-policy.ts).
@@ -32,7 +33,8 @@ export class BridgeError extends Error {
   readonly retryAfterMs?: number;
   readonly code?: string;
   constructor(
-    readonly source: 'agent' | 'slack' | 'discord' | 'web',
+    /** `agent`, or the platform whose API failed. */
+    readonly source: 'agent' | Platform,
     readonly kind: ErrorKind,
     message: string,
     options: BridgeErrorOptions = {},

@@ -1,6 +1,7 @@
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import type { Config } from '../config/load.js';
+import type { PlatformSettings } from '../config/platform-settings.js';
 import type { Logger, SecretRegistry } from '../logger.js';
 import type { Ingress } from '../ingress/types.js';
 import type { Commands } from '../commands/types.js';
@@ -67,12 +68,31 @@ export interface ReplyPortDeps {
   secrets?: SecretRegistry;
 }
 
+/** How a platform's people name things, for replies written in src/ (no platform names there). */
+export interface PlatformVocabulary {
+  /** What a workspace is called there: `workspace` (Slack), `server` (Discord). */
+  workspace: string;
+  /** The admin command as users type it (`/agent`, or SLACK_COMMAND). */
+  command: string;
+}
+
 /**
  * One platform, as the composition root sees it. `adapters/<platform>/index.ts` exports one.
  * Workers call only `createReplyPort`; ingress processes call both.
  */
 export interface PlatformModule {
   readonly platform: Platform;
+  vocabulary(config: Readonly<Config>): PlatformVocabulary;
   createReplyPort(deps: ReplyPortDeps): ReplyPort;
   createAdapter(ctx: AdapterContext): Adapter;
+}
+
+/**
+ * A platform as the entry point lists it (bin/platforms.ts): its settings, read by the one
+ * config loader, and its runtime module, loaded only when it is configured (a Slack-only
+ * process never loads discord.js).
+ */
+export interface PlatformEntry {
+  readonly settings: PlatformSettings;
+  load(): Promise<PlatformModule>;
 }

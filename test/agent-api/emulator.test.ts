@@ -236,7 +236,7 @@ describe('control API', () => {
 
   it('is off unless asked for, as npm start runs the demo agent: a cross-origin POST changes nothing', async () => {
     await emu.close();
-    // The options src/main.ts passes in demo mode.
+    // The options bin/agent-bridge.ts passes in demo mode.
     emu = await startAgentEmulator({ apiKey: 'demo-x', sessionCookie: 'demo_session=y' });
     expect((await call('/__control/calls')).status).toBe(404);
     const posted = await call('/__control/fail', {

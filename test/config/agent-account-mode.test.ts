@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
+import { loadTestConfig } from '../support/config.js';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
+
 import { configProblem } from '../support/config-problem.js';
 
 const base = { AGENT_API_BASE_URL: 'https://openhelixai.com/api/v1', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'signing-secret' };
@@ -10,12 +11,12 @@ const problem = configProblem;
 
 describe('AGENT_ACCOUNT_MODE', () => {
   it('is shared by default, with AGENT_API_KEY required for workers', () => {
-    expect(loadConfig({ ...base, AGENT_API_KEY: 'key-1234' }).agentAccountMode).toBe('shared');
+    expect(loadTestConfig({ ...base, AGENT_API_KEY: 'key-1234' }).agentAccountMode).toBe('shared');
     expect(problem(base)).toMatch(/AGENT_API_KEY is missing/);
   });
 
   it('per-workspace: no AGENT_API_KEY, and the encryption key for the stored keys', () => {
-    const config = loadConfig({ ...base, AGENT_ACCOUNT_MODE: 'per-workspace', INSTALLATION_ENCRYPTION_KEY: key });
+    const config = loadTestConfig({ ...base, AGENT_ACCOUNT_MODE: 'per-workspace', INSTALLATION_ENCRYPTION_KEY: key });
     expect(config.agentAccountMode).toBe('per-workspace');
     expect(config.agent?.apiKey).toBeUndefined();
     expect(problem({ ...base, AGENT_ACCOUNT_MODE: 'per-workspace' })).toMatch(/INSTALLATION_ENCRYPTION_KEY is missing \(AGENT_ACCOUNT_MODE=per-workspace.*openssl rand -base64 32/);

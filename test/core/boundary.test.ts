@@ -18,6 +18,26 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
+  it('nothing in src/ imports from adapters/ (the entry point in bin/ lists the platforms)', () => {
+    const offenders = files('src').filter((f) => /(from\s+|import\()\s*['"][./]*adapters\//.test(readFileSync(f, 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+
+  it('src/config reads no platform variable: each adapters/<platform>/config.ts owns its own', () => {
+    const offenders = files(join('src', 'config')).filter((f) => /\b(SLACK|DISCORD)_[A-Z]/.test(readFileSync(f, 'utf8')));
+    expect(offenders).toEqual([]);
+  });
+
+  it("src/ branches on no platform's name: wording comes from the module's vocabulary", () => {
+    const offenders = files('src').flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((line) => /['"](slack|discord)['"]/.test(line) && !/^\s*(\*|\/\/)/.test(line))
+        .map((line) => `${f}: ${line.trim()}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
   it('only the config module reads process.env in src/ and adapters/', () => {
     const offenders = [...files('src'), ...files('adapters')].filter(
       (f) => !f.startsWith(join('src', 'config')) && /process\.env/.test(readFileSync(f, 'utf8')),
@@ -33,6 +53,8 @@ describe('architecture', () => {
     ] as const;
     for (const ref of refs) expect(decodeConversationId(encodeConversationId(ref))).toEqual(ref);
     expect(encodeConversationId(refs[0])).toBe('slack:T1:C1:1700.1');
-    expect(() => decodeConversationId('email:x:y')).toThrow(/not a conversation ID/);
+    // Any platform name a module may register (lower-case letters), but nothing else.
+    expect(decodeConversationId('teams:x:y')).toEqual({ platform: 'teams', workspaceId: 'x', channelId: 'y' });
+    for (const bad of ['E-mail:x:y', 'slack:T1', ':x:y', 'slack:T1:C1:1.1:extra']) expect(() => decodeConversationId(bad)).toThrow(/not a conversation ID/);
   });
 });

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
+import { slackConfigOf } from '../../adapters/slack/config.js';
+import { loadTestConfig } from '../support/config.js';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
+
 import { configProblem } from '../support/config-problem.js';
 import { createSealedBox } from '../../src/crypto/sealed-box.js';
 import { SLACK_BOT_SCOPES } from '../../adapters/slack/oauth.js';
@@ -14,9 +16,9 @@ const problem = configProblem;
 describe('"Add to Slack" settings', () => {
   it('turns on OAuth with SLACK_CLIENT_ID instead of SLACK_BOT_TOKEN, and keeps the key as 32 bytes', () => {
     const key = randomBytes(32);
-    const config = loadConfig({ ...real, ...oauth, INSTALLATION_ENCRYPTION_KEY: key.toString('hex') });
-    expect(config.slack?.oauth).toEqual({ clientId: '1111.2222', clientSecret: 'client-secret', stateSecret: 'state-secret-0123456789' });
-    expect(config.slack?.botToken).toBeUndefined();
+    const config = loadTestConfig({ ...real, ...oauth, INSTALLATION_ENCRYPTION_KEY: key.toString('hex') });
+    expect(slackConfigOf(config)?.oauth).toEqual({ clientId: '1111.2222', clientSecret: 'client-secret', stateSecret: 'state-secret-0123456789' });
+    expect(slackConfigOf(config)?.botToken).toBeUndefined();
     expect(Buffer.from(config.encryptionKey!, 'base64').equals(key)).toBe(true);
     // The secrets are known to the logger's redaction.
     expect(config.secrets).toEqual(expect.arrayContaining(['client-secret', 'state-secret-0123456789', key.toString('hex')]));

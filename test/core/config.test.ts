@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
+import { loadTestConfig } from '../support/config.js';
+
 import { configProblem } from '../support/config-problem.js';
 
 const real = { AGENT_API_BASE_URL: 'https://openhelixai.com/api/v1', AGENT_API_KEY: 'key-1234' };
@@ -8,7 +9,7 @@ const problem = configProblem;
 
 describe('config', () => {
   it('with nothing set, runs the demo with documented defaults, frozen', () => {
-    const c = loadConfig({});
+    const c = loadTestConfig({});
     expect(c.mode).toBe('demo');
     expect(c).toMatchObject({
       role: 'all',
@@ -23,7 +24,7 @@ describe('config', () => {
   });
 
   it('reads the agent service settings and strips a trailing slash', () => {
-    const c = loadConfig({ ...real, AGENT_API_BASE_URL: 'https://x.test/api/v1/', AGENT_TIMEOUT_MS: '5000' });
+    const c = loadTestConfig({ ...real, AGENT_API_BASE_URL: 'https://x.test/api/v1/', AGENT_TIMEOUT_MS: '5000' });
     expect(c.mode).toBe('real');
     expect(c.agent).toMatchObject({ baseUrl: 'https://x.test/api/v1', apiKey: 'key-1234', timeoutMs: 5000, otherTimeoutMs: 15000 });
     expect(c.secrets).toContain('key-1234');
@@ -68,13 +69,13 @@ describe('config', () => {
   });
 
   it('marks the Redis address as defaulted only when none is configured', () => {
-    expect(loadConfig({}).redis).toMatchObject({ url: 'redis://127.0.0.1:6379', defaulted: true });
-    expect(loadConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redis.defaulted).toBe(false);
-    expect(loadConfig({ REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'm' }).redis.defaulted).toBe(false);
+    expect(loadTestConfig({}).redis).toMatchObject({ url: 'redis://127.0.0.1:6379', defaulted: true });
+    expect(loadTestConfig({ REDIS_URL: 'redis://127.0.0.1:6379' }).redis.defaulted).toBe(false);
+    expect(loadTestConfig({ REDIS_SENTINELS: 's:26379', REDIS_SENTINEL_NAME: 'm' }).redis.defaulted).toBe(false);
     // The test hook moves the default (loopback only), never a configured URL.
-    expect(loadConfig({ AGENT_BRIDGE_DEFAULT_REDIS_URL: 'redis://127.0.0.1:1234' }).redis.url).toBe('redis://127.0.0.1:1234');
-    expect(loadConfig({ AGENT_BRIDGE_DEFAULT_REDIS_URL: 'redis://example.com:1234' }).redis.url).toBe('redis://127.0.0.1:6379');
-    expect(loadConfig({ REDIS_URL: 'redis://r:6379', AGENT_BRIDGE_DEFAULT_REDIS_URL: 'redis://127.0.0.1:1234' }).redis.url).toBe('redis://r:6379');
+    expect(loadTestConfig({ AGENT_BRIDGE_DEFAULT_REDIS_URL: 'redis://127.0.0.1:1234' }).redis.url).toBe('redis://127.0.0.1:1234');
+    expect(loadTestConfig({ AGENT_BRIDGE_DEFAULT_REDIS_URL: 'redis://example.com:1234' }).redis.url).toBe('redis://127.0.0.1:6379');
+    expect(loadTestConfig({ REDIS_URL: 'redis://r:6379', AGENT_BRIDGE_DEFAULT_REDIS_URL: 'redis://127.0.0.1:1234' }).redis.url).toBe('redis://r:6379');
   });
 
   it('refuses a partial configuration instead of falling back to the demo', () => {
@@ -87,15 +88,15 @@ describe('config', () => {
 
   it('requires PLAYGROUND_TOKEN when HTTP_HOST exposes the playground', () => {
     expect(problem({ HTTP_HOST: '0.0.0.0' })).toMatch(/PLAYGROUND_TOKEN is missing/);
-    expect(loadConfig({ HTTP_HOST: '0.0.0.0', PLAYGROUND_TOKEN: 'a-long-token' }).playground).toEqual({ enabled: true, token: 'a-long-token' });
+    expect(loadTestConfig({ HTTP_HOST: '0.0.0.0', PLAYGROUND_TOKEN: 'a-long-token' }).playground).toEqual({ enabled: true, token: 'a-long-token' });
     // With a real platform the playground is off unless PLAYGROUND=true.
     const slack = { ...real, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_APP_TOKEN: 'xapp-1' };
-    expect(loadConfig(slack).playground.enabled).toBe(false);
-    expect(loadConfig({ ...slack, PLAYGROUND: 'true' }).playground.enabled).toBe(true);
+    expect(loadTestConfig(slack).playground.enabled).toBe(false);
+    expect(loadTestConfig({ ...slack, PLAYGROUND: 'true' }).playground.enabled).toBe(true);
   });
 
   it('parses BINDINGS defaults', () => {
-    const c = loadConfig({ ...real, BINDINGS: 'slack:C0123=inst_a, discord:998877=inst_b' });
+    const c = loadTestConfig({ ...real, BINDINGS: 'slack:C0123=inst_a, discord:998877=inst_b' });
     expect(c.bindings).toEqual([
       { platform: 'slack', channelId: 'C0123', instanceId: 'inst_a' },
       { platform: 'discord', channelId: '998877', instanceId: 'inst_b' },

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 const tsx = join(process.cwd(), 'node_modules', '.bin', 'tsx');
-const main = join(process.cwd(), 'src', 'main.ts');
+const main = join(process.cwd(), 'bin', 'agent-bridge.ts');
 
 /** Runs `npm start`'s entry in an empty folder (no .env) with only these variables. */
 function start(env: Record<string, string>) {

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTestConfig } from '../support/config.js';
 import fc from 'fast-check';
 import type { Express } from 'express';
 import type { Redis } from 'ioredis';
 import { createDiscordAdapter, type DiscordAdapter } from '../../adapters/discord/adapter.js';
 import { createDiscordReplyPort } from '../../adapters/discord/reply-port.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import type { CommandReply, Commands } from '../../src/commands/types.js';
@@ -52,7 +53,7 @@ function fakeCommands(): Commands {
 beforeAll(async () => {
   emu = await startDiscordEmulator();
   const secrets = new SecretRegistry();
-  const config = loadConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:9/api/v1', AGENT_API_KEY: 'unused-key', DISCORD_TOKEN: emu.token, DISCORD_API_URL: emu.apiUrl });
+  const config = loadTestConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:9/api/v1', AGENT_API_KEY: 'unused-key', DISCORD_TOKEN: emu.token, DISCORD_API_URL: emu.apiUrl });
   const logger = createLogger({ level: 'debug', registry: secrets, destination: logs });
   const ctx: AdapterContext = {
     config,

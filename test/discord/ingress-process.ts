@@ -4,10 +4,11 @@
  * "ready <http port>" once its shards are connected.
  */
 import { startBridge } from '../../src/app.js';
-import { loadConfig } from '../../src/config/load.js';
+import { loadTestConfig } from '../support/config.js';
+
 import { discordPlatform } from '../../adapters/discord/index.js';
 
-const config = loadConfig();
+const config = loadTestConfig();
 const bridge = await startBridge({ config, platforms: [discordPlatform] });
 process.stdout.write(`ready ${bridge.httpPort}\n`);
 process.on('SIGTERM', () => void bridge.stop().then(() => process.exit(0)));

@@ -1,10 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { loadTestConfig } from '../support/config.js';
 import type { Redis } from 'ioredis';
 import { createDiscordReplyPort } from '../../adapters/discord/reply-port.js';
 import { TypingKeeper } from '../../adapters/discord/typing.js';
 import { toPlatformError } from '../../adapters/discord/errors.js';
 import { PlatformError } from '../../src/core/errors.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import { createLogger } from '../../src/logger.js';
 import type { ReplyPort } from '../../src/core/reply-port.js';
 import { startDiscordEmulator, type DiscordEmulator } from '../emulators/discord/index.js';
@@ -18,7 +19,7 @@ afterAll(async () => {
 });
 
 function port(env: Record<string, string> = {}, apiUrl = emu.apiUrl): ReplyPort {
-  const config = loadConfig({
+  const config = loadTestConfig({
     AGENT_API_BASE_URL: 'http://127.0.0.1:9/api/v1',
     AGENT_API_KEY: 'unused-key',
     DISCORD_TOKEN: emu.token,

@@ -1,11 +1,13 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { discordConfigOf } from '../../adapters/discord/config.js';
+import { loadTestConfig } from '../support/config.js';
 import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createFeedbackStore } from '../../src/feedback/index.js';
 import { startBridge, type Bridge } from '../../src/app.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
@@ -51,7 +53,7 @@ function sharedEnv(): Record<string, string> {
 async function startLocal(env: Record<string, string>) {
   const logs = new LogCapture();
   const secrets = new SecretRegistry();
-  const config = loadConfig({ ...sharedEnv(), ...env });
+  const config = loadTestConfig({ ...sharedEnv(), ...env });
   let adapter: DiscordAdapter | undefined;
   const bridge = await startBridge({
     config,
@@ -213,14 +215,14 @@ describe('feedback without a store handed in', () => {
 
 describe('shard settings', () => {
   it('refuses shard IDs beyond the count, naming both settings', () => {
-    expect(() => loadConfig({ AGENT_API_BASE_URL: 'http://x', AGENT_API_KEY: 'k', DISCORD_TOKEN: 't', DISCORD_SHARD_IDS: '0-4', DISCORD_SHARD_COUNT: '4' })).toThrow(
+    expect(() => loadTestConfig({ AGENT_API_BASE_URL: 'http://x', AGENT_API_KEY: 'k', DISCORD_TOKEN: 't', DISCORD_SHARD_IDS: '0-4', DISCORD_SHARD_COUNT: '4' })).toThrow(
       /DISCORD_SHARD_IDS lists shard 4 but DISCORD_SHARD_COUNT is 4/,
     );
-    expect(() => loadConfig({ AGENT_API_BASE_URL: 'http://x', AGENT_API_KEY: 'k', DISCORD_TOKEN: 't', DISCORD_SHARD_IDS: 'two' })).toThrow(
+    expect(() => loadTestConfig({ AGENT_API_BASE_URL: 'http://x', AGENT_API_KEY: 'k', DISCORD_TOKEN: 't', DISCORD_SHARD_IDS: 'two' })).toThrow(
       /DISCORD_SHARD_IDS must list shard numbers or ranges/,
     );
-    const c = loadConfig({ AGENT_API_BASE_URL: 'http://x', AGENT_API_KEY: 'k', DISCORD_TOKEN: 't', DISCORD_SHARD_IDS: '0-1,3', DISCORD_SHARD_COUNT: '4' });
-    expect(c.discord?.shards).toEqual({ ids: [0, 1, 3], count: 4 });
-    expect(loadConfig({ AGENT_API_BASE_URL: 'http://x', AGENT_API_KEY: 'k', DISCORD_TOKEN: 't' }).discord?.shards).toEqual({ count: 'auto' });
+    const c = loadTestConfig({ AGENT_API_BASE_URL: 'http://x', AGENT_API_KEY: 'k', DISCORD_TOKEN: 't', DISCORD_SHARD_IDS: '0-1,3', DISCORD_SHARD_COUNT: '4' });
+    expect(discordConfigOf(c)?.shards).toEqual({ ids: [0, 1, 3], count: 4 });
+    expect(discordConfigOf(loadTestConfig({ AGENT_API_BASE_URL: 'http://x', AGENT_API_KEY: 'k', DISCORD_TOKEN: 't' }))?.shards).toEqual({ count: 'auto' });
   });
 });

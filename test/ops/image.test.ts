@@ -51,12 +51,12 @@ describe('Dockerfile', () => {
     expect(check).toMatch(/process\.env\.HTTP_PORT/);
   });
 
-  it('starts dist/src/main.js, where tsconfig.build.json puts src/main.ts', () => {
-    expect(runtime.at(-1)).toBe('CMD ["node", "dist/src/main.js"]');
+  it('starts dist/bin/agent-bridge.js, where tsconfig.build.json puts bin/agent-bridge.ts', () => {
+    expect(runtime.at(-1)).toBe('CMD ["node", "dist/bin/agent-bridge.js"]');
     const build = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')) as { compilerOptions: { rootDir?: string; outDir?: string } };
     const base = JSON.parse(readFileSync(join(ROOT, 'tsconfig.json'), 'utf8')) as { compilerOptions: { outDir?: string } };
     const outDir = build.compilerOptions.outDir ?? base.compilerOptions.outDir;
-    expect(join(outDir ?? '', relative(build.compilerOptions.rootDir ?? '.', 'src/main.ts')).replace(/\.ts$/, '.js')).toBe('dist/src/main.js');
+    expect(join(outDir ?? '', relative(build.compilerOptions.rootDir ?? '.', 'bin/agent-bridge.ts')).replace(/\.ts$/, '.js')).toBe('dist/bin/agent-bridge.js');
   });
 });
 
@@ -65,9 +65,9 @@ describe('.dockerignore, applied by docker-py as docker-compose sends a build co
   let sent: string[];
   const files = [
     'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'Dockerfile', 'README.md',
-    'src/main.ts', 'src/redis.ts', 'src/http/dashboard.ts', 'src/redis.test.ts', 'adapters/slack/render.ts',
+    'bin/agent-bridge.ts', 'src/redis.ts', 'src/http/dashboard.ts', 'src/redis.test.ts', 'adapters/slack/render.ts',
     'adapters/web/public/index.html', '.env', '.env.production', 'adapters/slack/.env', 'node_modules/pino/index.js',
-    'dist/src/main.js', 'test/ops/compose.test.ts', 'bench/results/run.cpuprofile', '.git/config', 'docs/operations.md',
+    'dist/bin/agent-bridge.js', 'test/ops/compose.test.ts', 'bench/results/run.cpuprofile', '.git/config', 'docs/operations.md',
     'redis-dump.rdb', 'server.log', 'certs/redis.key',
   ];
 
@@ -95,7 +95,7 @@ describe('.dockerignore, applied by docker-py as docker-compose sends a build co
     expect(sent).toEqual(
       [
         '.dockerignore', 'Dockerfile', 'package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json',
-        'src/main.ts', 'src/redis.ts', 'src/http/dashboard.ts', 'adapters/slack/render.ts', 'adapters/web/public/index.html',
+        'bin/agent-bridge.ts', 'src/redis.ts', 'src/http/dashboard.ts', 'adapters/slack/render.ts', 'adapters/web/public/index.html',
       ].sort(),
     );
   });
@@ -109,7 +109,7 @@ describe('the runtime stage has every package the compiled code imports', () => 
     };
     const builtins = new Set(builtinModules);
     const missing: string[] = [];
-    for (const file of sourceFiles(['src', 'adapters'])) {
+    for (const file of sourceFiles(['bin', 'src', 'adapters'])) {
       for (const specifier of runtimeImports(readFileSync(file, 'utf8'))) {
         if (specifier.startsWith('.') || specifier.startsWith('node:') || builtins.has(specifier)) continue;
         const name = specifier.startsWith('@') ? specifier.split('/').slice(0, 2).join('/') : specifier.split('/')[0]!;

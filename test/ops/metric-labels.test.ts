@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { loadTestConfig } from '../support/config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { webPlatform } from '../../adapters/web/index.js';
 import { startBridge, type Bridge } from '../../src/app.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
 import { createInstanceLabel, OTHER_INSTANCE } from '../../src/instance-label.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
@@ -18,7 +19,7 @@ describe('the agent_instance metric label stays bounded', () => {
 
   beforeAll(async () => {
     agent = await startAgentEmulator();
-    const config = loadConfig({
+    const config = loadTestConfig({
       AGENT_API_BASE_URL: agent.baseUrl,
       AGENT_API_KEY: agent.apiKey,
       AGENT_SESSION_COOKIE: agent.sessionCookie,

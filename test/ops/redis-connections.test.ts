@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { loadTestConfig } from '../support/config.js';
 import { Queue, Worker } from 'bullmq';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, type Config } from '../../src/config/load.js';
+import { ConfigError, type Config } from '../../src/config/load.js';
 import { createBindingStore } from '../../src/bindings/store.js';
 import { ChatQueue } from '../../src/queue/chat-queue.js';
 import type { ChatMessage } from '../../src/queue/types.js';
@@ -14,7 +15,7 @@ const SHARED_REDIS = 'redis://127.0.0.1:6379';
 
 /** Config as the process would build it from these environment variables. */
 function configFrom(env: Record<string, string>): Readonly<Config> {
-  return loadConfig({ QUEUE_PREFIX: `ops-test-${randomUUID().slice(0, 8)}`, ...env });
+  return loadTestConfig({ QUEUE_PREFIX: `ops-test-${randomUUID().slice(0, 8)}`, ...env });
 }
 
 /**

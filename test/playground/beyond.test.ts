@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { loadTestConfig } from '../support/config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startBridge, type Bridge } from '../../src/app.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
@@ -27,7 +28,7 @@ const prefix = `pgbeyond-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
   agent = await startAgentEmulator({ reply: (_id, message) => `ok: ${lastLine(message).slice(0, 24)}` });
-  const config = loadConfig({
+  const config = loadTestConfig({
     AGENT_API_BASE_URL: agent.baseUrl,
     AGENT_API_KEY: agent.apiKey,
     AGENT_SESSION_COOKIE: agent.sessionCookie,

@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
+import { loadTestConfig } from '../support/config.js';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { Redis } from 'ioredis';
 import type { Binding, BindingStore } from '../../src/bindings/types.js';
 import type { CommandCaller, CommandReply, Commands } from '../../src/commands/types.js';
-import { loadConfig, type Config } from '../../src/config/load.js';
+import { type Config } from '../../src/config/load.js';
 import type { Adapter } from '../../src/core/adapter.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import type { FailureEntry, QueueInfo } from '../../src/core/platform-context.js';
@@ -51,7 +52,7 @@ function reply(title: string, lines: string[] = []): CommandReply {
 /** The web adapter on its own express server, with fake ingress/commands and a real Redis. */
 export async function startHarness(env: Record<string, string> = {}): Promise<Harness> {
   const prefix = `pgtest-${randomUUID()}`;
-  const config = loadConfig({ QUEUE_PREFIX: prefix, REDIS_URL, LOG_LEVEL: 'silent', ...env });
+  const config = loadTestConfig({ QUEUE_PREFIX: prefix, REDIS_URL, LOG_LEVEL: 'silent', ...env });
   const logger = createLogger({ level: 'silent' });
   const secrets = new SecretRegistry();
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { loadTestConfig } from '../support/config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { createWebEventStore, type WebEventStore } from '../../adapters/web/event-store.js';
 import { createWebReplyPort } from '../../adapters/web/reply-port.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import { PlatformError } from '../../src/core/errors.js';
 import type { ReplyTarget } from '../../src/core/message.js';
 import type { ChunkInfo, ReplyPort } from '../../src/core/reply-port.js';
@@ -17,7 +18,7 @@ describe('web reply port: no chunk appended twice', () => {
   let redis: Redis;
   let store: WebEventStore;
   let port: ReplyPort;
-  const config = loadConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:1/api/v1', AGENT_API_KEY: 'k', QUEUE_PREFIX: prefix, ROLE: 'worker', PLAYGROUND: 'true' });
+  const config = loadTestConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:1/api/v1', AGENT_API_KEY: 'k', QUEUE_PREFIX: prefix, ROLE: 'worker', PLAYGROUND: 'true' });
   const logger = createLogger({ level: 'warn', destination: new LogCapture() });
 
   beforeAll(() => {

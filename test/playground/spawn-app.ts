@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 
 export const ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
 const TSX = join(ROOT, 'node_modules', '.bin', 'tsx');
-const MAIN = join(ROOT, 'src', 'main.ts');
+const MAIN = join(ROOT, 'bin', 'agent-bridge.ts');
 
 export async function freePort(): Promise<number> {
   return new Promise((resolvePort, reject) => {
@@ -30,7 +30,7 @@ export interface RunningApp {
 }
 
 /**
- * Starts `src/main.ts` as `npm start` does, with only PATH, HOME and `env` in its environment,
+ * Starts `bin/agent-bridge.ts` as `npm start` does, with only PATH, HOME and `env` in its environment,
  * from an empty working directory so no developer's `.env` is read.
  */
 export function spawnApp(env: Record<string, string>): RunningApp {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { loadTestConfig } from '../support/config.js';
 import { request } from 'node:http';
 import express from 'express';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config/load.js';
+
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { webPlatform } from '../../adapters/web/index.js';
 import { sessionValue } from '../../adapters/web/auth.js';
@@ -346,7 +347,7 @@ describe('web adapter with PLAYGROUND_TOKEN', () => {
 
 describe('web adapter when the playground is off', () => {
   it('mounts nothing', async () => {
-    const config = loadConfig({ PLAYGROUND: 'false', LOG_LEVEL: 'silent' });
+    const config = loadTestConfig({ PLAYGROUND: 'false', LOG_LEVEL: 'silent' });
     const app = express();
     const adapter = webPlatform.createAdapter({
       config,

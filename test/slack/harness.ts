@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { loadTestConfig } from '../support/config.js';
 import { startBridge, type Bridge } from '../../src/app.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import { startAgentEmulator, type AgentEmulator, type AgentEmulatorOptions } from '../../src/demo/agent-emulator.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
@@ -64,7 +65,7 @@ export async function startSlackBridge(options: SlackHarnessOptions): Promise<Sl
   const logs = new LogCapture();
   const secrets = new SecretRegistry();
   const id = slack.identity;
-  const config = loadConfig({
+  const config = loadTestConfig({
     AGENT_API_BASE_URL: agent.baseUrl,
     AGENT_API_KEY: agent.apiKey,
     AGENT_SESSION_COOKIE: agent.sessionCookie,
@@ -82,7 +83,7 @@ export async function startSlackBridge(options: SlackHarnessOptions): Promise<Sl
   });
   let adapter: SlackAdapter | undefined;
   const platform: PlatformModule = {
-    platform: 'slack',
+    ...slackPlatform,
     createReplyPort: (deps) => slackPlatform.createReplyPort(deps),
     createAdapter: (ctx) => (adapter = createSlackAdapter(ctx, { clientPingTimeoutMs: 1_000, ...options.adapter })),
   };

@@ -1,9 +1,10 @@
 import express from 'express';
+import { loadTestConfig } from '../support/config.js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSlackAdapter } from '../../adapters/slack/adapter.js';
 import type { Commands } from '../../src/commands/types.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { startSlackEmulator, type SlackEmulator } from '../emulators/slack/index.js';
@@ -23,7 +24,7 @@ describe('Slack adapter start-up', () => {
   });
 
   function context(env: Record<string, string>): AdapterContext {
-    const config = loadConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:1/api/v1', AGENT_API_KEY: 'k', SLACK_API_URL: slack.apiUrl, PLAYGROUND: 'false', ...env });
+    const config = loadTestConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:1/api/v1', AGENT_API_KEY: 'k', SLACK_API_URL: slack.apiUrl, PLAYGROUND: 'false', ...env });
     return {
       config,
       logger: createLogger({ level: 'debug', destination: new LogCapture() }),

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTestConfig } from '../support/config.js';
 import { Redis } from 'ioredis';
 import { createSlackReplyPort } from '../../adapters/slack/reply-port.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import { createFeedbackStore, decodeFeedbackValue } from '../../src/feedback/index.js';
 import { createLogger } from '../../src/logger.js';
 import { botMention, chatCalls, logLines, postsIn, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
@@ -105,7 +106,7 @@ describe.each(['http', 'socket'] as const)('Slack native features over %s', (mod
 
   describe('feedback', () => {
     it('puts feedback_buttons on the last chunk only, records one vote per user per reply, and thanks ephemerally', async () => {
-      const config = loadConfig({ SLACK_BOT_TOKEN: h.slack.identity.botToken, SLACK_SIGNING_SECRET: 'x', SLACK_API_URL: h.slack.apiUrl, AGENT_API_BASE_URL: h.agent.baseUrl, AGENT_API_KEY: 'k' });
+      const config = loadTestConfig({ SLACK_BOT_TOKEN: h.slack.identity.botToken, SLACK_SIGNING_SECRET: 'x', SLACK_API_URL: h.slack.apiUrl, AGENT_API_BASE_URL: h.agent.baseUrl, AGENT_API_KEY: 'k' });
       const port = createSlackReplyPort({ config, logger: createLogger({ level: 'silent' }), redis });
       const root = await say(h, { channel: W.general, text: 'a question without mention' });
       const target = { channelId: W.general, threadId: root.ts, messageId: root.ts };

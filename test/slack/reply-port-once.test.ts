@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTestConfig } from '../support/config.js';
 import { Redis } from 'ioredis';
 import { createSlackReplyPort } from '../../adapters/slack/reply-port.js';
 import { REPLY_EVENT_TYPE } from '../../adapters/slack/posted-chunks.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import { PlatformError } from '../../src/core/errors.js';
 import type { ReplyTarget } from '../../src/core/message.js';
 import type { ChunkInfo, ReplyPort } from '../../src/core/reply-port.js';
@@ -22,7 +23,7 @@ describe('Slack reply port: no chunk posted twice', () => {
   const user = 'U0UMA0001';
 
   const portFor = (s: SlackEmulator, capture = logs) => {
-    const config = loadConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:1/api/v1', AGENT_API_KEY: 'k', SLACK_BOT_TOKEN: s.identity.botToken, SLACK_API_URL: s.apiUrl, ROLE: 'worker' });
+    const config = loadTestConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:1/api/v1', AGENT_API_KEY: 'k', SLACK_BOT_TOKEN: s.identity.botToken, SLACK_API_URL: s.apiUrl, ROLE: 'worker' });
     return createSlackReplyPort({ config, logger: createLogger({ level: 'debug', destination: capture }), redis });
   };
 

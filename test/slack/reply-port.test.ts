@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadTestConfig } from '../support/config.js';
 import { Redis } from 'ioredis';
 import { createSlackReplyPort, compareTs } from '../../adapters/slack/reply-port.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import { PlatformError } from '../../src/core/errors.js';
 import type { ReplyPort } from '../../src/core/reply-port.js';
 import { createLogger } from '../../src/logger.js';
@@ -18,7 +19,7 @@ describe('Slack reply port', () => {
   beforeAll(async () => {
     slack = await startSlackEmulator({ users: [{ id: 'U0UMA0001', name: 'Uma' }] });
     redis = new Redis({ lazyConnect: true });
-    const config = loadConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:1/api/v1', AGENT_API_KEY: 'k', SLACK_BOT_TOKEN: slack.identity.botToken, SLACK_API_URL: slack.apiUrl, ROLE: 'worker' });
+    const config = loadTestConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:1/api/v1', AGENT_API_KEY: 'k', SLACK_BOT_TOKEN: slack.identity.botToken, SLACK_API_URL: slack.apiUrl, ROLE: 'worker' });
     port = createSlackReplyPort({ config, logger: createLogger({ level: 'debug', destination: logs }), redis });
   });
   afterAll(async () => {

@@ -1,10 +1,11 @@
 import { expect } from 'vitest';
-import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { loadTestConfig } from './config.js';
+import { ConfigError } from '../../src/config/load.js';
 
 /** The start-up refusal `loadConfig` gives for `env` (fails the test when it loads instead). */
 export function configProblem(env: Record<string, string>): string {
   try {
-    loadConfig(env);
+    loadTestConfig(env);
   } catch (err) {
     expect(err).toBeInstanceOf(ConfigError);
     return (err as Error).message;

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import { loadTestConfig } from './config.js';
 import { Writable } from 'node:stream';
 import { startBridge, type Bridge } from '../../src/app.js';
-import { loadConfig } from '../../src/config/load.js';
+
 import type { IncomingMessage } from '../../src/core/message.js';
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
@@ -43,7 +44,7 @@ export async function startPipeline(
   const sink = await new Sink().start();
   const logs = new LogCapture();
   const secrets = new SecretRegistry();
-  const config = loadConfig({
+  const config = loadTestConfig({
     AGENT_API_BASE_URL: agent.baseUrl,
     AGENT_API_KEY: agent.apiKey,
     QUEUE_PREFIX: prefix,

@@ -109,6 +109,7 @@ export function sinkPort(url: string, maxChars = 2000, options: { indicators?: b
 export function sinkPlatform(url: string, options: { indicators?: boolean; thread?: ThreadMessage[] } = {}): PlatformModule {
   return {
     platform: 'web',
+    vocabulary: () => ({ workspace: 'workspace', command: '/agent' }),
     createReplyPort: () => sinkPort(url, 2000, options),
     createAdapter: () => ({ platform: 'web', start: async () => {}, stop: async () => {} }),
   };

@@ -3,10 +3,11 @@
  * replies to the sink at SINK_URL. Prints "ready" once it takes jobs.
  */
 import { startBridge } from '../../src/app.js';
-import { loadConfig } from '../../src/config/load.js';
+import { loadTestConfig } from './config.js';
+
 import { sinkPlatform } from './sink.js';
 
-const config = loadConfig();
+const config = loadTestConfig();
 const bridge = await startBridge({ config, platforms: [sinkPlatform(process.env.SINK_URL ?? '')] });
 process.stdout.write('ready\n');
 process.on('SIGTERM', () => void bridge.stop().then(() => process.exit(0)));

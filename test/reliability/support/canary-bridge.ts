@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { loadTestConfig } from '../../support/config.js';
 import { startBridge, type Bridge } from '../../../src/app.js';
-import { loadConfig } from '../../../src/config/load.js';
+
 import { startAgentEmulator, type AgentEmulator } from '../../../src/demo/agent-emulator.js';
 import { createLogger, SecretRegistry } from '../../../src/logger.js';
 import { Metrics } from '../../../src/metrics.js';
@@ -72,7 +73,7 @@ export async function startCanaryBridge(mode: 'http' | 'socket', env: Record<str
   const w = discord.world;
   const logs = new LogCapture();
   const secrets = new SecretRegistry();
-  const config = loadConfig({
+  const config = loadTestConfig({
     AGENT_API_BASE_URL: agent.baseUrl,
     AGENT_API_KEY: canaries.AGENT_API_KEY,
     AGENT_SESSION_COOKIE: canaries.AGENT_SESSION_COOKIE,

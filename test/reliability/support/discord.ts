@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { loadTestConfig } from '../../support/config.js';
 import { startBridge, type Bridge } from '../../../src/app.js';
-import { loadConfig } from '../../../src/config/load.js';
+
 import { startAgentEmulator, type AgentEmulator, type AgentEmulatorOptions } from '../../../src/demo/agent-emulator.js';
 import { createLogger, SecretRegistry } from '../../../src/logger.js';
 import { Metrics } from '../../../src/metrics.js';
@@ -49,7 +50,7 @@ export async function startReliabilityDiscord(options: ReliabilityDiscordOptions
   }
   const logs = new LogCapture();
   const secrets = new SecretRegistry();
-  const config = loadConfig({
+  const config = loadTestConfig({
     AGENT_API_BASE_URL: agent.baseUrl,
     AGENT_API_KEY: agent.apiKey,
     DISCORD_TOKEN: discord.token,

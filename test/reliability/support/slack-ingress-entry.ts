@@ -4,11 +4,12 @@
  * can reach it, so a test can run several replicas side by side.
  */
 import { slackPlatform } from '../../../adapters/slack/index.js';
+import { loadTestConfig } from '../../support/config.js';
 import { startBridge } from '../../../src/app.js';
-import { loadConfig } from '../../../src/config/load.js';
+
 import { createLogger, secrets } from '../../../src/logger.js';
 
-const config = loadConfig();
+const config = loadTestConfig();
 const logger = createLogger({ level: config.logLevel, registry: secrets, pretty: false });
 const bridge = await startBridge({ config, logger, secrets, platforms: [slackPlatform] });
 process.stdout.write(`ready ${bridge.httpPort}\n`);

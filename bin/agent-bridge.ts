@@ -1,17 +1,17 @@
 import { randomBytes } from 'node:crypto';
-import { platformsFor } from '../adapters/index.js';
-import { RedisUnavailableError, startBridge, type Bridge } from './app.js';
-import { ConfigError, executableSearchPath, loadConfig, type Config } from './config/load.js';
-import { startAgentEmulator, type AgentEmulator } from './demo/agent-emulator.js';
-import { createLogger, secrets } from './logger.js';
-import { demoBanner, privateRedisNote } from './demo/banner.js';
-import { findRedisServer, GET_REDIS_HINT, somethingListens, startPrivateRedis, type PrivateRedis } from './private-redis.js';
+import { PLATFORM_SETTINGS, platformsFor } from './platforms.js';
+import { RedisUnavailableError, startBridge, type Bridge } from '../src/app.js';
+import { ConfigError, executableSearchPath, loadConfig, type Config } from '../src/config/load.js';
+import { startAgentEmulator, type AgentEmulator } from '../src/demo/agent-emulator.js';
+import { createLogger, secrets } from '../src/logger.js';
+import { demoBanner, privateRedisNote } from '../src/demo/banner.js';
+import { findRedisServer, GET_REDIS_HINT, somethingListens, startPrivateRedis, type PrivateRedis } from '../src/private-redis.js';
 
 /** `npm start`: read config once, run the configured role, shut down cleanly on a signal. */
 async function main(): Promise<void> {
   let config: Readonly<Config>;
   try {
-    config = loadConfig();
+    config = loadConfig(PLATFORM_SETTINGS);
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`${err.message}\nSee .env.example for every setting.\n`);

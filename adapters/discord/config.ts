@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import type { Config } from '../../src/config/load.js';
+import { parseSettings, secretValues, type PlatformSettings } from '../../src/config/platform-settings.js';
+import { bool, httpUrl, list, optionalString } from '../../src/config/schema.js';
+
+export interface DiscordConfig {
+  token: string;
+  apiUrl?: string;
+  guildId?: string;
+  adminRoleIds: string[];
+  allowBots: boolean;
+  replyPing: boolean;
+  /**
+   * Which gateway shards this process owns: `ids` undefined = all of them; `count` a number or
+   * `auto` (Discord's recommended count).
+   */
+  shards: { ids?: number[]; count: number | 'auto' };
+}
+
+/** `0,1`, `0-3`, `0-1,4`: the Discord shards one ingress process owns. */
+const shardIds = z
+  .string()
+  .optional()
+  .transform((v, ctx) => {
+    if (v === undefined || v.trim() === '') return undefined;
+    const ids = new Set<number>();
+    for (const part of v.split(',').map((s) => s.trim()).filter(Boolean)) {
+      const m = /^(\d{1,5})(?:\s*-\s*(\d{1,5}))?$/.exec(part);
+      const from = m ? Number(m[1]) : NaN;
+      const to = m?.[2] !== undefined ? Number(m[2]) : from;
+      if (!m || to < from) {
+        ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_IDS must list shard numbers or ranges, for example 0,1 or 0-3' });
+        return z.NEVER;
+      }
+      for (let id = from; id <= to; id++) ids.add(id);
+    }
+    return [...ids].sort((a, b) => a - b);
+  });
+
+/** A number of shards, or `auto` (Discord's recommendation from `GET /gateway/bot`). */
+const shardCount = z
+  .string()
+  .optional()
+  .transform((v, ctx): number | 'auto' => {
+    if (v === undefined || v.trim() === '' || v.trim().toLowerCase() === 'auto') return 'auto';
+    const n = Number(v.trim());
+    if (!Number.isInteger(n) || n < 1 || n > 100_000) {
+      ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_COUNT must be auto or a whole number from 1 to 100000' });
+      return z.NEVER;
+    }
+    return n;
+  });
+
+/** Every DISCORD_* variable: the names are part of the product's interface (.env.example documents them). */
+const discordSchema = z.object({
+  DISCORD_TOKEN: optionalString,
+  DISCORD_API_URL: httpUrl('DISCORD_API_URL'),
+  DISCORD_GUILD_ID: optionalString,
+  DISCORD_ADMIN_ROLE_IDS: list,
+  DISCORD_ALLOW_BOTS: bool('DISCORD_ALLOW_BOTS', false),
+  DISCORD_REPLY_PING: bool('DISCORD_REPLY_PING', false),
+  DISCORD_SHARD_IDS: shardIds,
+  DISCORD_SHARD_COUNT: shardCount,
+});
+
+/** Discord's settings, read by the one config loader (src/config) through this module. */
+export const discordSettings: PlatformSettings<DiscordConfig> = {
+  platform: 'discord',
+  present: (env) => env.DISCORD_TOKEN !== undefined && env.DISCORD_TOKEN.trim() !== '',
+  load(env) {
+    const { data: e, problems } = parseSettings(discordSchema, env);
+    if (!e) return { problems, secrets: [] };
+    const count = e.DISCORD_SHARD_COUNT;
+    const beyond = e.DISCORD_SHARD_IDS?.find((id) => typeof count === 'number' && id >= count);
+    if (beyond !== undefined) {
+      problems.push(`DISCORD_SHARD_IDS lists shard ${beyond} but DISCORD_SHARD_COUNT is ${String(count)}: shard IDs go from 0 to ${Number(count) - 1}`);
+    }
+    if (!e.DISCORD_TOKEN) return { problems, secrets: [] };
+    return {
+      settings: {
+        token: e.DISCORD_TOKEN,
+        apiUrl: e.DISCORD_API_URL,
+        guildId: e.DISCORD_GUILD_ID,
+        adminRoleIds: e.DISCORD_ADMIN_ROLE_IDS,
+        allowBots: e.DISCORD_ALLOW_BOTS,
+        replyPing: e.DISCORD_REPLY_PING,
+        shards: { ...(e.DISCORD_SHARD_IDS ? { ids: e.DISCORD_SHARD_IDS } : {}), count },
+      },
+      problems,
+      secrets: secretValues(e.DISCORD_TOKEN),
+    };
+  },
+};
+
+/** This process's Discord settings, when Discord is configured. */
+export function discordConfigOf(config: Readonly<Config>): DiscordConfig | undefined {
+  return config.platforms.discord as DiscordConfig | undefined;
+}

@@ -1,0 +1,98 @@
+import { z } from 'zod';
+import type { Config } from '../../src/config/load.js';
+import { missingSetting, parseSettings, secretValues, type PlatformSettings } from '../../src/config/platform-settings.js';
+import { bool, httpUrl, list, optionalString } from '../../src/config/schema.js';
+
+/** "Add to Slack": Bolt's OAuth v2 installer, installations sealed in Redis. */
+export interface SlackOAuthConfig {
+  clientId: string;
+  clientSecret: string;
+  stateSecret: string;
+}
+
+export interface SlackConfig {
+  /** Single-workspace mode; absent when `oauth` is set (each installation has its own token). */
+  botToken?: string;
+  oauth?: SlackOAuthConfig;
+  signingSecret?: string;
+  appToken?: string;
+  apiUrl?: string;
+  command: string;
+  adminUserIds: string[];
+  workspaceAdmins: boolean;
+  workingReaction: string;
+}
+
+/** Every SLACK_* variable: the names are part of the product's interface (.env.example documents them). */
+const slackSchema = z.object({
+  SLACK_BOT_TOKEN: optionalString,
+  SLACK_SIGNING_SECRET: optionalString,
+  SLACK_APP_TOKEN: optionalString,
+  SLACK_API_URL: httpUrl('SLACK_API_URL'),
+  SLACK_COMMAND: optionalString
+    .transform((v) => v ?? '/agent')
+    .refine((v) => /^\/[a-z0-9_-]{1,31}$/.test(v), { message: 'SLACK_COMMAND must look like /agent' }),
+  SLACK_ADMIN_USER_IDS: list,
+  SLACK_WORKSPACE_ADMINS: bool('SLACK_WORKSPACE_ADMINS', true),
+  SLACK_WORKING_REACTION: optionalString.transform((v) => (v ?? 'eyes').replace(/:/g, '')),
+  // "Add to Slack" (OAuth v2, many workspaces): on when SLACK_CLIENT_ID is set.
+  SLACK_CLIENT_ID: optionalString,
+  SLACK_CLIENT_SECRET: optionalString,
+  SLACK_STATE_SECRET: optionalString,
+});
+
+const FIX = {
+  SLACK_BOT_TOKEN: 'set it to the Bot User OAuth Token (xoxb-...) from your Slack app, or set SLACK_CLIENT_ID for "Add to Slack"',
+  SLACK_CLIENT_SECRET: 'set it to the Client Secret from your Slack app (Basic Information)',
+  SLACK_STATE_SECRET: 'set it to a long random string (it signs the OAuth state: openssl rand -hex 32)',
+  INSTALLATION_ENCRYPTION_KEY: 'set it to 32 random bytes (openssl rand -base64 32); installations and per-workspace agent keys are stored encrypted with it',
+  SLACK_SIGNING_SECRET: 'set it to the Signing Secret from your Slack app (Basic Information), or set SLACK_APP_TOKEN to use Socket Mode',
+};
+
+const present = (v: string | undefined) => v !== undefined && v.trim() !== '';
+
+/** Slack's settings, read by the one config loader (src/config) through this module. */
+export const slackSettings: PlatformSettings<SlackConfig> = {
+  platform: 'slack',
+  present: (env) => ['SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CLIENT_ID'].some((name) => present(env[name])),
+  load(env, context) {
+    const { data: e, problems } = parseSettings(slackSchema, env);
+    if (!e) return { problems, secrets: [] };
+    const missing = (name: keyof typeof FIX, why: string) => problems.push(missingSetting(name, why, FIX[name]));
+    let oauth: SlackOAuthConfig | undefined;
+    if (e.SLACK_CLIENT_ID) {
+      if (!e.SLACK_CLIENT_SECRET) missing('SLACK_CLIENT_SECRET', 'SLACK_CLIENT_ID is set, so Slack installs over OAuth');
+      if (!e.SLACK_STATE_SECRET) missing('SLACK_STATE_SECRET', 'SLACK_CLIENT_ID is set, so Slack installs over OAuth');
+      if (!context.encryptionKeySet) missing('INSTALLATION_ENCRYPTION_KEY', 'SLACK_CLIENT_ID is set, and installations hold tokens');
+      if (e.SLACK_BOT_TOKEN) problems.push('SLACK_BOT_TOKEN and SLACK_CLIENT_ID exclude each other: keep SLACK_BOT_TOKEN for one workspace, or SLACK_CLIENT_ID for "Add to Slack"');
+      if (e.SLACK_CLIENT_SECRET && e.SLACK_STATE_SECRET) oauth = { clientId: e.SLACK_CLIENT_ID, clientSecret: e.SLACK_CLIENT_SECRET, stateSecret: e.SLACK_STATE_SECRET };
+    }
+    let settings: SlackConfig | undefined;
+    if (e.SLACK_BOT_TOKEN || e.SLACK_APP_TOKEN || e.SLACK_SIGNING_SECRET || e.SLACK_CLIENT_ID) {
+      if (!e.SLACK_BOT_TOKEN && !e.SLACK_CLIENT_ID) missing('SLACK_BOT_TOKEN', 'another SLACK_ setting is present');
+      else if (!e.SLACK_APP_TOKEN && !e.SLACK_SIGNING_SECRET && context.role !== 'worker') missing('SLACK_SIGNING_SECRET', 'HTTP mode verifies every request from Slack');
+      if (e.SLACK_BOT_TOKEN || oauth) {
+        settings = {
+          ...(oauth ? { oauth } : { botToken: e.SLACK_BOT_TOKEN }),
+          signingSecret: e.SLACK_SIGNING_SECRET,
+          appToken: e.SLACK_APP_TOKEN,
+          apiUrl: e.SLACK_API_URL,
+          command: e.SLACK_COMMAND,
+          adminUserIds: e.SLACK_ADMIN_USER_IDS,
+          workspaceAdmins: e.SLACK_WORKSPACE_ADMINS,
+          workingReaction: e.SLACK_WORKING_REACTION,
+        };
+      }
+    }
+    return {
+      ...(settings ? { settings } : {}),
+      problems,
+      secrets: secretValues(e.SLACK_BOT_TOKEN, e.SLACK_SIGNING_SECRET, e.SLACK_APP_TOKEN, e.SLACK_CLIENT_SECRET, e.SLACK_STATE_SECRET),
+    };
+  },
+};
+
+/** This process's Slack settings, when Slack is configured. */
+export function slackConfigOf(config: Readonly<Config>): SlackConfig | undefined {
+  return config.platforms.slack as SlackConfig | undefined;
+}

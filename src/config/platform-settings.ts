@@ -1,0 +1,56 @@
+import type { z } from 'zod';
+import type { Platform } from '../core/conversation.js';
+
+/** The environment as read (process environment over `.env`). */
+export type RawEnv = Readonly<Record<string, string | undefined>>;
+
+/** What a platform's settings may depend on from the core's. */
+export interface PlatformSettingsContext {
+  role: 'all' | 'ingress' | 'worker';
+  /** INSTALLATION_ENCRYPTION_KEY is set (and valid): secrets may be stored sealed. */
+  encryptionKeySet: boolean;
+  /** The playground runs (PLAYGROUND, or the demo). */
+  playground: boolean;
+}
+
+export interface PlatformSettingsResult<S> {
+  /** Undefined when the platform is not configured (or a problem stops it). */
+  settings?: S;
+  /** Each names the variable and the fix; reported with the core's problems, in one pass. */
+  problems: string[];
+  /** Secret values, for the logger's redaction. */
+  secrets: string[];
+}
+
+/**
+ * A platform's own settings (`adapters/<platform>/config.ts`), plugged into the one config
+ * loader: the core reads no platform's variables, and a new platform brings its own.
+ */
+export interface PlatformSettings<S = unknown> {
+  readonly platform: Platform;
+  /** Any of its settings is present: a real deployment (the demo runs only when none is). */
+  present(env: RawEnv): boolean;
+  load(env: RawEnv, context: PlatformSettingsContext): PlatformSettingsResult<S>;
+}
+
+/** Parses with a platform's zod schema; each problem starts with the variable's name. */
+export function parseSettings<T extends z.ZodType>(schema: T, env: RawEnv): { data?: z.infer<T>; problems: string[] } {
+  const parsed = schema.safeParse(env);
+  if (parsed.success) return { data: parsed.data, problems: [] };
+  return {
+    problems: parsed.error.issues.map((i) => {
+      const name = String(i.path[0] ?? 'environment');
+      return i.message.startsWith(name) ? i.message : `${name}: ${i.message}`;
+    }),
+  };
+}
+
+/** `NAME is missing (why): fix`, the wording of every missing setting. */
+export function missingSetting(name: string, why: string, fix: string): string {
+  return `${name} is missing (${why}): ${fix}`;
+}
+
+/** The secrets among `values` worth redacting (long enough not to hit ordinary words). */
+export function secretValues(...values: Array<string | undefined>): string[] {
+  return values.filter((s): s is string => typeof s === 'string' && s.length >= 4);
+}
