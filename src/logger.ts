@@ -1,8 +1,7 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { REDACTED, secretForms } from './core/scrub.js';
 
 export type { Logger };
-
-const REDACTED = '[REDACTED]';
 
 /**
  * Secret values known to the process: config secrets at start-up, credential values while
@@ -41,10 +40,8 @@ export class SecretRegistry {
 }
 
 /** The raw value and the forms it takes inside a JSON string or a URL. */
-function forms(value: string): string[] {
-  const json = JSON.stringify(value).slice(1, -1);
-  return [...new Set([value, json, encodeURIComponent(value)])];
-}
+/** The forms a secret takes in text: the one scrubbing rule of the bridge (src/core/scrub.ts). */
+const forms = (value: string): string[] => secretForms([value]);
 
 /** Shared registry of the process; tests may make their own. */
 export const secrets = new SecretRegistry();

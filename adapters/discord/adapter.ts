@@ -1,4 +1,5 @@
 import { Events, type Client, type Message } from 'discord.js';
+import { withTimeout } from '../../src/core/with-timeout.js';
 import { discordConfigOf } from './config.js';
 import type { Adapter } from '../../src/core/adapter.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
@@ -37,18 +38,6 @@ export interface DiscordAdapter extends Adapter {
   readiness(): { ok: boolean; detail: Record<string, unknown> };
 }
 
-async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<undefined>((resolve) => {
-    timer = setTimeout(() => resolve(undefined), ms);
-    timer.unref();
-  });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 /** Room kept for the "<author> wrote:" line an asked message gets. */
 const ASK_PREFIX_ROOM = 100;
@@ -110,7 +99,7 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
       botUserId,
       allowBots: discord!.allowBots,
       contentIntent: withContent,
-      repliedAuthor: async (m) => (await withTimeout(m.fetchReference(), REFERENCE_LOOKUP_MS))?.author.id,
+      repliedAuthor: async (m) => (await withTimeout(m.fetchReference(), REFERENCE_LOOKUP_MS, () => undefined))?.author.id,
     });
     if (!incoming) {
       logger.debug({ messageId: message.id, type: message.type }, 'discord system message ignored');

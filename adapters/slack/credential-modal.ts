@@ -1,4 +1,5 @@
 import type { App } from '@slack/bolt';
+import { scrub as scrubSecrets } from '../../src/core/scrub.js';
 import type { View, WebClient } from '@slack/web-api';
 import type { CommandReply, Commands } from '../../src/commands/types.js';
 import type { Logger, SecretRegistry } from '../../src/logger.js';
@@ -113,7 +114,7 @@ export function registerCredentialModal(app: App, deps: CredentialModalDeps): vo
     const value = String(values[VALUE_BLOCK]?.[INPUT_ACTION]?.value ?? '');
     const release = deps.secrets.add(value);
     setTimeout(release, REDACT_FOR_MS).unref();
-    const scrub = (text: string) => (value.trim().length >= 4 ? text.split(value).join('[hidden]') : text);
+    const scrub = (text: string) => (value.trim().length >= 4 ? scrubSecrets(text, [value]) : text);
     const fieldError = (block: string, text: string) =>
       ack({ response_action: 'errors', errors: { [block]: scrub(text).replace(/`/g, '').slice(0, 300) } });
 

@@ -1,4 +1,5 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import { scrub as scrubSecrets } from '../../src/core/scrub.js';
 import { z } from 'zod';
 import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.js';
 import { newRef } from '../../src/commands/format.js';
@@ -76,7 +77,7 @@ const sameOrigin: RequestHandler = (req, res, next) => {
 /** Removes a secret from a reply, should any command ever echo it. */
 function scrub(reply: CommandReply, secret: string): CommandReply {
   if (!secret) return reply;
-  const clean = (s: string) => s.split(secret).join('[hidden]');
+  const clean = (s: string) => scrubSecrets(s, [secret]);
   return {
     ...reply,
     title: clean(reply.title),

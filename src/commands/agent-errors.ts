@@ -1,4 +1,5 @@
 import { NO_ACCOUNT_CODE } from '../accounts/caller-agent.js';
+import { withTimeout } from '../core/with-timeout.js';
 import { BridgeError } from '../core/errors.js';
 import { formatWait } from '../quota/message.js';
 
@@ -39,15 +40,9 @@ export function sentence(text: string): string {
   return `${t.charAt(0).toUpperCase()}${t.slice(1)}${/[.!?]$/.test(t) ? '' : '.'}`;
 }
 
-/** Rejects with a timeout BridgeError when `promise` takes longer than `ms`. */
-export async function withTimeout<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new BridgeError('agent', 'timeout', `${what} took longer than ${ms} ms`)), ms);
+/** `promise`, or a timeout BridgeError naming `what` when it takes longer than `ms` (commands' probes). */
+export function probeWithin<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  return withTimeout(promise, ms, () => {
+    throw new BridgeError('agent', 'timeout', `${what} took longer than ${ms} ms`);
   });
-  try {
-    return await Promise.race([promise, timeout]);
-  } finally {
-    clearTimeout(timer);
-  }
 }

@@ -1,6 +1,6 @@
 import type { AgentApi } from '../agent-api/types.js';
 import { NO_SESSION_CODE } from '../agent-api/client.js';
-import { scrub as scrubSecrets } from '../agent-api/error-message.js';
+import { scrub as scrubSecrets } from '../core/scrub.js';
 import { BridgeError } from '../core/errors.js';
 import { describeAgentProblem, sentence } from './agent-errors.js';
 import { code, newRef, reply } from './format.js';

@@ -1,6 +1,6 @@
 import type { QuotaLimits } from '../config/load.js';
 import { describeReason } from '../diagnostics/drop-log.js';
-import { describeAgentProblem, withTimeout } from './agent-errors.js';
+import { describeAgentProblem, probeWithin } from './agent-errors.js';
 import { ago, code, reply, utcMinute } from './format.js';
 import type { InstanceCache } from './instance-cache.js';
 import type { CommandsDeps } from './options.js';
@@ -32,8 +32,8 @@ export function createReportCommands(deps: CommandsDeps, instancesFor: (caller: 
       // Our timeout answers first; the abort then ends a request that is still hanging.
       const probe = new AbortController();
       const [queue, list, usage] = await Promise.allSettled([
-        withTimeout(queueStats(), probeTimeoutMs, 'queue figures'),
-        withTimeout(instancesFor(caller).refresh(probe.signal), probeTimeoutMs, 'listing instances'),
+        probeWithin(queueStats(), probeTimeoutMs, 'queue figures'),
+        probeWithin(instancesFor(caller).refresh(probe.signal), probeTimeoutMs, 'listing instances'),
         quota.usage({ platform: caller.platform, channelId: caller.channelId, overrides: binding?.quota }),
       ]);
       probe.abort();

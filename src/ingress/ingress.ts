@@ -1,4 +1,5 @@
 import type { Binding, BindingStore } from '../bindings/types.js';
+import { withTimeout } from '../core/with-timeout.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import type { QuotaLimits } from '../config/load.js';
 import { encodeConversationId, type Platform } from '../core/conversation.js';
@@ -191,7 +192,9 @@ async function withRedisRetry<T>(fn: () => Promise<T>, deadline: number, logger:
   for (let attempt = 0; ; attempt++) {
     try {
       // BullMQ waits for a connection that isn't ready rather than failing: bound each try too.
-      return await withTimeout(fn(), Math.max(500, deadline - Date.now()));
+      return await withTimeout(fn(), Math.max(500, deadline - Date.now()), () => {
+        throw new RedisTimeoutError('Redis did not answer in time');
+      });
     } catch (err) {
       if (!isRedisConnectionError(err)) throw err;
       if (Date.now() >= deadline) {
@@ -208,11 +211,4 @@ class RedisTimeoutError extends Error {
   override name = 'RedisTimeoutError';
 }
 
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new RedisTimeoutError('Redis did not answer in time')), ms);
-  });
-  promise.catch(() => {});
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
+

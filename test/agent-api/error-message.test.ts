@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { readableDetail, scrub, secretForms } from '../../src/agent-api/error-message.js';
+import { readableDetail } from '../../src/agent-api/error-message.js';
+import { scrub, secretForms } from '../../src/core/scrub.js';
 
 describe('readableDetail', () => {
   it.each([

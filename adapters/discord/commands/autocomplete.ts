@@ -1,6 +1,6 @@
 import type { AutocompleteInteraction, ApplicationCommandOptionChoiceData } from 'discord.js';
 import type { Instance } from '../../../src/agent-api/types.js';
-import { withTimeout } from '../../../src/commands/agent-errors.js';
+import { probeWithin } from '../../../src/commands/agent-errors.js';
 import { findCommand } from '../../../src/commands/registry.js';
 import type { Commands } from '../../../src/commands/types.js';
 
@@ -48,7 +48,7 @@ export async function respondInstances(
   let choices: ApplicationCommandOptionChoiceData<string>[] = [];
   if (admin && option?.autocompleteInstances) {
     try {
-      choices = instanceChoices(await withTimeout(commands.cachedInstances(), LOOKUP_TIMEOUT_MS, 'listing instances'), String(focused.value));
+      choices = instanceChoices(await probeWithin(commands.cachedInstances(), LOOKUP_TIMEOUT_MS, 'listing instances'), String(focused.value));
     } catch {
       choices = [];
     }
