@@ -1,10 +1,10 @@
 import type { App, RespondFn, SlashCommand } from '@slack/bolt';
+import { newReference } from '../../src/core/reference.js';
 import type { WebClient } from '@slack/web-api';
 import { runPlainCommand } from '../../src/commands/dispatch.js';
 import { parseCommandText } from '../../src/commands/parse.js';
 import { findCommand } from '../../src/commands/registry.js';
 import type { CommandCaller, CommandReply, Commands, ParsedCommand } from '../../src/commands/types.js';
-import { newRef } from '../../src/commands/format.js';
 import type { Logger } from '../../src/logger.js';
 import { ephemeral } from './blocks.js';
 import { slackCaller } from './caller.js';
@@ -56,7 +56,7 @@ export function registerSlashCommand(app: App, deps: SlashCommandDeps): void {
       const answer = await run(parsed, caller, command, client, deps);
       if (answer) await respond(ephemeral(answer));
     } catch (err) {
-      const ref = newRef();
+      const ref = newReference();
       deps.logger.error({ ref, command: parsed.name, err: { message: (err as Error)?.message } }, 'Slack command failed');
       await safeRespond(respond, problem('Something went wrong', `That did not work. If it keeps failing, give your operator the reference \`${ref}\`.`));
     }

@@ -1,8 +1,8 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import { newReference } from '../../src/core/reference.js';
 import { scrub as scrubSecrets } from '../../src/core/scrub.js';
 import { z } from 'zod';
 import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.js';
-import { newRef } from '../../src/commands/format.js';
 import { COMMANDS_WITHOUT_OPTIONS } from '../../src/commands/registry.js';
 import { SET_FORMS, type SettingName } from '../../src/commands/settings.js';
 import { isRedisConnectionError } from '../../src/redis-errors.js';
@@ -254,7 +254,7 @@ function apiErrors(ctx: AdapterContext): ErrorRequestHandler {
     } else if (typeof status === 'number' && status >= 400 && status < 500) {
       res.status(status).json({ error: 'The request could not be read.' });
     } else {
-      const ref = newRef();
+      const ref = newReference();
       ctx.logger.error({ err, ref }, 'playground API request failed');
       res.status(500).json({ error: `Something went wrong on the server (reference ${ref}).`, ref });
     }

@@ -1,9 +1,10 @@
 import type { AgentApi } from '../agent-api/types.js';
+import { newReference } from '../core/reference.js';
 import { NO_SESSION_CODE } from '../agent-api/client.js';
 import { scrub as scrubSecrets } from '../core/scrub.js';
 import { BridgeError } from '../core/errors.js';
 import { describeAgentProblem, sentence } from './agent-errors.js';
-import { code, newRef, reply } from './format.js';
+import { code, reply } from './format.js';
 import type { CommandsDeps } from './options.js';
 import type { CommandCaller, CommandReply } from './types.js';
 
@@ -75,7 +76,7 @@ export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: C
         problem = 'The agent service did not confirm that the credential was added.';
       } catch (err) {
         problem = describeCredentialError(err, id, commandName);
-        const ref = newRef();
+        const ref = newReference();
         logger.warn(
           { ref, action: 'credential', instanceId: id, key: name, kind: err instanceof BridgeError ? err.kind : undefined, status: err instanceof BridgeError ? err.status : undefined, reason: scrub(problem) },
           'adding a credential failed',

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { CommandReply } from './types.js';
 
 /**
@@ -34,10 +33,6 @@ export function utcMinute(at: number): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
 }
 
-/** A short reference ID that a user can quote and an operator can find in the log. */
-export function newRef(): string {
-  return randomBytes(4).toString('hex');
-}
 
 export function reply(ok: boolean, title: string, lines: string[], table?: CommandReply['table']): CommandReply {
   return table ? { ok, title, lines, table } : { ok, title, lines };

@@ -1,9 +1,10 @@
 import type { Instance } from '../agent-api/types.js';
+import { newReference } from '../core/reference.js';
 import { secrets as processSecrets } from '../logger.js';
 import { describeAgentProblem, sentence } from './agent-errors.js';
 import { createBindingCommands, type AuditWriter } from './binding-commands.js';
 import { createCredentialHandler } from './credential.js';
-import { code, newRef, reply } from './format.js';
+import { code, reply } from './format.js';
 import { createInstanceCache } from './instance-cache.js';
 import { createSetupHandler } from './setup.js';
 import { workspaceAgent } from '../accounts/caller-agent.js';
@@ -78,7 +79,7 @@ export function createCommands(options: CommandsOptions): Commands {
     try {
       return await run();
     } catch (err) {
-      const ref = newRef();
+      const ref = newReference();
       logger.error({ err, ref, command: name, platform: caller.platform, channelId: caller.channelId }, 'command failed');
       return reply(false, 'Something went wrong', [
         `${commandName} ${name} failed unexpectedly. Please try again; if it keeps failing, give your operator the reference ${code(ref)}.`,
@@ -130,7 +131,7 @@ export function createCommands(options: CommandsOptions): Commands {
       } catch {
         // The handler catches everything itself; this only guards against a bug, and logs
         // nothing from the error since it might carry the value.
-        const ref = newRef();
+        const ref = newReference();
         logger.error({ ref, command: 'credential' }, 'command failed');
         return reply(false, 'Something went wrong', [sentence(`adding the credential failed unexpectedly (reference ${code(ref)})`)]);
       }

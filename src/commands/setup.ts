@@ -1,7 +1,8 @@
 import { BridgeError } from '../core/errors.js';
+import { newReference } from '../core/reference.js';
 import { describeAgentProblem, sentence } from './agent-errors.js';
 import type { AuditWriter } from './binding-commands.js';
-import { code, newRef, reply } from './format.js';
+import { code, reply } from './format.js';
 import type { CommandsDeps } from './options.js';
 import type { CommandCaller, CommandReply } from './types.js';
 
@@ -49,7 +50,7 @@ export function createSetupHandler(deps: CommandsDeps, audit: AuditWriter, forge
       } catch (err) {
         const unauthorized = err instanceof BridgeError && (err.kind === 'unauthorized' || err.kind === 'forbidden');
         const problem = unauthorized ? 'the agent service did not accept that API key' : describeAgentProblem(err);
-        const ref = newRef();
+        const ref = newReference();
         logger.warn({ ref, action: 'setup', platform: caller.platform, workspaceId: caller.workspaceId, kind: err instanceof BridgeError ? err.kind : undefined }, 'agent account setup failed');
         await audit(caller, { action: 'setup', outcome: 'failed', detail: problem });
         return reply(false, TITLE, [sentence(`${problem}; nothing was saved (reference ${code(ref)})`)]);

@@ -1,11 +1,6 @@
-import { randomBytes } from 'node:crypto';
 import { BridgeError } from '../core/errors.js';
 
-/** A short reference shown to the user and written in the log line, e.g. `R7K2QX`. */
-export function newReference(): string {
-  const alphabet = 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789';
-  return Array.from(randomBytes(6), (b) => alphabet[b % alphabet.length]).join('');
-}
+export { newReference } from '../core/reference.js';
 
 /** What the user reads when the bridge gives up on their message. Never contains a secret. */
 export function explainFailure(error: unknown): string {

@@ -99,7 +99,7 @@ describe('unexpected failures', () => {
     };
     for (const r of [await t.commands.bind(caller, 'inst_a'), await t.commands.unbind(caller), await t.commands.set(caller, 'errors', 'silent'), await t.commands.why(caller)]) {
       expect(r.ok).toBe(false);
-      const ref = /reference `([0-9a-f]{8})`/.exec(r.lines[0]!)?.[1];
+      const ref = /reference `([A-Z2-9]{6})`/.exec(r.lines[0]!)?.[1];
       expect(ref).toBeDefined();
       expect(t.lines.some((l) => l.includes(ref!) && l.includes('Connection is closed.'))).toBe(true);
     }

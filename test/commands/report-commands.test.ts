@@ -95,8 +95,13 @@ describe('why', () => {
 describe('audit', () => {
   it('shows recent admin actions of this workspace, newest first, with key names only', async () => {
     const t = setup(redis, prefix, { now: () => Date.UTC(2025, 0, 31, 14, 5) });
+    // Refused attempts live in a stream of their own, merged by stream ID (Redis's millisecond):
+    // a few ms apart, so "newest first" has one answer (within one ms the order is a tie).
+    const apart = () => new Promise((r) => setTimeout(r, 3));
     await t.commands.bind(caller, 'inst_a');
+    await apart();
     await t.commands.credential(caller, 'inst_a', 'OPENAI_API_KEY', 'sk-live-supersecret');
+    await apart();
     await t.commands.refuse({ ...caller, userId: 'UNOBODY', userName: undefined }, 'bind');
     await t.commands.bind({ ...caller, workspaceId: 'T2' }, 'inst_a');
     const r = await t.commands.audit(caller);

@@ -8,7 +8,7 @@ import {
 import type { Logger, SecretRegistry } from '../../../src/logger.js';
 import type { CommandReply, Commands } from '../../../src/commands/types.js';
 import { runPlainCommand } from '../../../src/commands/dispatch.js';
-import { newRef } from '../../../src/commands/format.js';
+import { newReference } from '../../../src/core/reference.js';
 import { DEFAULT_COMMAND, findCommand, parsedFrom, type CommandEntry } from '../../../src/commands/registry.js';
 import { callerOf, isAdmin } from './access.js';
 import { respondInstances } from './autocomplete.js';
@@ -114,7 +114,7 @@ async function onSetupSubmit(i: ModalSubmitInteraction, deps: InteractionDeps): 
     if (!isAdmin(i, deps.adminRoleIds)) return await answer(i, await deps.commands.refuse(caller, 'setup'), deps);
     await answer(i, await deps.commands.setup(caller, apiKey, session), deps);
   } catch (err) {
-    const ref = newRef();
+    const ref = newReference();
     deps.logger.error({ err, ref }, 'discord setup submit failed');
     await answer(i, problem('Agent account', `That did not work (reference \`${ref}\`). Try again in a moment.`), deps).catch(() => {});
   } finally {
@@ -141,7 +141,7 @@ async function onCredentialSubmit(i: ModalSubmitInteraction, instanceId: string,
     await answer(i, await deps.commands.credential(caller, instanceId, key, value), deps);
   } catch (err) {
     // Logged here, while the value is still registered for redaction.
-    const ref = newRef();
+    const ref = newReference();
     deps.logger.error({ err, ref, instanceId: instanceId.slice(0, 100) }, 'discord credential submit failed');
     const reply = problem('Credential not sent', `That did not work (reference \`${ref}\`). Try again in a moment.`);
     await answer(i, reply, deps).catch(() => {});
@@ -172,7 +172,7 @@ export function createInteractionHandler(deps: InteractionDeps): (interaction: I
       }
       deps.logger.debug({ type: interaction.type, id: interaction.id }, 'discord interaction ignored');
     } catch (err) {
-      const ref = newRef();
+      const ref = newReference();
       deps.logger.error({ err, ref, interactionId: interaction.id }, 'discord interaction failed');
       if (!interaction.isRepliable()) return;
       const reply = problem('Something went wrong', `That did not work (reference \`${ref}\`). Try again in a moment.`);
