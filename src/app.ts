@@ -24,7 +24,7 @@ import { createHttpServer } from './http/server.js';
 import { createIngress } from './ingress/ingress.js';
 import { createInstanceLabel, learnInstancesFrom } from './instance-label.js';
 import type { Ingress } from './ingress/types.js';
-import { createLogger, secrets as processSecrets, type Logger, type SecretRegistry } from './logger.js';
+import { createLogger, secrets as processSecrets, type Logger, type SecretRegistry, errorFields } from './logger.js';
 import { Metrics } from './metrics.js';
 import { ChatQueue } from './queue/chat-queue.js';
 import { createQuota } from './quota/quota.js';
@@ -85,7 +85,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const lost = (err?: Error) => {
     if (!connectedOnce || redisLost || shuttingDown) return;
     redisLost = true;
-    logger.warn({ err: err ? { message: err.message } : undefined }, 'Redis connection lost: the queue is unavailable, retrying');
+    logger.warn({ ...(err ? errorFields(err) : {}) }, 'Redis connection lost: the queue is unavailable, retrying');
   };
   redis.on('ready', () => {
     if (redisLost) logger.info('Redis connection is back: the queue works again');
@@ -94,7 +94,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   });
   redis.on('error', (err) => {
     if (redisLost || !connectedOnce) return;
-    logger.debug({ err: { message: err.message } }, 'redis connection error');
+    logger.debug({ ...errorFields(err) }, 'redis connection error');
     lost(err);
   });
   redis.on('close', () => lost());
@@ -131,8 +131,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   });
   // The main connection's lost/back lines speak for Redis outages; anything else is worth a warning.
   queue.queue.on('error', (err) => {
-    if (isRedisConnectionError(err)) logger.debug({ err: { message: err.message } }, 'queue connection error');
-    else logger.warn({ err: { message: err.message } }, 'queue connection error');
+    if (isRedisConnectionError(err)) logger.debug({ ...errorFields(err) }, 'queue connection error');
+    else logger.warn({ ...errorFields(err) }, 'queue connection error');
   });
   // Ingress looks the binding up for every message: served from memory, dropped on bind/unbind anywhere.
   const bindings = createCachedBindingStore({
@@ -347,7 +347,7 @@ async function warnIfAgentUnreachable(agentApi: AgentApi, baseUrl: string | unde
   } catch (err) {
     if (agentApi.lastAnsweredAt() !== undefined) return; // It answered (even a 401): reachable.
     logger.warn(
-      { baseUrl, err: { message: (err as Error).message } },
+      { baseUrl, ...errorFields(err) },
       'the agent service is not reachable: check AGENT_API_BASE_URL and the network; messages wait in the queue meanwhile',
     );
   }

@@ -1,4 +1,5 @@
 import { pino, type Logger, type DestinationStream } from 'pino';
+import { BridgeError } from './core/errors.js';
 import { REDACTED, secretForms } from './core/scrub.js';
 
 export type { Logger };
@@ -89,4 +90,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss', singleLine: true } } });
   }
   return pino(base);
+}
+
+/**
+ * An error as log fields (`err`), for every log line that carries one: message, and for the
+ * bridge's own errors their source, kind, status and code. Never a stack or a request (which
+ * could hold a secret); the logger's redaction still applies to the message.
+ */
+export function errorFields(err: unknown): { err: Record<string, unknown> } {
+  if (err instanceof BridgeError) return { err: { source: err.source, kind: err.kind, status: err.status, code: err.code, message: err.message } };
+  return { err: { message: err instanceof Error ? err.message : String(err) } };
 }

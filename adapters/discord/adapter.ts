@@ -1,4 +1,5 @@
 import { Events, type Client, type Message } from 'discord.js';
+import { errorFields } from '../../src/logger.js';
 import { withTimeout } from '../../src/core/with-timeout.js';
 import { discordConfigOf } from './config.js';
 import type { Adapter } from '../../src/core/adapter.js';
@@ -112,7 +113,7 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
     const result = await ctx.ingress.handle(incoming);
     logger.debug({ messageId: message.id, status: result.status }, 'discord message handled');
     if (notice && result.status === 'queued') {
-      await ctx.replyPort.postNotice(incoming.reply, notice).catch((err: unknown) => logger.warn({ err }, 'could not post the files notice'));
+      await ctx.replyPort.postNotice(incoming.reply, notice).catch((err: unknown) => logger.warn({ ...errorFields(err) }, 'could not post the files notice'));
     }
   }
 
@@ -158,12 +159,12 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
     c.on(Events.MessageCreate, (message) => {
       void serial
         .run(message.channelId, () => onMessage(message, withContent))
-        .catch((err: unknown) => logger.error({ err, messageId: message.id }, 'discord message handling failed'));
+        .catch((err: unknown) => logger.error({ ...errorFields(err), messageId: message.id }, 'discord message handling failed'));
     });
     c.on(Events.InteractionCreate, (interaction) => void onInteraction(interaction));
-    c.on(Events.Error, (err) => logger.error({ err }, 'discord client error'));
+    c.on(Events.Error, (err) => logger.error({ ...errorFields(err) }, 'discord client error'));
     c.on(Events.Warn, (message) => logger.warn({ detail: message }, 'discord client warning'));
-    c.on(Events.ShardError, (err, shardId) => logger.warn({ err, shardId }, 'discord gateway connection error'));
+    c.on(Events.ShardError, (err, shardId) => logger.warn({ ...errorFields(err), shardId }, 'discord gateway connection error'));
     c.on(Events.ShardResume, (shardId, replayed) => logger.info({ shardId, replayed }, 'discord gateway resumed'));
     c.on(Events.ShardReconnecting, (shardId) => {
       if (!stopped) logger.info({ shardId }, 'discord gateway reconnecting');
@@ -174,7 +175,7 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
       // A 4014 after start-up (on a re-identify): carry on without the intent.
       if (wasReady && event.code === DISALLOWED_INTENTS_CLOSE && withContent && !stopped) {
         warnMentionOnly();
-        void reconnect().catch((err: unknown) => logger.error({ err }, 'discord reconnect without Message Content failed'));
+        void reconnect().catch((err: unknown) => logger.error({ ...errorFields(err) }, 'discord reconnect without Message Content failed'));
       }
     });
     await loginAndWait(c, discord!.token);
@@ -217,7 +218,7 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
       const result = await registerCommands(client.rest, { applicationId, guildId: discord!.guildId });
       logger.info(result, 'discord /agent command registered');
     } catch (err) {
-      logger.error({ err }, 'discord /agent command registration failed: run `npm run register-commands` to retry');
+      logger.error({ ...errorFields(err) }, 'discord /agent command registration failed: run `npm run register-commands` to retry');
     }
   }
 

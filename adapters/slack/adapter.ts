@@ -1,4 +1,5 @@
 import { App, ExpressReceiver, SocketModeReceiver, type Receiver } from '@slack/bolt';
+import { errorFields } from '../../src/logger.js';
 import { slackConfigOf } from './config.js';
 import type { NextFunction, Request, Response } from 'express';
 import type { Adapter } from '../../src/core/adapter.js';
@@ -96,7 +97,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       installerOptions: { clientOptions: { slackApiUrl: slackApiUrl(slack.apiUrl) } },
       // A payload Bolt cannot process is acked anyway: redelivering it would fail the same way.
       processEventErrorHandler: async ({ error }) => {
-        logger.warn({ err: { message: error.message } }, 'Bolt could not process a Socket Mode envelope; acknowledged it');
+        logger.warn({ ...errorFields(error) }, 'Bolt could not process a Socket Mode envelope; acknowledged it');
         return true;
       },
     });
@@ -119,10 +120,10 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       // Bolt answers 500 by default, which makes Slack redeliver a payload that will fail again.
       processEventErrorHandler: async ({ error, response }) => {
         if (response.headersSent) {
-          logger.error({ err: { message: error.message } }, 'a Slack listener failed after its ack');
+          logger.error({ ...errorFields(error) }, 'a Slack listener failed after its ack');
           return false;
         }
-        logger.warn({ err: { message: error.message } }, 'Bolt could not process a Slack request; answered 400');
+        logger.warn({ ...errorFields(error) }, 'Bolt could not process a Slack request; answered 400');
         response.writeHead(400).end();
         return true;
       },
@@ -147,7 +148,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
         }),
   });
   app.error(async (err) => {
-    logger.error({ code: err.code, err: { message: err.message } }, 'Slack listener failed');
+    logger.error({ code: err.code, ...errorFields(err) }, 'Slack listener failed');
   });
 
   // With "Add to Slack", each request's own installation answers users.info.
@@ -246,7 +247,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
         stopped = true;
         if (mode === 'socket' && started) {
           await started.catch(() => undefined);
-          await app.stop().catch((err: Error) => logger.warn({ err: { message: err.message } }, 'Slack Socket Mode did not close cleanly'));
+          await app.stop().catch((err: Error) => logger.warn({ ...errorFields(err) }, 'Slack Socket Mode did not close cleanly'));
         }
       })();
       return stopping;

@@ -1,4 +1,5 @@
 import type { SlackConfig } from './config.js';
+import { errorFields } from '../../src/logger.js';
 import type { Logger } from '../../src/logger.js';
 import type { UserDirectory } from './user-directory.js';
 
@@ -15,7 +16,7 @@ export function createAdminCheck(slack: Pick<SlackConfig, 'adminUserIds' | 'work
     try {
       return (await users.get(userId)).isAdmin;
     } catch (err) {
-      logger.warn({ userId, err: { message: (err as Error).message } }, 'could not check Slack admin rights; treating the user as not an admin');
+      logger.warn({ userId, ...errorFields(err) }, 'could not check Slack admin rights; treating the user as not an admin');
       return false;
     }
   };

@@ -1,4 +1,5 @@
 import type { App } from '@slack/bolt';
+import { errorFields } from '../../src/logger.js';
 import type { BindingStore } from '../../src/bindings/types.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import type { Logger } from '../../src/logger.js';
@@ -89,7 +90,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
       await handOver(deps, message, files);
     } catch (err) {
       await deps.seen.forget(messageId);
-      deps.logger.error({ err: { message: (err as Error).message } }, 'could not hand an "Ask the agent" shortcut to the ingress');
+      deps.logger.error({ ...errorFields(err) }, 'could not hand an "Ask the agent" shortcut to the ingress');
     }
   });
 }

@@ -1,4 +1,5 @@
 import type { App } from '@slack/bolt';
+import { errorFields } from '../../src/logger.js';
 import type { WebClient } from '@slack/web-api';
 import { decodeFeedbackValue, type FeedbackStore } from '../../src/feedback/index.js';
 import type { Logger } from '../../src/logger.js';
@@ -43,7 +44,7 @@ export function registerFeedbackAction(app: App, deps: FeedbackActionDeps): void
         ...(link ? { link } : {}),
       });
     } catch (err) {
-      deps.logger.error({ err: { message: (err as Error).message } }, 'could not record feedback');
+      deps.logger.error({ ...errorFields(err) }, 'could not record feedback');
       return;
     }
     try {

@@ -1,4 +1,5 @@
 import { InstallProvider } from '@slack/oauth';
+import { errorFields } from '../../src/logger.js';
 import type { Redis } from 'ioredis';
 import type { SlackOAuthConfig } from './config.js';
 import type { Logger } from '../../src/logger.js';
@@ -50,7 +51,7 @@ export async function createInstallationTokens(redis: Redis, provider: InstallPr
   const cache = new Map<string, { token: string; until: number }>();
   const listeners: Array<(installation: string) => void> = [];
   const subscriber = redis.duplicate();
-  subscriber.on('error', (err: Error) => logger.warn({ err: { message: err.message } }, 'Slack installation change feed: Redis error'));
+  subscriber.on('error', (err: Error) => logger.warn({ ...errorFields(err) }, 'Slack installation change feed: Redis error'));
   subscriber.on('message', (_channel: string, installation: string) => {
     cache.delete(installation);
     for (const l of listeners) l(installation);

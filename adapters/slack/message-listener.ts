@@ -1,4 +1,5 @@
 import type { App } from '@slack/bolt';
+import { errorFields } from '../../src/logger.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import type { ReplyPort } from '../../src/core/reply-port.js';
 import type { Ingress, IngressResult } from '../../src/ingress/types.js';
@@ -64,7 +65,7 @@ export function createMessageHandler(deps: MessageListenerDeps) {
       return await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files);
     } catch (err) {
       if (messageId) await deps.seen.forget(messageId);
-      deps.logger.error({ messageId, err: { message: (err as Error)?.message } }, 'could not hand a Slack message to the ingress');
+      deps.logger.error({ messageId, ...errorFields(err) }, 'could not hand a Slack message to the ingress');
       return undefined;
     }
   };
@@ -86,7 +87,7 @@ export async function handOver(deps: MessageListenerDeps, message: IncomingMessa
   if (outcome.status === 'dropped' && outcome.reason === 'redis_unavailable') await deps.seen.forget(message.messageId);
   const taken = outcome.status === 'queued' || (outcome.status === 'dropped' && outcome.reason === 'empty');
   if (notice && taken && deps.replyPort) {
-    await deps.replyPort.postNotice(message.reply, notice).catch((err: Error) => deps.logger.warn({ err: { message: err.message } }, 'could not post the files notice'));
+    await deps.replyPort.postNotice(message.reply, notice).catch((err: Error) => deps.logger.warn({ ...errorFields(err) }, 'could not post the files notice'));
   }
   return outcome;
 }

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { errorFields } from '../../src/logger.js';
 import type { Logger } from '../../src/logger.js';
 
 /**
@@ -33,7 +34,7 @@ export function createSeenOnce(redis: Redis, prefix: string, logger: Logger, ttl
         return (await redis.set(key(messageId), '1', 'EX', ttlSeconds, 'NX')) === 'OK';
       } catch (err) {
         // Without Redis the ingress cannot queue either; let it decide and tell the user.
-        logger.warn({ err: { message: (err as Error).message } }, 'Slack delivery check failed; handing the message on');
+        logger.warn({ ...errorFields(err) }, 'Slack delivery check failed; handing the message on');
         return true;
       }
     },

@@ -1,4 +1,5 @@
 import type { App, RespondFn, SlashCommand } from '@slack/bolt';
+import { errorFields } from '../../src/logger.js';
 import { newReference } from '../../src/core/reference.js';
 import type { WebClient } from '@slack/web-api';
 import { runPlainCommand } from '../../src/commands/dispatch.js';
@@ -57,7 +58,7 @@ export function registerSlashCommand(app: App, deps: SlashCommandDeps): void {
       if (answer) await respond(ephemeral(answer));
     } catch (err) {
       const ref = newReference();
-      deps.logger.error({ ref, command: parsed.name, err: { message: (err as Error)?.message } }, 'Slack command failed');
+      deps.logger.error({ ref, command: parsed.name, ...errorFields(err) }, 'Slack command failed');
       await safeRespond(respond, problem('Something went wrong', `That did not work. If it keeps failing, give your operator the reference \`${ref}\`.`));
     }
   });

@@ -1,4 +1,5 @@
 import type { App } from '@slack/bolt';
+import { errorFields } from '../../src/logger.js';
 import type { Redis } from 'ioredis';
 import type { AuditLog } from '../../src/audit/audit-log.js';
 import type { BindingStore } from '../../src/bindings/types.js';
@@ -43,7 +44,7 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
       if (!recorded.has(`${installation} ${member}`)) {
         await deps.redis.sadd(placesKey(installation), member).then(
           () => (recorded.size < 50_000 ? recorded.add(`${installation} ${member}`) : undefined),
-          (err: Error) => deps.logger.warn({ err: { message: err.message } }, 'could not record where a Slack installation is used'),
+          (err: Error) => deps.logger.warn({ ...errorFields(err) }, 'could not record where a Slack installation is used'),
         );
       }
     }
@@ -84,14 +85,14 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
 
   app.event('app_uninstalled', async ({ context }) => {
     await removeInstallation(context as Where, 'app_uninstalled').catch((err: Error) =>
-      deps.logger.error({ err: { message: err.message } }, 'could not remove an uninstalled Slack workspace'),
+      deps.logger.error({ ...errorFields(err) }, 'could not remove an uninstalled Slack workspace'),
     );
   });
   app.event('tokens_revoked', async ({ event, context }) => {
     // Only the bot's token matters here: revoked user tokens leave the installation working.
     if (!event.tokens.bot?.length) return;
     await removeInstallation(context as Where, 'tokens_revoked').catch((err: Error) =>
-      deps.logger.error({ err: { message: err.message } }, 'could not remove a Slack workspace whose tokens were revoked'),
+      deps.logger.error({ ...errorFields(err) }, 'could not remove a Slack workspace whose tokens were revoked'),
     );
   });
 }

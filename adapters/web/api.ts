@@ -1,4 +1,5 @@
 import express, { type ErrorRequestHandler, type Request, type RequestHandler, type Response, type Router } from 'express';
+import { errorFields } from '../../src/logger.js';
 import { newReference } from '../../src/core/reference.js';
 import { scrub as scrubSecrets } from '../../src/core/scrub.js';
 import { z } from 'zod';
@@ -118,7 +119,7 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
     try {
       res.json({ instances: await commands.cachedInstances() });
     } catch (err) {
-      logger.warn({ err }, 'playground: could not list the instances');
+      logger.warn({ ...errorFields(err) }, 'playground: could not list the instances');
       res.status(502).json({ error: 'The agent service did not list the instances. Try again in a moment.' });
     }
   });
@@ -255,7 +256,7 @@ function apiErrors(ctx: AdapterContext): ErrorRequestHandler {
       res.status(status).json({ error: 'The request could not be read.' });
     } else {
       const ref = newReference();
-      ctx.logger.error({ err, ref }, 'playground API request failed');
+      ctx.logger.error({ ...errorFields(err), ref }, 'playground API request failed');
       res.status(500).json({ error: `Something went wrong on the server (reference ${ref}).`, ref });
     }
   };

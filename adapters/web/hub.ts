@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { errorFields } from '../../src/logger.js';
 import type { Logger } from '../../src/logger.js';
 import { toStoredEvent, type StoredWebEvent } from './events.js';
 import { isRedisConnectionError } from '../../src/redis-errors.js';
@@ -48,7 +49,7 @@ export function createWebEventHub(options: WebEventHubOptions): WebEventHub {
       try {
         listener(stored);
       } catch (err) {
-        logger.warn({ err }, 'a web event listener failed');
+        logger.warn({ ...errorFields(err) }, 'a web event listener failed');
       }
     }
   };
@@ -60,8 +61,8 @@ export function createWebEventHub(options: WebEventHubOptions): WebEventHub {
       // Outages are logged once, as lost and back, by the composition root.
       subscriber.on('error', (err: Error) =>
         isRedisConnectionError(err)
-          ? logger.debug({ err }, 'web event subscription: Redis connection error')
-          : logger.warn({ err }, 'web event subscription: Redis error'),
+          ? logger.debug({ ...errorFields(err) }, 'web event subscription: Redis connection error')
+          : logger.warn({ ...errorFields(err) }, 'web event subscription: Redis error'),
       );
       subscriber.on('message', (channel: string, payload: string) => {
         if (channel === options.channel) dispatch(payload);

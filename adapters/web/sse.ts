@@ -1,4 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express';
+import { errorFields } from '../../src/logger.js';
 import type { Logger } from '../../src/logger.js';
 import { isWebChannel } from './channels.js';
 import type { WebEventStore } from './event-store.js';
@@ -74,7 +75,7 @@ export function createEventsHandler(options: EventsHandlerOptions): EventsHandle
       const history = await options.store.history(channelId, { count: historyCount, afterId: after });
       for (const event of history) send(event);
     } catch (err) {
-      options.logger.warn({ err }, 'playground: could not read the channel history');
+      options.logger.warn({ ...errorFields(err) }, 'playground: could not read the channel history');
       res.write(`event: problem\ndata: ${JSON.stringify({ error: 'Could not read the channel history from Redis.' })}\n\n`);
     }
     for (const event of held) send(event);

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { errorFields } from '../logger.js';
 import type { Platform } from '../core/conversation.js';
 import type { Logger } from '../logger.js';
 import { isRedisConnectionError } from '../redis-errors.js';
@@ -54,7 +55,7 @@ export function createCachedBindingStore(options: BindingCacheOptions): CachedBi
   const sub = options.redis.duplicate({ connectionName: `${options.prefix}:bindings-cache` });
   // A Redis outage is logged once, as lost and back, by the composition root.
   sub.on('error', (err) => {
-    if (!isRedisConnectionError(err)) options.logger?.warn({ err: { message: err.message } }, 'binding cache subscription error');
+    if (!isRedisConnectionError(err)) options.logger?.warn({ ...errorFields(err) }, 'binding cache subscription error');
   });
   sub.on('message', (ch: string, name: string) => {
     if (ch !== channel) return;

@@ -1,6 +1,6 @@
 import type { Instance } from '../agent-api/types.js';
 import { newReference } from '../core/reference.js';
-import { secrets as processSecrets } from '../logger.js';
+import { secrets as processSecrets, errorFields } from '../logger.js';
 import { describeAgentProblem, sentence } from './agent-errors.js';
 import { createBindingCommands, type AuditWriter } from './binding-commands.js';
 import { createCredentialHandler } from './credential.js';
@@ -70,7 +70,7 @@ export function createCommands(options: CommandsOptions): Commands {
       });
     } catch (err) {
       // The action itself happened (or was refused); a lost audit line must not hide that.
-      logger.error({ err, action: entry.action, userId: caller.userId }, 'could not write the audit entry');
+      logger.error({ ...errorFields(err), action: entry.action, userId: caller.userId }, 'could not write the audit entry');
     }
   };
 
@@ -80,7 +80,7 @@ export function createCommands(options: CommandsOptions): Commands {
       return await run();
     } catch (err) {
       const ref = newReference();
-      logger.error({ err, ref, command: name, platform: caller.platform, channelId: caller.channelId }, 'command failed');
+      logger.error({ ...errorFields(err), ref, command: name, platform: caller.platform, channelId: caller.channelId }, 'command failed');
       return reply(false, 'Something went wrong', [
         `${commandName} ${name} failed unexpectedly. Please try again; if it keeps failing, give your operator the reference ${code(ref)}.`,
       ]);
@@ -104,7 +104,7 @@ export function createCommands(options: CommandsOptions): Commands {
         try {
           list = await instancesFor(caller).refresh();
         } catch (err) {
-          logger.warn({ err }, 'listing instances failed');
+          logger.warn({ ...errorFields(err) }, 'listing instances failed');
           return reply(false, 'Instances', [`Couldn't list the instances: ${describeAgentProblem(err)}.`]);
         }
         if (list.length === 0) return reply(true, 'Instances', ['The account has no agent instances yet.']);

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { errorFields } from '../logger.js';
 import { z } from 'zod';
 import type { Platform } from '../core/conversation.js';
 import type { DropReason } from '../ingress/types.js';
@@ -108,7 +109,7 @@ export function createDropLog(options: DropLogOptions): DropLog {
         const failed = results?.find(([err]) => err)?.[0];
         if (failed) throw failed;
       } catch (err) {
-        logger?.debug({ err, platform, channelId, reason: entry.reason }, 'could not record a dropped message');
+        logger?.debug({ ...errorFields(err), platform, channelId, reason: entry.reason }, 'could not record a dropped message');
       }
     },
 

@@ -1,4 +1,5 @@
 import { createServer, type Server } from 'node:http';
+import { errorFields } from '../logger.js';
 import express, { type Express } from 'express';
 import { limitBodiesInFlight } from './bodies-in-flight.js';
 import type { Redis } from 'ioredis';
@@ -107,7 +108,7 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     try {
       await options.beforeMetrics?.();
     } catch (err) {
-      options.logger.warn({ err }, 'could not refresh queue metrics');
+      options.logger.warn({ ...errorFields(err) }, 'could not refresh queue metrics');
     }
     res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
   });

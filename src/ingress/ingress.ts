@@ -1,4 +1,5 @@
 import type { Binding, BindingStore } from '../bindings/types.js';
+import { errorFields } from '../logger.js';
 import { withTimeout } from '../core/with-timeout.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import type { QuotaLimits } from '../config/load.js';
@@ -64,7 +65,7 @@ export function createIngress(o: IngressOptions): Ingress {
   const notify = async (m: IncomingMessage, text: string) => {
     const port = o.ports[m.platform];
     if (!port) return;
-    await port.postNotice(m.reply, text).catch((err: Error) => o.logger.warn({ err: { message: err.message } }, 'could not post a notice'));
+    await port.postNotice(m.reply, text).catch((err: Error) => o.logger.warn({ ...errorFields(err) }, 'could not post a notice'));
   };
 
   const drop = async (m: IncomingMessage, reason: DropReason, notice?: string): Promise<IngressResult> => {
@@ -198,10 +199,10 @@ async function withRedisRetry<T>(fn: () => Promise<T>, deadline: number, logger:
     } catch (err) {
       if (!isRedisConnectionError(err)) throw err;
       if (Date.now() >= deadline) {
-        logger.error({ err: { message: (err as Error).message } }, 'could not accept a message: Redis is unavailable');
+        logger.error({ ...errorFields(err) }, 'could not accept a message: Redis is unavailable');
         throw err;
       }
-      logger.warn({ attempt, err: { message: (err as Error).message } }, 'Redis unavailable; retrying');
+      logger.warn({ attempt, ...errorFields(err) }, 'Redis unavailable; retrying');
       await new Promise((r) => setTimeout(r, Math.min(200 * 2 ** attempt, 2000, Math.max(0, deadline - Date.now()))));
     }
   }

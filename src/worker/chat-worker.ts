@@ -1,4 +1,5 @@
 import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } from 'bullmq';
+import { errorFields } from '../logger.js';
 import type { Logger } from '../logger.js';
 import type { Fence, Mailbox } from '../queue/mailbox.js';
 import { LOWEST_PRIORITY, type ChatQueue } from '../queue/chat-queue.js';
@@ -141,18 +142,18 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
   // A Redis outage has its own lost/back lines (app.ts); repeating it per retry buries them.
   worker.on('error', (err) =>
     isRedisConnectionError(err)
-      ? o.logger.debug({ err: { message: err.message } }, 'worker: Redis connection error')
-      : o.logger.error({ err: { message: err.message } }, 'worker error'),
+      ? o.logger.debug({ ...errorFields(err) }, 'worker: Redis connection error')
+      : o.logger.error({ ...errorFields(err) }, 'worker error'),
   );
   worker.on('failed', (job, err) => {
     if (!job) return;
-    o.logger.error({ jobId: job.id, attemptsMade: job.attemptsMade, err: { message: err.message } }, 'job failed');
+    o.logger.error({ jobId: job.id, attemptsMade: job.attemptsMade, ...errorFields(err) }, 'job failed');
     // A job that failed for good may still hold its conversation: wake the conversation
     // with a fresh job, which takes over (see process above).
     if (job.attemptsMade >= (job.opts.attempts ?? 1)) {
       o.queue
         .add('chat', job.data, { jobId: `${job.id}-wake-${Date.now()}`, priority: 1 })
-        .catch((e: Error) => o.logger.error({ err: { message: e.message } }, 'could not wake a conversation'));
+        .catch((e: Error) => o.logger.error({ ...errorFields(e) }, 'could not wake a conversation'));
     }
   });
 
@@ -175,7 +176,7 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
     } catch (err) {
       // While Redis is away the one "Redis connection lost" line says it all; the sweep retries.
       const level = isRedisConnectionError(err) ? 'debug' : 'warn';
-      o.logger[level]({ err: { message: (err as Error).message } }, 'mailbox sweep failed');
+      o.logger[level]({ ...errorFields(err) }, 'mailbox sweep failed');
     } finally {
       sweeping = false;
     }

@@ -1,4 +1,5 @@
 import type { AgentApi } from '../agent-api/types.js';
+import { errorFields } from '../logger.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import type { ReplyPort, ReplyPorts } from '../core/reply-port.js';
 import type { Logger } from '../logger.js';
@@ -93,7 +94,7 @@ export class MessageProcessor {
       // The fenced acquire/advance that returned this message checked ownership just before
       // the working indicator; this write checks it again right before the (billed) call, and
       // is the "call started" mark at-most-once relies on.
-      await port.startWorking?.(m.reply).catch((err) => log.debug({ err }, 'working indicator failed'));
+      await port.startWorking?.(m.reply).catch((err) => log.debug({ ...errorFields(err) }, 'working indicator failed'));
       const prompt = await this.prompt(m, port, log);
       if (!(await record({ started: 1 }))) return this.lost(log);
       const started = performance.now();
@@ -132,7 +133,7 @@ export class MessageProcessor {
       }
     }
     // The last "posted" record is the worker's advance, which deletes the message record.
-    await port.stopWorking?.(m.reply, 'ok').catch((err) => log.debug({ err }, 'working indicator failed'));
+    await port.stopWorking?.(m.reply, 'ok').catch((err) => log.debug({ ...errorFields(err) }, 'working indicator failed'));
     this.o.metrics.messages.inc({ platform: m.platform, outcome: 'replied' });
     // The operator's one line per answer at info: who and how fast, never what was said.
     log.info({ platform: m.platform, agentMs, chunks: chunks.length }, 'message answered');
@@ -246,13 +247,6 @@ export class MessageProcessor {
   }
 }
 
-/** Loggable, secret-free fields of an error. */
-export function errorFields(err: unknown): Record<string, unknown> {
-  if (err instanceof BridgeError) {
-    return { error: { source: err.source, kind: err.kind, status: err.status, code: err.code, message: err.message } };
-  }
-  return { error: { message: err instanceof Error ? err.message : String(err) } };
-}
 
 /**
  * Runs a Redis write that records an effect already done, retrying while Redis is unreachable

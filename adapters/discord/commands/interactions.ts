@@ -5,7 +5,7 @@ import {
   type ModalSubmitInteraction,
   type RepliableInteraction,
 } from 'discord.js';
-import type { Logger, SecretRegistry } from '../../../src/logger.js';
+import { errorFields, type Logger, type SecretRegistry } from '../../../src/logger.js';
 import type { CommandReply, Commands } from '../../../src/commands/types.js';
 import { runPlainCommand } from '../../../src/commands/dispatch.js';
 import { newReference } from '../../../src/core/reference.js';
@@ -115,7 +115,7 @@ async function onSetupSubmit(i: ModalSubmitInteraction, deps: InteractionDeps): 
     await answer(i, await deps.commands.setup(caller, apiKey, session), deps);
   } catch (err) {
     const ref = newReference();
-    deps.logger.error({ err, ref }, 'discord setup submit failed');
+    deps.logger.error({ ...errorFields(err), ref }, 'discord setup submit failed');
     await answer(i, problem('Agent account', `That did not work (reference \`${ref}\`). Try again in a moment.`), deps).catch(() => {});
   } finally {
     for (const release of releases) release();
@@ -142,7 +142,7 @@ async function onCredentialSubmit(i: ModalSubmitInteraction, instanceId: string,
   } catch (err) {
     // Logged here, while the value is still registered for redaction.
     const ref = newReference();
-    deps.logger.error({ err, ref, instanceId: instanceId.slice(0, 100) }, 'discord credential submit failed');
+    deps.logger.error({ ...errorFields(err), ref, instanceId: instanceId.slice(0, 100) }, 'discord credential submit failed');
     const reply = problem('Credential not sent', `That did not work (reference \`${ref}\`). Try again in a moment.`);
     await answer(i, reply, deps).catch(() => {});
   } finally {
@@ -173,11 +173,11 @@ export function createInteractionHandler(deps: InteractionDeps): (interaction: I
       deps.logger.debug({ type: interaction.type, id: interaction.id }, 'discord interaction ignored');
     } catch (err) {
       const ref = newReference();
-      deps.logger.error({ err, ref, interactionId: interaction.id }, 'discord interaction failed');
+      deps.logger.error({ ...errorFields(err), ref, interactionId: interaction.id }, 'discord interaction failed');
       if (!interaction.isRepliable()) return;
       const reply = problem('Something went wrong', `That did not work (reference \`${ref}\`). Try again in a moment.`);
       await answer(interaction, reply, deps).catch((e: unknown) =>
-        deps.logger.warn({ err: e, ref }, 'could not tell the user about a failed interaction'),
+        deps.logger.warn({ ...errorFields(e), ref }, 'could not tell the user about a failed interaction'),
       );
     }
   };
