@@ -1,4 +1,5 @@
 import type { FeedbackStore } from '../feedback/index.js';
+import type { QueueCounts } from '../core/platform-context.js';
 import type { SuggestedPromptStore } from '../prompts/suggested-prompts.js';
 import type { AgentApi } from '../agent-api/types.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
@@ -9,13 +10,7 @@ import type { Logger, SecretRegistry } from '../logger.js';
 import type { Quota } from '../quota/quota.js';
 
 /** Job counts of the chat queue, as `/agent status` shows them. */
-export interface QueueStats {
-  waiting: number;
-  active: number;
-  delayed: number;
-  failed: number;
-  completed: number;
-}
+export type QueueStats = QueueCounts;
 
 /** Options of `createCommands`: every dependency is passed in. */
 export interface CommandsOptions {

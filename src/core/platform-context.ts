@@ -23,9 +23,18 @@ export interface FailureEntry {
   at: number;
 }
 
+/** Jobs of the chat queue by state: the one shape `/agent status`, the playground and metrics read. */
+export interface QueueCounts {
+  waiting: number;
+  active: number;
+  completed: number;
+  failed: number;
+  delayed: number;
+}
+
 /** Read-only figures of the queue. */
 export interface QueueInfo {
-  counts(): Promise<{ waiting: number; active: number; completed: number; failed: number; delayed: number }>;
+  counts(): Promise<QueueCounts>;
   recentFailures(limit: number): Promise<FailureEntry[]>;
   /** Messages given up on, in total; optional so other implementations need not count. */
   gaveUp?(): Promise<number>;

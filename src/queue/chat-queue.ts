@@ -1,4 +1,5 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
+import type { QueueCounts } from '../core/platform-context.js';
 import type { Redis } from 'ioredis';
 import { Mailbox } from './mailbox.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData, type ChatMessage } from './types.js';
@@ -102,7 +103,7 @@ export class ChatQueue {
     return set === 'OK';
   }
 
-  async counts(): Promise<{ waiting: number; active: number; completed: number; failed: number; delayed: number }> {
+  async counts(): Promise<QueueCounts> {
     const c = await this.queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed', 'prioritized');
     return {
       waiting: (c.waiting ?? 0) + (c.prioritized ?? 0),
