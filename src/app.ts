@@ -32,7 +32,7 @@ import { bullPrefix, createRedis } from './redis.js';
 import { RedisUnavailableError, waitForRedis } from './redis-startup.js';
 import { isRedisConnectionError } from './redis-errors.js';
 import { startChatWorker, type ChatWorker } from './worker/chat-worker.js';
-import { FailureLog } from './worker/failure-log.js';
+import { FailureLog } from './diagnostics/failure-log.js';
 import { MessageProcessor } from './worker/process-message.js';
 
 export interface BridgeOptions {

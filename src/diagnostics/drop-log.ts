@@ -25,6 +25,9 @@ export interface DropLog {
   recent(platform: Platform, channelId: string, n: number): Promise<DropEntry[]>;
 }
 
+/** The write side of the drop log, which ingress and the worker are given. */
+export type DropLogWriter = Pick<DropLog, 'record'>;
+
 /** Options of {@link createDropLog}. */
 export interface DropLogOptions {
   redis: Redis;

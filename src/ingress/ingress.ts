@@ -1,4 +1,5 @@
 import type { Binding, BindingStore } from '../bindings/types.js';
+import type { DropLogWriter } from '../diagnostics/drop-log.js';
 import { errorFields } from '../logger.js';
 import { withTimeout } from '../core/with-timeout.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
@@ -26,14 +27,7 @@ export interface QuotaGate {
   }): Promise<QuotaResult>;
 }
 
-/** Where drops are kept for `/agent why` (src/diagnostics). */
-export interface DropLogWriter {
-  record(
-    platform: Platform,
-    channelId: string,
-    entry: { messageId: string; userId: string; reason: DropReason; at: number },
-  ): Promise<void>;
-}
+
 
 export interface IngressOptions {
   bindings: BindingStore;

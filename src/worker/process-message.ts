@@ -1,4 +1,5 @@
 import type { AgentApi } from '../agent-api/types.js';
+import type { DropLogWriter } from '../diagnostics/drop-log.js';
 import { errorFields } from '../logger.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import type { ReplyPort, ReplyPorts } from '../core/reply-port.js';
@@ -10,18 +11,10 @@ import { decide, type Decision, type RetryPolicy } from './error-policy.js';
 import { answerLostNotice, explainFailure, newReference, replyCutNote } from './plain-words.js';
 import { buildThreadPrompt } from './thread-context.js';
 import { notices } from '../ingress/notices.js';
-import type { FailureLog } from './failure-log.js';
+import type { FailureLog } from '../diagnostics/failure-log.js';
 import { BridgeError } from '../core/errors.js';
 import { isRedisConnectionError } from '../redis-errors.js';
 
-/** Records dropped/failed messages for `/agent why` (src/diagnostics). */
-export interface DropRecorder {
-  record(
-    platform: ChatMessage['platform'],
-    channelId: string,
-    entry: { messageId: string; userId: string; reason: 'agent_refused'; at: number; ref?: string },
-  ): Promise<void>;
-}
 
 export interface MessageProcessorOptions {
   agent: AgentApi;
@@ -33,7 +26,7 @@ export interface MessageProcessorOptions {
   metrics: Metrics;
   retry: RetryPolicy;
   failures: FailureLog;
-  drops?: DropRecorder;
+  drops?: DropLogWriter;
   threadContext: { maxMessages: number; maxChars: number };
   /**
    * What a message whose agent call started but never recorded an answer (the worker died

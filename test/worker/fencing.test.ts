@@ -4,7 +4,7 @@ import type { ChunkInfo, ReplyPort } from '../../src/core/reply-port.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import type { Fence, MailboxHead } from '../../src/queue/mailbox.js';
 import { jobIdFor } from '../../src/queue/types.js';
-import { FailureLog } from '../../src/worker/failure-log.js';
+import { FailureLog } from '../../src/diagnostics/failure-log.js';
 import { MessageProcessor, type ReadyHead } from '../../src/worker/process-message.js';
 import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
 import { sinkPort } from '../support/sink.js';
