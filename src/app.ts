@@ -269,7 +269,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         bindings,
         queueInfo,
         audit,
-        dropQueuedWork: (platform, workspaceId) => dropQueuedWork(queue, platform, workspaceId),
+        dropQueuedWork: (platform, workspaceId) => queue.dropWorkspace(platform, workspaceId),
         feedback,
         metrics,
       });
@@ -370,21 +370,3 @@ function agentReadiness(agentApi: AgentApi, freshMs = 60_000): () => Promise<boo
 
 export type { Platform };
 
-/** Removes the waiting and delayed jobs of one workspace's conversations (a rare, whole-list scan). */
-async function dropQueuedWork(queue: ChatQueue, platform: Platform, workspaceId: string): Promise<number> {
-  const prefix = `${encodeURIComponent(platform)}:${encodeURIComponent(workspaceId)}:`;
-  const jobs = await queue.queue.getJobs(['waiting', 'delayed', 'prioritized']);
-  let removed = 0;
-  const conversations = new Set<string>();
-  for (const job of jobs) {
-    if (!job?.data.conversationId.startsWith(prefix)) continue;
-    // A job a worker took meanwhile is locked: it finishes (or finds no installation and gives up).
-    if (await job.remove().then(() => true, () => false)) {
-      removed += 1;
-      conversations.add(job.data.conversationId);
-    }
-  }
-  // Their messages too: left in the mailbox, the stranded sweep would queue them again (and bill them).
-  await queue.mailbox.dropConversations(prefix, conversations);
-  return removed;
-}

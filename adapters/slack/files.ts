@@ -9,14 +9,14 @@ export function slackFiles(files: unknown): AttachmentRef[] {
   if (!Array.isArray(files)) return [];
   return files.slice(0, 20).flatMap((f): AttachmentRef[] => {
     if (!f || typeof f !== 'object') return [];
-    const o = f as Record<string, unknown>;
-    const name = typeof o.name === 'string' && o.name ? o.name : typeof o.title === 'string' && o.title ? o.title : 'file';
+    const file = f as Record<string, unknown>;
+    const name = typeof file.name === 'string' && file.name ? file.name : typeof file.title === 'string' && file.title ? file.title : 'file';
     return [
       {
         name,
-        ...(typeof o.mimetype === 'string' ? { mimetype: o.mimetype } : {}),
-        ...(typeof o.size === 'number' ? { size: o.size } : {}),
-        ...(typeof o.url_private_download === 'string' ? { url: o.url_private_download } : typeof o.url_private === 'string' ? { url: o.url_private } : {}),
+        ...(typeof file.mimetype === 'string' ? { mimetype: file.mimetype } : {}),
+        ...(typeof file.size === 'number' ? { size: file.size } : {}),
+        ...(typeof file.url_private_download === 'string' ? { url: file.url_private_download } : typeof file.url_private === 'string' ? { url: file.url_private } : {}),
       },
     ];
   });

@@ -53,23 +53,23 @@ const NO_ACCOUNT_NOTICE_WINDOW_SECONDS = 3_600;
 const BUSY_NOTICE_WINDOW_SECONDS = 60;
 
 /** The single entry point of every adapter (see src/ingress/types.ts). */
-export function createIngress(o: IngressOptions): Ingress {
-  const retryFor = o.enqueueRetryMs ?? 10_000;
+export function createIngress(options: IngressOptions): Ingress {
+  const retryFor = options.enqueueRetryMs ?? 10_000;
 
   const notify = async (m: IncomingMessage, text: string) => {
-    const port = o.ports[m.platform];
+    const port = options.ports[m.platform];
     if (!port) return;
-    await port.postNotice(m.reply, text).catch((err: Error) => o.logger.warn({ ...errorFields(err) }, 'could not post a notice'));
+    await port.postNotice(m.reply, text).catch((err: Error) => options.logger.warn({ ...errorFields(err) }, 'could not post a notice'));
   };
 
   const drop = async (m: IncomingMessage, reason: DropReason, notice?: string): Promise<IngressResult> => {
-    o.logger.debug({ platform: m.platform, messageId: m.messageId, channelId: m.bindingChannelId, reason }, 'message dropped');
-    o.metrics.ingress.inc({ platform: m.platform, result: reason });
+    options.logger.debug({ platform: m.platform, messageId: m.messageId, channelId: m.bindingChannelId, reason }, 'message dropped');
+    options.metrics.ingress.inc({ platform: m.platform, result: reason });
     // The user hears first: the diagnostics write may itself wait on an unreachable Redis.
     if (notice) await notify(m, notice);
     // Own messages would flood the list the bot's replies; everything else is worth explaining.
     if (reason !== 'self') {
-      const write = o.drops
+      const write = options.drops
         ?.record(m.platform, m.bindingChannelId, { messageId: m.messageId, userId: m.userId, reason, at: Date.now() })
         .catch(() => {});
       if (reason !== 'redis_unavailable') await write;
@@ -80,16 +80,16 @@ export function createIngress(o: IngressOptions): Ingress {
   /** Whether this user is due a refusal notice of this kind (at most one per window). */
   const firstNotice = (m: IncomingMessage, kind: string, windowSeconds: number) =>
     // When Redis can't say, tell the user: a missing answer is worse than a repeated notice.
-    o.queue.firstNotice(kind, m.platform, m.userId, windowSeconds).catch(() => true);
+    options.queue.firstNotice(kind, m.platform, m.userId, windowSeconds).catch(() => true);
 
   /** Per-workspace accounts: whether the message's workspace has one (when Redis can't say, yes: the worker checks again). */
   const hasAccount = async (m: IncomingMessage) =>
-    !o.accounts || Boolean(await o.accounts.forWorkspace(m.platform, m.conversation.workspaceId).catch(() => true));
+    !options.accounts || Boolean(await options.accounts.forWorkspace(m.platform, m.conversation.workspaceId).catch(() => true));
 
   const lookupBinding = async (m: IncomingMessage) => {
-    const own = await o.bindings.get(m.platform, m.bindingChannelId);
+    const own = await options.bindings.get(m.platform, m.bindingChannelId);
     if (own || !m.isDirect) return own;
-    return o.bindings.get(m.platform, 'dm');
+    return options.bindings.get(m.platform, 'dm');
   };
 
   return {
@@ -99,7 +99,7 @@ export function createIngress(o: IngressOptions): Ingress {
 
       // One bound for the whole message: Redis may be restarting while it arrives.
       const deadline = Date.now() + retryFor;
-      const binding = await withRedisRetry(() => lookupBinding(m), deadline, o.logger).catch((err: unknown) => {
+      const binding = await withRedisRetry(() => lookupBinding(m), deadline, options.logger).catch((err: unknown) => {
         if (!isRedisConnectionError(err)) throw err;
         return null;
       });
@@ -118,12 +118,12 @@ export function createIngress(o: IngressOptions): Ingress {
       const addressed =
         explicitlyAddressed ||
         binding.mode === 'all' ||
-        (m.conversation.threadId !== undefined && (await o.queue.mailbox.isAnswered(conversationId).catch(() => false)));
+        (m.conversation.threadId !== undefined && (await options.queue.isAnswered(conversationId).catch(() => false)));
       if (!addressed) return drop(m, 'not_addressed');
 
       const text = m.text.trim();
       if (!text) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : notices.empty(m.platform));
-      if (text.length > o.maxMessageChars) return drop(m, 'too_long', notices.tooLong(text.length, o.maxMessageChars));
+      if (text.length > options.maxMessageChars) return drop(m, 'too_long', notices.tooLong(text.length, options.maxMessageChars));
 
       // Per-workspace accounts: a workspace whose admin has not run `setup` has no one to bill.
       if (!(await hasAccount(m))) {
@@ -131,12 +131,12 @@ export function createIngress(o: IngressOptions): Ingress {
         return drop(m, 'no_account', tell ? notices.noAccount(m.platform) : undefined);
       }
 
-      if (o.quota && (o.quotasActive?.(binding) ?? true)) {
+      if (options.quota && (options.quotasActive?.(binding) ?? true)) {
         // A redelivery must not be charged twice.
-        if (await o.queue.mailbox.wasSeen(m.platform, m.messageId).catch(() => false)) {
+        if (await options.queue.wasSeen(m.platform, m.messageId).catch(() => false)) {
           return { status: 'duplicate', jobId: jobIdFor(m.platform, m.messageId) };
         }
-        const verdict = await o.quota
+        const verdict = await options.quota
           .consume({ platform: m.platform, channelId: m.bindingChannelId, userId: m.userId, overrides: binding.quota })
           .catch(() => ({ ok: true }) as const);
         if (!verdict.ok) {
@@ -163,7 +163,7 @@ export function createIngress(o: IngressOptions): Ingress {
         context: m.forceThreadContext ? 'thread' : binding.context,
       };
 
-      const result = await withRedisRetry(() => o.queue.enqueue(message), Math.max(deadline, Date.now() + 1000), o.logger).catch(
+      const result = await withRedisRetry(() => options.queue.enqueue(message), Math.max(deadline, Date.now() + 1000), options.logger).catch(
         (err: unknown) => {
           if (!isRedisConnectionError(err)) throw err;
           return undefined;
@@ -174,7 +174,7 @@ export function createIngress(o: IngressOptions): Ingress {
         const tell = await firstNotice(m, 'busy', BUSY_NOTICE_WINDOW_SECONDS);
         return drop(m, 'channel_busy', tell ? notices.busy(result.pending) : undefined);
       }
-      o.metrics.ingress.inc({ platform: m.platform, result: result.status });
+      options.metrics.ingress.inc({ platform: m.platform, result: result.status });
       if (result.status === 'duplicate') return { status: 'duplicate', jobId: result.jobId };
       if (m.hasAttachments) await notify(m, notices.attachments);
       return { status: 'queued', jobId: result.jobId };

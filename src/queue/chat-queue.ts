@@ -22,6 +22,12 @@ export interface ChatQueueOptions {
   threadFollowUpDays?: number;
 }
 
+/**
+ * The name of every job: it wakes a conversation, whose mailbox then says which message is
+ * next. (Jobs queued before the name changed were called `chat`; the worker takes any name.)
+ */
+export const WAKE_CONVERSATION = 'wake-conversation';
+
 /** BullMQ's largest priority (2^21); lower runs first. */
 export const LOWEST_PRIORITY = 2_097_152;
 
@@ -81,7 +87,7 @@ export class ChatQueue {
     options: { jobId: string; priority?: number },
   ): Promise<void> {
     await this.queue.add(
-      'chat',
+      WAKE_CONVERSATION,
       {
         platform: message.platform,
         conversationId: message.conversationId,
@@ -92,6 +98,38 @@ export class ChatQueue {
       },
       { jobId: options.jobId, priority: options.priority ?? 1 },
     );
+  }
+
+  /**
+   * Forgets one workspace's work not started yet (it uninstalled the app): its waiting and
+   * delayed jobs, and their messages, which the stranded sweep would otherwise queue again (and
+   * bill). A job a worker took meanwhile is locked: it finishes, or finds no installation and
+   * gives up. A rare, whole-list scan. Resolves with how many jobs went.
+   */
+  async dropWorkspace(platform: ChatMessage['platform'], workspaceId: string): Promise<number> {
+    const prefix = `${encodeURIComponent(platform)}:${encodeURIComponent(workspaceId)}:`;
+    const jobs = await this.queue.getJobs(['waiting', 'delayed', 'prioritized']);
+    let removed = 0;
+    const conversations = new Set<string>();
+    for (const job of jobs) {
+      if (!job?.data.conversationId.startsWith(prefix)) continue;
+      if (await job.remove().then(() => true, () => false)) {
+        removed += 1;
+        conversations.add(job.data.conversationId);
+      }
+    }
+    await this.mailbox.dropConversations(prefix, conversations);
+    return removed;
+  }
+
+  /** Whether the bot answered in this conversation (a thread's follow-ups need no mention then). */
+  isAnswered(conversationId: string): Promise<boolean> {
+    return this.mailbox.isAnswered(conversationId);
+  }
+
+  /** Whether this platform message was accepted before (a redelivery). */
+  wasSeen(platform: ChatMessage['platform'], messageId: string): Promise<boolean> {
+    return this.mailbox.wasSeen(platform, messageId);
   }
 
   /**

@@ -49,29 +49,29 @@ type JobResult = { processed: number } | { behind: string } | { lost: true };
  * in order, one per turn in the queue; when another job holds the conversation, this one
  * finishes at once as "behind" it.
  */
-export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
+export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
   const processJob = async (job: Job<ChatJobData>, token?: string): Promise<JobResult> => {
     const conversationId = job.data.conversationId;
     const holder = job.id!;
     // Every mailbox write below is fenced by this job's lock token (see mailbox.ts).
-    const fence: Fence = { jobId: holder, token: token ?? '', lockDurationMs: o.lockDurationMs, abandoned: () => abandoned };
-    let acquired = await o.mailbox.acquire(conversationId, fence);
+    const fence: Fence = { jobId: holder, token: token ?? '', lockDurationMs: options.lockDurationMs, abandoned: () => abandoned };
+    let acquired = await options.mailbox.acquire(conversationId, fence);
     if (acquired.status === 'lost') return { lost: true };
     if (acquired.status === 'held') {
       const from = acquired.holder;
-      const state = await o.queue.getJobState(from);
+      const state = await options.queue.getJobState(from);
       // A holder whose job ended without releasing (it failed for good) is replaced.
       if (state === 'completed' || state === 'failed' || state === 'unknown') {
-        if (await o.mailbox.takeOver(conversationId, from, holder)) {
-          o.logger.warn({ conversationId, from }, 'took over a conversation from a finished job');
-          acquired = await o.mailbox.acquire(conversationId, fence);
+        if (await options.mailbox.takeOver(conversationId, from, holder)) {
+          options.logger.warn({ conversationId, from }, 'took over a conversation from a finished job');
+          acquired = await options.mailbox.acquire(conversationId, fence);
           if (acquired.status === 'lost') return { lost: true };
         }
       }
       if (acquired.status === 'held') {
         // Waiting behind a message that is itself waiting (retry, rate limit) is worth explaining.
         if ((state === 'delayed' || state === 'waiting' || state === 'prioritized') && job.data.channelId && job.data.userId) {
-          await o.drops?.record(job.data.platform, job.data.channelId, {
+          await options.drops?.record(job.data.platform, job.data.channelId, {
             messageId: job.data.messageId,
             userId: job.data.userId,
             reason: 'queued',
@@ -89,7 +89,7 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
     let processed = 0;
     while (head) {
       if (head.message) {
-        const result = await o.processor.process({ ...head, message: head.message }, fence);
+        const result = await options.processor.process({ ...head, message: head.message }, fence);
         if (result.outcome === 'lost') return { lost: true };
         if (result.outcome === 'retry') {
           const { decision } = result;
@@ -98,7 +98,7 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
             // (no marker), so it would sit unseen; as an unprioritized job it goes back to the
             // front of the wait list and is taken once the pause ends.
             if (job.opts.priority) await job.changePriority({ priority: 0 });
-            await o.queue.rateLimit(decision.delayMs);
+            await options.queue.rateLimit(decision.delayMs);
             throw Worker.RateLimitError();
           }
           // The job keeps the conversation while it waits, so later messages stay behind it.
@@ -106,11 +106,11 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
           throw new DelayedError();
         }
       } else {
-        o.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
+        options.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
       }
       // Fenced: a worker that lost its lock does not take the next message.
       const done = head;
-      const next = await patiently(() => o.mailbox.advance(conversationId, fence, done));
+      const next = await patiently(() => options.mailbox.advance(conversationId, fence, done));
       if (next === 'lost') return { lost: true };
       processed++;
       if (next && performance.now() >= turnEnds) {
@@ -128,11 +128,11 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
   };
 
   const worker = new Worker<ChatJobData, JobResult>(QUEUE_NAME, processJob, {
-    connection: o.connection,
-    prefix: o.prefix,
-    concurrency: o.concurrency,
-    lockDuration: o.lockDurationMs,
-    stalledInterval: o.stalledIntervalMs,
+    connection: options.connection,
+    prefix: options.prefix,
+    concurrency: options.concurrency,
+    lockDuration: options.lockDurationMs,
+    stalledInterval: options.stalledIntervalMs,
     // A job stalls each time its worker dies; it must always come back, never fail for it.
     maxStalledCount: 1_000,
     // queue.rateLimit() only takes effect on a worker that has a limiter (bullmq 6).
@@ -142,18 +142,18 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
   // A Redis outage has its own lost/back lines (app.ts); repeating it per retry buries them.
   worker.on('error', (err) =>
     isRedisConnectionError(err)
-      ? o.logger.debug({ ...errorFields(err) }, 'worker: Redis connection error')
-      : o.logger.error({ ...errorFields(err) }, 'worker error'),
+      ? options.logger.debug({ ...errorFields(err) }, 'worker: Redis connection error')
+      : options.logger.error({ ...errorFields(err) }, 'worker error'),
   );
   worker.on('failed', (job, err) => {
     if (!job) return;
-    o.logger.error({ jobId: job.id, attemptsMade: job.attemptsMade, ...errorFields(err) }, 'job failed');
+    options.logger.error({ jobId: job.id, attemptsMade: job.attemptsMade, ...errorFields(err) }, 'job failed');
     // A job that failed for good may still hold its conversation: wake the conversation
     // with a fresh job, which takes over (see process above).
     if (job.attemptsMade >= (job.opts.attempts ?? 1)) {
-      o.queue
+      options.queue
         .add('chat', job.data, { jobId: `${job.id}-wake-${Date.now()}`, priority: 1 })
-        .catch((e: Error) => o.logger.error({ ...errorFields(e) }, 'could not wake a conversation'));
+        .catch((e: Error) => options.logger.error({ ...errorFields(e) }, 'could not wake a conversation'));
     }
   });
 
@@ -161,27 +161,27 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
   // Push lists every conversation until a job takes it, so this looks only at those listed for
   // a few seconds (not a scan of the keyspace) and queues the head's own job: a no-op when
   // that job exists and merely waits its turn.
-  const strandedAfterMs = o.strandedAfterMs ?? 10_000;
+  const strandedAfterMs = options.strandedAfterMs ?? 10_000;
   let sweeping = false;
   const sweep = async () => {
     if (sweeping) return;
     sweeping = true;
     try {
-      for (const stranded of await o.mailbox.stranded(strandedAfterMs, 500)) {
+      for (const stranded of await options.mailbox.stranded(strandedAfterMs, 500)) {
         const m = stranded.message;
         if (!m) continue;
-        await o.chatQueue.wake(m, stranded.messageId, { jobId: jobIdFor(m.platform, stranded.messageId) });
-        o.logger.info({ conversationId: stranded.conversationId }, 'woke a conversation whose messages had no job');
+        await options.chatQueue.wake(m, stranded.messageId, { jobId: jobIdFor(m.platform, stranded.messageId) });
+        options.logger.info({ conversationId: stranded.conversationId }, 'woke a conversation whose messages had no job');
       }
     } catch (err) {
       // While Redis is away the one "Redis connection lost" line says it all; the sweep retries.
       const level = isRedisConnectionError(err) ? 'debug' : 'warn';
-      o.logger[level]({ ...errorFields(err) }, 'mailbox sweep failed');
+      options.logger[level]({ ...errorFields(err) }, 'mailbox sweep failed');
     } finally {
       sweeping = false;
     }
   };
-  const sweepTimer = setInterval(() => void sweep(), o.sweepIntervalMs ?? 5_000);
+  const sweepTimer = setInterval(() => void sweep(), options.sweepIntervalMs ?? 5_000);
   sweepTimer.unref();
   void sweep();
 
@@ -205,7 +205,7 @@ export function startChatWorker(o: ChatWorkerOptions): ChatWorker {
           // BullMQ's close() can't be forced once a graceful close is under way, so stop waiting:
           // the jobs still running keep their locks until those lapse, and the stalled check then
           // returns them to the queue for another worker (their progress records say where to resume).
-          o.logger.warn({ timeoutMs }, 'in-flight jobs did not finish in time; returning them to the queue');
+          options.logger.warn({ timeoutMs }, 'in-flight jobs did not finish in time; returning them to the queue');
           graceful.catch(() => {});
         }
       })();

@@ -56,17 +56,17 @@ export type StepResult =
  * Redis errors propagate (the job is retried); agent and platform errors are decided here.
  */
 export class MessageProcessor {
-  constructor(private readonly o: MessageProcessorOptions) {}
+  constructor(private readonly options: MessageProcessorOptions) {}
 
   async process({ messageId, message: m, progress }: ReadyHead, fence: Fence): Promise<StepResult> {
-    const port = this.o.ports[m.platform];
+    const port = this.options.ports[m.platform];
     if (!port) {
-      this.o.logger.error({ platform: m.platform, messageId }, 'no reply port for this platform in this process; check its settings');
+      this.options.logger.error({ platform: m.platform, messageId }, 'no reply port for this platform in this process; check its settings');
       return this.giveUp(m, undefined, new Error(`no ${m.platform} reply port`));
     }
-    const log = this.o.logger.child({ conversationId: m.conversationId, messageId, instanceId: m.instanceId });
+    const log = this.options.logger.child({ conversationId: m.conversationId, messageId, instanceId: m.instanceId });
     const record = (fields: ProgressFields, answered = false) =>
-      this.o.mailbox.record(m.conversationId, messageId, fence, fields, { answered });
+      this.options.mailbox.record(m.conversationId, messageId, fence, fields, { answered });
 
     let reply = progress.reply;
     let agentMessageId = progress.agentMessageId;
@@ -76,12 +76,12 @@ export class MessageProcessor {
     let postingRecorded = false;
     let agentMs: number | undefined;
     if (reply === undefined) {
-      if (progress.started && this.o.callGuarantee === 'at-most-once') {
+      if (progress.started && this.options.callGuarantee === 'at-most-once') {
         // The call was made (maybe billed) and its answer died with the worker: never call twice.
         if (!(await record({}))) return this.lost(log);
         return this.answerLost(m, port);
       }
-      const agent = this.o.accounts ? await this.o.accounts.forWorkspace(m.platform, m.workspaceId) : this.o.agent;
+      const agent = this.options.accounts ? await this.options.accounts.forWorkspace(m.platform, m.workspaceId) : this.options.agent;
       // Its account was removed after the message was queued: nobody to bill, so no call.
       if (!agent) return this.noAccount(m, port);
       // The fenced acquire/advance that returned this message checked ownership just before
@@ -127,7 +127,7 @@ export class MessageProcessor {
     }
     // The last "posted" record is the worker's advance, which deletes the message record.
     await port.stopWorking?.(m.reply, 'ok').catch((err) => log.debug({ ...errorFields(err) }, 'working indicator failed'));
-    this.o.metrics.messages.inc({ platform: m.platform, outcome: 'replied' });
+    this.options.metrics.messages.inc({ platform: m.platform, outcome: 'replied' });
     // The operator's one line per answer at info: who and how fast, never what was said.
     log.info({ platform: m.platform, agentMs, chunks: chunks.length }, 'message answered');
     return { outcome: 'replied' };
@@ -136,7 +136,7 @@ export class MessageProcessor {
   /** The port's chunks of a reply, at most `maxReplyChunks`: the last of a cut reply says so. */
   private render(port: ReplyPort, reply: string): string[] {
     const chunks = port.render(reply.trim() ? reply : '_(The agent sent an empty reply.)_');
-    const max = this.o.maxReplyChunks ?? 10;
+    const max = this.options.maxReplyChunks ?? 10;
     if (chunks.length <= max) return chunks;
     // The note is a chunk of its own: appended to a full chunk it could pass the platform's limit.
     const note = port.render(replyCutNote(max))[0] ?? replyCutNote(max);
@@ -146,8 +146,8 @@ export class MessageProcessor {
   /** At-most-once: the worker died during the call; tell the user, record it as a failure. */
   private async answerLost(m: ChatMessage, port: ReplyPort): Promise<StepResult> {
     const ref = newReference();
-    this.o.logger.warn({ ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId }, 'answer lost in a restart; not calling the agent again (at-most-once)');
-    await this.o.failures.record({
+    this.options.logger.warn({ ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId }, 'answer lost in a restart; not calling the agent again (at-most-once)');
+    await this.options.failures.record({
       ref,
       platform: m.platform,
       conversationId: m.conversationId,
@@ -157,17 +157,17 @@ export class MessageProcessor {
     });
     await port
       .postNotice(m.reply, `${answerLostNotice} (ref ${ref})`)
-      .catch((e) => this.o.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user the answer was lost'));
+      .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user the answer was lost'));
     await port.stopWorking?.(m.reply, 'failed').catch(() => {});
-    this.o.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
+    this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
     return { outcome: 'gave_up' };
   }
 
   /** Per-workspace accounts: the workspace has none (any more); say so, call nothing. */
   private async noAccount(m: ChatMessage, port: ReplyPort): Promise<StepResult> {
-    this.o.logger.warn({ conversationId: m.conversationId, messageId: m.messageId, workspaceId: m.workspaceId }, 'no agent account for this workspace; message not sent');
-    await port.postNotice(m.reply, notices.noAccount(m.platform)).catch((e) => this.o.logger.warn({ ...errorFields(e) }, 'could not post a notice'));
-    this.o.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
+    this.options.logger.warn({ conversationId: m.conversationId, messageId: m.messageId, workspaceId: m.workspaceId }, 'no agent account for this workspace; message not sent');
+    await port.postNotice(m.reply, notices.noAccount(m.platform)).catch((e) => this.options.logger.warn({ ...errorFields(e) }, 'could not post a notice'));
+    this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
     return { outcome: 'gave_up' };
   }
 
@@ -183,13 +183,13 @@ export class MessageProcessor {
     err: unknown,
     record: (fields: ProgressFields) => Promise<boolean>,
   ): Promise<StepResult> {
-    const decision = decide(err, progress.attempts, this.o.retry, progress.limited);
+    const decision = decide(err, progress.attempts, this.options.retry, progress.limited);
     if (decision.action === 'give-up') return this.giveUp(m, port, err);
     const counted = decision.action === 'retry' && decision.counts;
     // The failed call is over, so the retry calls again whatever the guarantee ('started' cleared).
     const fields: ProgressFields = counted ? { attempts: progress.attempts + 1, started: '' } : { limited: progress.limited + 1, started: '' };
-    if (!(await record(fields))) return this.lost(this.o.logger);
-    this.o.logger.info(
+    if (!(await record(fields))) return this.lost(this.options.logger);
+    this.options.logger.info(
       { conversationId: m.conversationId, messageId: m.messageId, ...errorFields(err), decision },
       'will retry the message',
     );
@@ -198,12 +198,12 @@ export class MessageProcessor {
 
   private async giveUp(m: ChatMessage, port: ReplyPort | undefined, err: unknown): Promise<StepResult> {
     const ref = newReference();
-    this.o.logger.warn(
+    this.options.logger.warn(
       { ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId, ...errorFields(err) },
       'gave up on a message',
     );
     const reason = err instanceof BridgeError ? `${err.source} ${err.kind}: ${err.message}` : 'internal error';
-    await this.o.failures.record({
+    await this.options.failures.record({
       ref,
       platform: m.platform,
       conversationId: m.conversationId,
@@ -211,7 +211,7 @@ export class MessageProcessor {
       reason: reason.slice(0, 300),
       at: Date.now(),
     });
-    await this.o.drops
+    await this.options.drops
       ?.record(m.platform, m.channelId, { messageId: m.messageId, userId: m.userId, reason: 'agent_refused', at: Date.now(), ref })
       .catch(() => {});
     // Recorded before the user is told, so whatever they see is already on file.
@@ -219,11 +219,11 @@ export class MessageProcessor {
       if (m.errorPolicy === 'reply') {
         await port
           .postNotice(m.reply, `${explainFailure(err)} (ref ${ref})`)
-          .catch((e) => this.o.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));
+          .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));
       }
       await port.stopWorking?.(m.reply, m.errorPolicy === 'silent' ? 'ok' : 'failed').catch(() => {});
     }
-    this.o.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
+    this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
     return { outcome: 'gave_up' };
   }
 
@@ -231,8 +231,8 @@ export class MessageProcessor {
     // Each port decides what "the thread" is (Slack/Discord threads; the playground's channel).
     if (m.context !== 'thread' || !port.fetchThread) return m.text;
     try {
-      const earlier = await port.fetchThread(m.reply, this.o.threadContext.maxMessages);
-      return buildThreadPrompt(earlier, m, this.o.threadContext.maxChars);
+      const earlier = await port.fetchThread(m.reply, this.options.threadContext.maxMessages);
+      return buildThreadPrompt(earlier, m, this.options.threadContext.maxChars);
     } catch (err) {
       log.warn({ ...errorFields(err) }, 'could not fetch the thread; sending the message without context');
       return m.text;
