@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { NO_SESSION_CODE, NO_SESSION_MESSAGE } from '../../src/agent-api/client.js';
 import { AgentApiError } from '../../src/core/errors.js';
-import { cleanup, dumpAll, testRedis } from '../stores/redis-helpers.js';
+import { cleanup, dumpAll, testRedis } from '../support/redis-helpers.js';
 import { caller, setup, text } from './setup.js';
 
 const { redis, prefix } = testRedis();

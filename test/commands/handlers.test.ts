@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentApiError } from '../../src/core/errors.js';
-import { cleanup, testRedis } from '../stores/redis-helpers.js';
+import { cleanup, testRedis } from '../support/redis-helpers.js';
 import { caller, setup, text } from './setup.js';
 
 const { redis, prefix } = testRedis();

@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createCachedBindingStore, type CachedBindingStore } from '../../src/bindings/cache.js';
 import { createBindingStore } from '../../src/bindings/store.js';
 import type { Binding, BindingStore } from '../../src/bindings/types.js';
-import { cleanup, REDIS_URL, testRedis } from './redis-helpers.js';
+import { cleanup, REDIS_URL, testRedis } from '../support/redis-helpers.js';
 
 const { redis, prefix } = testRedis();
 const opened: Array<{ cache: CachedBindingStore; redis: Redis }> = [];

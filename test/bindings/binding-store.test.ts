@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBindingStore } from '../../src/bindings/store.js';
 import type { Binding } from '../../src/bindings/types.js';
-import { cleanup, testRedis } from './redis-helpers.js';
+import { cleanup, testRedis } from '../support/redis-helpers.js';
 
 const { redis, prefix } = testRedis();
 afterAll(() => cleanup(redis, prefix));

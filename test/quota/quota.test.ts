@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { describeQuotaHit, formatWait } from '../../src/quota/message.js';
 import { createQuota, effectiveLimits } from '../../src/quota/quota.js';
-import { cleanup, keysUnder, testRedis } from './redis-helpers.js';
+import { cleanup, keysUnder, testRedis } from '../support/redis-helpers.js';
 
 const { redis, prefix } = testRedis();
 afterAll(() => cleanup(redis, prefix));

@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createDropLog, describeReason, type NoAnswerReason } from '../../src/diagnostics/drop-log.js';
-import { cleanup, keysUnder, testRedis } from './redis-helpers.js';
+import { cleanup, keysUnder, testRedis } from '../support/redis-helpers.js';
 
 const { redis, prefix } = testRedis();
 afterAll(() => cleanup(redis, prefix));

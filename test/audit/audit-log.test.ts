@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createAuditLog, REFUSED_PER_WINDOW } from '../../src/audit/audit-log.js';
-import { cleanup, dumpAll, testRedis } from './redis-helpers.js';
+import { cleanup, dumpAll, testRedis } from '../support/redis-helpers.js';
 
 const { redis, prefix } = testRedis();
 afterAll(() => cleanup(redis, prefix));

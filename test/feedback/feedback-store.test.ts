@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createFeedbackStore, decodeFeedbackValue, encodeFeedbackValue, formatFeedbackSummary } from '../../src/feedback/index.js';
-import { cleanup, keysUnder, testRedis } from './redis-helpers.js';
+import { cleanup, keysUnder, testRedis } from '../support/redis-helpers.js';
 
 const { redis, prefix } = testRedis();
 afterAll(() => cleanup(redis, prefix));
