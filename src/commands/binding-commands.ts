@@ -1,7 +1,8 @@
 import type { Instance } from '../agent-api/types.js';
+import { describeAgentProblem } from '../agent-api/problem-words.js';
 import type { AuditEntry } from '../audit/audit-log.js';
 import type { Binding } from '../bindings/types.js';
-import { describeAgentProblem } from './agent-errors.js';
+
 import { code, reply } from './format.js';
 import type { InstanceCache } from './instance-cache.js';
 import type { CommandsDeps } from './options.js';

@@ -1,9 +1,10 @@
 import type { AgentApi } from '../agent-api/types.js';
+import { describeAgentProblem } from '../agent-api/problem-words.js';
 import { newReference } from '../core/reference.js';
 import { NO_SESSION_CODE } from '../agent-api/client.js';
 import { scrub as scrubSecrets } from '../core/scrub.js';
 import { BridgeError } from '../core/errors.js';
-import { describeAgentProblem, sentence } from './agent-errors.js';
+import { sentence } from './agent-errors.js';
 import { code, reply } from './format.js';
 import type { CommandsDeps } from './options.js';
 import type { CommandCaller, CommandReply } from './types.js';

@@ -1,7 +1,8 @@
 import type { Instance } from '../agent-api/types.js';
+import { describeAgentProblem } from '../agent-api/problem-words.js';
 import { newReference } from '../core/reference.js';
 import { secrets as processSecrets, errorFields } from '../logger.js';
-import { describeAgentProblem, sentence } from './agent-errors.js';
+import { sentence } from './agent-errors.js';
 import { createBindingCommands, type AuditWriter } from './binding-commands.js';
 import { createCredentialHandler } from './credential.js';
 import { code, reply } from './format.js';

@@ -1,6 +1,7 @@
 import type { QuotaLimits } from '../config/load.js';
+import { describeAgentProblem } from '../agent-api/problem-words.js';
 import { describeReason } from '../diagnostics/drop-log.js';
-import { describeAgentProblem, probeWithin } from './agent-errors.js';
+import { probeWithin } from './agent-errors.js';
 import { ago, code, reply, utcMinute } from './format.js';
 import type { InstanceCache } from './instance-cache.js';
 import type { CommandsDeps } from './options.js';

@@ -1,6 +1,7 @@
 import { BridgeError } from '../core/errors.js';
+import { describeAgentProblem } from '../agent-api/problem-words.js';
 import { newReference } from '../core/reference.js';
-import { describeAgentProblem, sentence } from './agent-errors.js';
+import { sentence } from './agent-errors.js';
 import type { AuditWriter } from './binding-commands.js';
 import { code, reply } from './format.js';
 import type { CommandsDeps } from './options.js';

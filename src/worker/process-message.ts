@@ -1,4 +1,5 @@
 import type { AgentApi } from '../agent-api/types.js';
+import { explainFailure } from '../agent-api/problem-words.js';
 import type { DropLogWriter } from '../diagnostics/drop-log.js';
 import { errorFields } from '../logger.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
@@ -8,7 +9,7 @@ import type { Metrics } from '../metrics.js';
 import type { Fence, Mailbox, MailboxHead, ProgressFields } from '../queue/mailbox.js';
 import type { ChatMessage } from '../queue/types.js';
 import { decide, type Decision, type RetryPolicy } from './error-policy.js';
-import { answerLostNotice, explainFailure, newReference, replyCutNote } from './plain-words.js';
+import { answerLostNotice, newReference, replyCutNote } from './plain-words.js';
 import { buildThreadPrompt } from './thread-context.js';
 import { notices } from '../ingress/notices.js';
 import type { FailureLog } from '../diagnostics/failure-log.js';

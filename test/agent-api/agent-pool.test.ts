@@ -1,11 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { explainFailure } from '../../src/agent-api/problem-words.js';
 import { AgentPool } from '../../src/agent-api/agent-pool.js';
 import { createAgentApi } from '../../src/agent-api/client.js';
 import { RESPONSE_TOO_LARGE } from '../../src/agent-api/http.js';
 import { AgentApiError } from '../../src/core/errors.js';
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
 import { Metrics } from '../../src/metrics.js';
-import { explainFailure } from '../../src/worker/plain-words.js';
+
 
 let emu: AgentEmulator;
 const pools: AgentPool[] = [];

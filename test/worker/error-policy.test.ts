@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { explainFailure } from '../../src/agent-api/problem-words.js';
 import { AgentApiError, PlatformError } from '../../src/core/errors.js';
 import { backoffDelay, decide, RATE_LIMIT_BUDGET } from '../../src/worker/error-policy.js';
-import { explainFailure } from '../../src/worker/plain-words.js';
+
 
 const policy = { attempts: 5, baseDelayMs: 1000, random: () => 0.5 };
 
