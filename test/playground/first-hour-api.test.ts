@@ -15,6 +15,20 @@ describe('playground API: what the first hour needs', () => {
     credentialFormFor?: string;
   };
 
+  it('POST /setup hands the workspace\'s key to the setup command and never echoes it', async () => {
+    const key = 'pg-key-0123456789abcdef';
+    const res = await post(h, 'setup', { channel: 'general', userName: 'Ann', apiKey: key, session: 'pg-session-abcdef' });
+    expect(res.status).toBe(200);
+    expect(JSON.stringify(res.json)).not.toContain(key);
+    const call = h.commandCalls.find((c) => c.name === 'setup');
+    expect(call?.caller).toMatchObject({ platform: 'web', channelId: 'general' });
+    expect(call?.args).toEqual([key, 'pg-session-abcdef']);
+    // Typed in the chat, it never takes a key: with one shared account it only explains.
+    const typedSetup = await typed('setup sk-oops');
+    expect(typedSetup.reply.ok).toBe(false);
+    expect(typedSetup.reply.lines.join(' ')).toMatch(/consider it exposed/);
+  });
+
   it('GET /status says whether the queue (Redis) is available, from memory', async () => {
     const res = await fetch(`${h.baseUrl}/playground/api/status`);
     expect(res.status).toBe(200);
