@@ -39,7 +39,8 @@ export interface DropLogOptions {
   ttlSeconds?: number;
 }
 
-const REASONS = [
+/** Every reason `/agent why` can give, as stored. */
+export const REASONS = [
   'not_bound',
   'not_addressed',
   'self',

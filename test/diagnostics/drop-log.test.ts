@@ -1,6 +1,6 @@
 import { Redis } from 'ioredis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createDropLog, describeReason, type NoAnswerReason } from '../../src/diagnostics/drop-log.js';
+import { createDropLog, describeReason, REASONS, type NoAnswerReason } from '../../src/diagnostics/drop-log.js';
 import { cleanup, keysUnder, testRedis } from '../support/redis-helpers.js';
 
 const { redis, prefix } = testRedis();
@@ -53,19 +53,7 @@ describe('drop log', () => {
   });
 
   it('describes every reason in plain words', () => {
-    const reasons: NoAnswerReason[] = [
-      'not_bound',
-      'not_addressed',
-      'self',
-      'bot',
-      'content_missing',
-      'empty',
-      'too_long',
-      'over_quota',
-      'redis_unavailable',
-      'agent_refused',
-      'queued',
-    ];
+    const reasons: readonly NoAnswerReason[] = REASONS;
     const texts = reasons.map((reason) => describeReason({ reason }));
     expect(new Set(texts).size).toBe(reasons.length);
     for (const t of texts) expect(t).not.toMatch(/_/);

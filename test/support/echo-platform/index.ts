@@ -5,6 +5,7 @@ import type { ReplyPort } from '../../../src/core/reply-port.js';
 import type { CommandReply } from '../../../src/commands/types.js';
 import { runPlainCommand } from '../../../src/commands/dispatch.js';
 import { parseCommandText } from '../../../src/commands/parse.js';
+import { webMessage } from '../pipeline.js';
 import { echoSettings, type EchoConfig } from './config.js';
 
 /** What the echo platform's users saw: replies and notices, in order. */
@@ -44,23 +45,14 @@ export const echoPlatform: PlatformModule = {
       start: async () => {},
       stop: async () => {},
       say(text, user = 'u1') {
-        const id = `e${++counter}`;
-        const message: IncomingMessage = {
+        // The shape any adapter's normaliser produces (the web one's, renamed): a mention in the room.
+        const message: IncomingMessage = webMessage(text, {
           platform: 'echo',
-          messageId: id,
+          messageId: `e${++counter}`,
+          channelId: settings.room,
           conversation: { platform: 'echo', workspaceId: 'hall1', channelId: settings.room },
-          bindingChannelId: settings.room,
           userId: user,
-          text,
-          isDirect: false,
-          mentionsBot: true,
-          repliesToBot: false,
-          fromSelf: false,
-          fromBot: false,
-          hasAttachments: false,
-          reply: { channelId: settings.room, messageId: id },
-          receivedAt: Date.now(),
-        };
+        });
         return ctx.ingress.handle(message);
       },
       async command(text) {
