@@ -66,20 +66,22 @@ export class ChatQueue {
    *
    * Fairness: a job's priority is its channel's backlog when it arrives (lower runs first), so
    * a quiet channel's question runs next while a busy channel's 1,000 jobs wait their turn.
+   * A channel with nothing else waiting gets a plain job (no priority): BullMQ runs those
+   * before any prioritized one, which is the same order, on its cheaper path.
    * Order inside a conversation never depends on it: the mailbox drains oldest first.
    */
   async enqueue(message: ChatMessage): Promise<EnqueueResult> {
     const pushed = await this.mailbox.push(message, this.options.maxPendingPerChannel ?? 0);
     if (pushed.status === 'busy') return pushed;
     const jobId = jobIdFor(message.platform, message.messageId);
-    const priority = pushed.status === 'queued' ? Math.min(pushed.pending, LOWEST_PRIORITY) : 1;
+    const priority = pushed.status === 'queued' && pushed.pending > 1 ? Math.min(pushed.pending, LOWEST_PRIORITY) : 0;
     await this.wake(message, message.messageId, { jobId, priority });
     return { status: pushed.status, jobId };
   }
 
   /**
    * Queues a job that wakes a message's conversation (the message's own job, or a fresh one
-   * after a job failed for good). `priority` 1 (the default) runs before every backlog.
+   * after a job failed for good). `priority` 0 (the default, a plain job) runs before every backlog.
    */
   async wake(
     message: Pick<ChatMessage, 'platform' | 'conversationId' | 'instanceId' | 'channelId' | 'userId'>,
@@ -96,7 +98,7 @@ export class ChatQueue {
         channelId: message.channelId,
         userId: message.userId,
       },
-      { jobId: options.jobId, priority: options.priority ?? 1 },
+      { jobId: options.jobId, ...(options.priority ? { priority: options.priority } : {}) },
     );
   }
 

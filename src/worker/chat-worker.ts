@@ -2,7 +2,7 @@ import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } fr
 import { errorFields } from '../logger.js';
 import type { Logger } from '../logger.js';
 import type { Fence, Mailbox } from '../queue/mailbox.js';
-import { LOWEST_PRIORITY, type ChatQueue } from '../queue/chat-queue.js';
+import { LOWEST_PRIORITY, type ChatQueue, WAKE_CONVERSATION } from '../queue/chat-queue.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData } from '../queue/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
 import { patiently, type MessageProcessor } from './process-message.js';
@@ -152,7 +152,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     // with a fresh job, which takes over (see process above).
     if (job.attemptsMade >= (job.opts.attempts ?? 1)) {
       options.queue
-        .add('chat', job.data, { jobId: `${job.id}-wake-${Date.now()}`, priority: 1 })
+        .add(WAKE_CONVERSATION, job.data, { jobId: `${job.id}-wake-${Date.now()}` })
         .catch((e: Error) => options.logger.error({ ...errorFields(e) }, 'could not wake a conversation'));
     }
   });
