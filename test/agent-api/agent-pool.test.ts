@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { agentFailure } from '../support/expect-error.js';
 import { explainFailure } from '../../src/agent-api/problem-words.js';
 import { AgentPool } from '../../src/agent-api/agent-pool.js';
 import { createAgentApi } from '../../src/agent-api/client.js';
 import { RESPONSE_TOO_LARGE } from '../../src/agent-api/http.js';
-import { AgentApiError } from '../../src/core/errors.js';
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
 import { Metrics } from '../../src/metrics.js';
 
@@ -31,14 +31,7 @@ async function gauges(metrics: Metrics): Promise<{ inFlight: number; waiting: nu
   return { inFlight: read('agent_bridge_agent_calls_in_flight'), waiting: read('agent_bridge_agent_calls_waiting') };
 }
 
-async function failure(promise: Promise<unknown>): Promise<AgentApiError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AgentApiError);
-  return err as AgentApiError;
-}
+const failure = agentFailure;
 
 describe('agent connection pool', () => {
   it('a call waiting for a connection is not timed out by the wait: the limit runs from dispatch', async () => {

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { agentFailure } from '../support/expect-error.js';
 import { createAgentApi, NO_SESSION_CODE, NO_SESSION_MESSAGE } from '../../src/agent-api/client.js';
 import type { AgentCallEvent } from '../../src/agent-api/types.js';
-import { AgentApiError } from '../../src/core/errors.js';
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
 
 let emu: AgentEmulator;
@@ -12,14 +12,7 @@ afterEach(async () => {
   await emu.close();
 });
 
-async function failure(promise: Promise<unknown>): Promise<AgentApiError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AgentApiError);
-  return err as AgentApiError;
-}
+const failure = agentFailure;
 
 describe('chat', () => {
   it('POSTs {instanceId, message} to {base_url}/chat with X-API-Key and nothing else', async () => {

@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { agentFailure } from '../support/expect-error.js';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createAgentApi } from '../../src/agent-api/client.js';
@@ -21,14 +22,7 @@ function api(overrides: Parameters<AgentEmulator['agentConfig']>[0] = {}) {
   return createAgentApi(emu.agentConfig({ sessionToken: TOKEN, ...overrides }));
 }
 
-async function failure(promise: Promise<unknown>): Promise<AgentApiError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AgentApiError);
-  return err as AgentApiError;
-}
+const failure = agentFailure;
 
 describe('HTTP statuses', () => {
   it.each([
