@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { workerEnvFor } from '../support/child-worker.js';
 import { Redis } from 'ioredis';
 import { encodeConversationId } from '../../src/core/conversation.js';
 import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
@@ -29,18 +30,12 @@ async function setup(conversations: number, perConversation: number, workerEnv: 
   p = await startPipeline({ ROLE: 'ingress', LOG_LEVEL: 'warn' });
   const pl = p;
   redis = new Redis(SHARED_REDIS);
-  const env = {
-    AGENT_API_BASE_URL: pl.agent.baseUrl,
-    AGENT_API_KEY: pl.agent.apiKey,
-    QUEUE_PREFIX: pl.prefix,
-    SINK_URL: pl.sink.url,
-    WORKER_LOCK_DURATION_MS: '1000',
-    WORKER_STALLED_INTERVAL_MS: '500',
+  const env = workerEnvFor(pl, {
     WORKER_CONCURRENCY: '20',
     RETRY_BASE_DELAY_MS: '20',
     LOG_LEVEL: 'info',
     ...workerEnv,
-  };
+  });
   const start = async () => {
     const w = await startWorker(env);
     workers.push(w);

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
+import { workerEnvFor } from '../support/child-worker.js';
 import { Redis } from 'ioredis';
 import { encodeConversationId } from '../../src/core/conversation.js';
 import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
@@ -37,19 +38,14 @@ describe('worker processes killed with SIGKILL during traffic', () => {
     // Longer than the gap between waves, so every kill finds agent calls in flight (with 150 ms a
     // quiet machine could finish each wave before a kill came).
     pl.agent.setDelay(800, { endpoint: 'chat' });
-    const env = {
-      AGENT_API_BASE_URL: pl.agent.baseUrl,
-      AGENT_API_KEY: pl.agent.apiKey,
-      QUEUE_PREFIX: pl.prefix,
-      SINK_URL: pl.sink.url,
+    const env = workerEnvFor(pl, {
       // Short enough to recover in seconds, long enough that a busy 2-core box does not miss a
       // renewal: a job whose lock lapses while its worker lives is run twice (see the SIGSTOP test).
       WORKER_LOCK_DURATION_MS: '2000',
       WORKER_STALLED_INTERVAL_MS: '1000',
       WORKER_CONCURRENCY: '20',
       RETRY_BASE_DELAY_MS: '20',
-      LOG_LEVEL: 'warn',
-    };
+    });
     const live: Array<WorkerProcess | undefined> = [];
     for (let i = 0; i < 2; i++) {
       const w = await startWorker(env);
@@ -189,15 +185,7 @@ describe('worker processes killed with SIGKILL during traffic', () => {
     redis?.disconnect();
     p = await startPipeline({ ROLE: 'ingress', LOG_LEVEL: 'warn' });
     const pl = p;
-    const env = {
-      AGENT_API_BASE_URL: pl.agent.baseUrl,
-      AGENT_API_KEY: pl.agent.apiKey,
-      QUEUE_PREFIX: pl.prefix,
-      SINK_URL: pl.sink.url,
-      WORKER_LOCK_DURATION_MS: '1000',
-      WORKER_STALLED_INTERVAL_MS: '500',
-      LOG_LEVEL: 'warn',
-    };
+    const env = workerEnvFor(pl);
     const a = await startWorker(env);
     workers.push(a);
     // A's call hangs; A is then frozen (a long GC pause, a stopped VM, a partition) past its lock.

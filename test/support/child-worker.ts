@@ -31,3 +31,20 @@ export function kill9(child: ChildProcess): Promise<void> {
     child.kill('SIGKILL');
   });
 }
+
+/**
+ * The environment of a worker process for `pipeline` (its agent, queue prefix and sink), with
+ * short lock timers so a killed worker's job is taken over in seconds; `extra` adds or overrides.
+ */
+export function workerEnvFor(pipeline: { agent: { baseUrl: string; apiKey: string }; prefix: string; sink: { url: string } }, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    AGENT_API_BASE_URL: pipeline.agent.baseUrl,
+    AGENT_API_KEY: pipeline.agent.apiKey,
+    QUEUE_PREFIX: pipeline.prefix,
+    SINK_URL: pipeline.sink.url,
+    WORKER_LOCK_DURATION_MS: '1000',
+    WORKER_STALLED_INTERVAL_MS: '500',
+    LOG_LEVEL: 'warn',
+    ...extra,
+  };
+}

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
-import { kill9, spawnWorker } from '../support/child-worker.js';
+import { kill9, spawnWorker, workerEnvFor } from '../support/child-worker.js';
 import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
 
 /** Ingress in this process; a worker process is SIGKILLed while the agent is answering. */
@@ -15,16 +15,7 @@ afterEach(async () => {
 async function killDuringTheCall(guarantee: 'at-least-once' | 'at-most-once') {
   p = await startPipeline({ ROLE: 'ingress' });
   const pl = p;
-  const env = {
-    AGENT_API_BASE_URL: pl.agent.baseUrl,
-    AGENT_API_KEY: pl.agent.apiKey,
-    QUEUE_PREFIX: pl.prefix,
-    SINK_URL: pl.sink.url,
-    WORKER_LOCK_DURATION_MS: '1000',
-    WORKER_STALLED_INTERVAL_MS: '500',
-    AGENT_CALL_GUARANTEE: guarantee,
-    LOG_LEVEL: 'warn',
-  };
+  const env = workerEnvFor(pl, { AGENT_CALL_GUARANTEE: guarantee });
   const first = await spawnWorker(env);
   children.push(first);
   pl.agent.hangNext(1, { endpoint: 'chat' });

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
 import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
-import { kill9, spawnWorker } from '../support/child-worker.js';
+import { kill9, spawnWorker, workerEnvFor } from '../support/child-worker.js';
 
 let p: Pipeline | undefined;
 const children: ChildProcess[] = [];
@@ -14,15 +14,7 @@ afterEach(async () => {
 /** Ingress in this process; workers are separate processes that the test kills with SIGKILL. */
 async function setup() {
   p = await startPipeline({ ROLE: 'ingress' });
-  const env = {
-    AGENT_API_BASE_URL: p.agent.baseUrl,
-    AGENT_API_KEY: p.agent.apiKey,
-    QUEUE_PREFIX: p.prefix,
-    SINK_URL: p.sink.url,
-    WORKER_LOCK_DURATION_MS: '1000',
-    WORKER_STALLED_INTERVAL_MS: '500',
-    LOG_LEVEL: 'warn',
-  };
+  const env = workerEnvFor(p);
   const start = async () => {
     const child = await spawnWorker(env);
     children.push(child);
