@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { loadTestConfig } from './config.js';
 import { Writable } from 'node:stream';
 import { startBridge, type Bridge } from '../../src/app.js';
+import { encodeConversationId } from '../../src/core/conversation.js';
 
 import type { IncomingMessage } from '../../src/core/message.js';
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
@@ -100,4 +101,26 @@ export function webMessage(text: string, over: Partial<IncomingMessage> & { chan
     receivedAt: Date.now(),
     ...over,
   };
+}
+
+/**
+ * What ingress had done when it died between its two steps: `m` is in its conversation's
+ * mailbox, its job never added (bound to demo-helper, as the pipeline's BINDINGS say).
+ */
+export async function pushWithoutJob(pipeline: Pipeline, m: IncomingMessage): Promise<void> {
+  const pushed = await pipeline.bridge.queue.mailbox.push({
+    platform: m.platform,
+    messageId: m.messageId,
+    conversationId: encodeConversationId(m.conversation),
+    workspaceId: m.conversation.workspaceId,
+    channelId: m.bindingChannelId,
+    instanceId: 'demo-helper',
+    text: m.text,
+    userId: m.userId,
+    reply: m.reply,
+    receivedAt: Date.now(),
+    errorPolicy: 'reply',
+    context: 'off',
+  });
+  if (pushed.status !== 'queued') throw new Error(`the message was not pushed: ${pushed.status}`);
 }

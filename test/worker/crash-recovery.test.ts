@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ChildProcess } from 'node:child_process';
-import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+import { pushWithoutJob, startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
 import { kill9, spawnWorker, workerEnvFor } from '../support/child-worker.js';
 
 let p: Pipeline | undefined;
@@ -75,21 +75,7 @@ describe('a worker killed with SIGKILL mid-job', () => {
     const { pl, start } = await setup();
     // What the ingress had done when it died: the message is in its mailbox, its job never added.
     const m = webMessage('accepted, then the process died');
-    const { encodeConversationId } = await import('../../src/core/conversation.js');
-    await pl.bridge.queue.mailbox.push({
-      platform: 'web',
-      messageId: m.messageId,
-      conversationId: encodeConversationId(m.conversation),
-      workspaceId: 'local',
-      channelId: 'c1',
-      instanceId: 'demo-helper',
-      text: m.text,
-      userId: m.userId,
-      reply: m.reply,
-      receivedAt: Date.now(),
-      errorPolicy: 'reply',
-      context: 'off',
-    });
+    await pushWithoutJob(pl, m);
     await start();
     await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId), 20_000);
     expect(pl.agent.chatCalls()).toHaveLength(1);

@@ -1,6 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { encodeConversationId } from '../../src/core/conversation.js';
-import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+import { pushWithoutJob, startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
 
 let p: Pipeline | undefined;
 afterEach(async () => {
@@ -14,21 +13,7 @@ describe('the sweep for stranded conversations', () => {
     const pl = p;
     // Workers are up and swept at start; then ingress accepts a message and dies before queueing its job.
     const m = webMessage('stranded while everything runs');
-    const pushed = await pl.bridge.queue.mailbox.push({
-      platform: 'web',
-      messageId: m.messageId,
-      conversationId: encodeConversationId(m.conversation),
-      workspaceId: 'local',
-      channelId: 'c1',
-      instanceId: 'demo-helper',
-      text: m.text,
-      userId: m.userId,
-      reply: m.reply,
-      receivedAt: Date.now(),
-      errorPolicy: 'reply',
-      context: 'off',
-    });
-    expect(pushed.status).toBe('queued');
+    await pushWithoutJob(pl, m);
     // Listed 10 s after it was accepted, swept every 5 s: about 15 s (it was 5 minutes). The
     // deadline leaves room for a machine busy with other work; it still fails a minutes-long sweep.
     await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId), 40_000);
