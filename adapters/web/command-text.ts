@@ -1,5 +1,6 @@
 import { runPlainCommand } from '../../src/commands/dispatch.js';
 import { parseCommandText } from '../../src/commands/parse.js';
+import { findCommand } from '../../src/commands/registry.js';
 import type { CommandCaller, CommandReply, Commands } from '../../src/commands/types.js';
 
 /** What a typed `/agent …` command gives back to the page. */
@@ -54,10 +55,9 @@ export async function runCommandText(commands: Commands, caller: CommandCaller, 
   }
 }
 
-/** A known command with a wrong argument is not "not a command". */
+/** A known command (any name or alias in the command table) with a wrong argument is not "not a command". */
 function invalidTitle(text: string): string {
-  const first = text.trim().split(/\s+/)[0]?.toLowerCase() ?? '';
-  if (first === 'set') return 'Not a valid value';
-  const known = ['help', 'instances', 'bind', 'unbind', 'status', 'why', 'audit', 'credential', 'quota', 'usage'];
-  return known.includes(first) ? 'Check the command' : 'Not a command';
+  const entry = findCommand(text.trim().split(/\s+/)[0] ?? '');
+  if (!entry) return 'Not a command';
+  return entry.name === 'set' ? 'Not a valid value' : 'Check the command';
 }

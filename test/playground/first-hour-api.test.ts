@@ -59,4 +59,10 @@ describe('playground API: what the first hour needs', () => {
     expect((await typed('set errors loud')).reply.title).toBe('Not a valid value');
     expect((await typed('frobnicate')).reply.title).toBe('Not a command');
   });
+
+  it('knows every command of the table, and only those, when an argument is wrong', async () => {
+    expect((await typed('setup my-key')).reply.title).toBe('Check the command');
+    expect((await typed('bind')).reply.title).toBe('Check the command');
+    expect((await typed('quota 5')).reply.title).toBe('Not a command');
+  });
 });
