@@ -76,6 +76,12 @@ export interface LoggerOptions {
   pretty?: boolean;
 }
 
+/**
+ * pino-pretty on a terminal: one line per entry. `singleLine` alone still prints `err` (which
+ * most lines carry, see errorFields) as an indented block, so no key is treated as an error.
+ */
+const PRETTY_OPTIONS = { colorize: true, translateTime: 'SYS:HH:MM:ss', singleLine: true, errorLikeObjectKeys: [] as string[] };
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const registry = options.registry ?? secrets;
   const pretty = options.pretty ?? (options.destination === undefined && process.stdout.isTTY === true);
@@ -86,9 +92,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     hooks: { streamWrite: (line: string) => registry.redact(line) },
   };
   if (options.destination) return pino(base, options.destination);
-  if (pretty) {
-    return pino({ ...base, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss', singleLine: true } } });
-  }
+  if (pretty) return pino({ ...base, transport: { target: 'pino-pretty', options: PRETTY_OPTIONS } });
   return pino(base);
 }
 
