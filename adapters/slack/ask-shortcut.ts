@@ -1,5 +1,6 @@
 import type { App } from '@slack/bolt';
 import { errorFields } from '../../src/logger.js';
+import { dmBindingChannel } from '../../src/bindings/dm.js';
 import type { BindingStore } from '../../src/bindings/types.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import type { Logger } from '../../src/logger.js';
@@ -42,7 +43,10 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
     const messageTs = str(s.message_ts) ?? str(s.message?.ts);
     if (!channel || !asker || !messageTs) return;
     const isDirect = channel.startsWith('D');
-    const bound = (await deps.bindings.get('slack', channel)) ?? (isDirect ? await deps.bindings.get('slack', 'dm') : undefined);
+    const team = str(s.team?.id) ?? context.teamId;
+    // A DM is answered by its workspace's DM binding (`dm:<team>`, falling back to the shared `dm`).
+    const bindingChannelId = isDirect ? dmBindingChannel(team ?? 'unknown') : channel;
+    const bound = (await deps.bindings.get('slack', channel)) ?? (isDirect ? await deps.bindings.get('slack', bindingChannelId) : undefined);
     if (!bound) {
       await client.chat
         .postEphemeral({ channel, user: asker, text: notBoundForShortcut })
@@ -72,8 +76,8 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
     const message: IncomingMessage = {
       platform: 'slack',
       messageId,
-      conversation: { platform: 'slack', workspaceId: str(s.team?.id) ?? identity.teamId ?? 'unknown', channelId: channel, threadId: threadTs },
-      bindingChannelId: isDirect ? 'dm' : channel,
+      conversation: { platform: 'slack', workspaceId: team ?? identity.teamId ?? 'unknown', channelId: channel, threadId: threadTs },
+      bindingChannelId,
       userId: asker,
       ...(askerName ? { userName: askerName } : {}),
       text: (body.trim() || (Array.isArray(files) && files.length > 0)) ? `Message from ${author}:\n${body}` : '',

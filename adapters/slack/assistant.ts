@@ -1,4 +1,5 @@
 import { Assistant, type App } from '@slack/bolt';
+import { DM_CHANNEL, dmBindingChannel } from '../../src/bindings/dm.js';
 import type { BindingStore } from '../../src/bindings/types.js';
 import type { Logger } from '../../src/logger.js';
 import { DEFAULT_SUGGESTED_PROMPTS, type SuggestedPromptStore } from '../../src/prompts/suggested-prompts.js';
@@ -23,22 +24,28 @@ const TITLE_CHARS = 60;
  * Slack's AI app surface (Bolt's `Assistant`, needs a paid plan and `assistant_view` in the
  * manifest). A thread starts → the suggested prompts of the binding that will answer; the
  * user switches channel → remembered for the thread; a message → the ingress, answered in
- * the thread by the instance bound to the thread's context channel, else the `dm` binding,
+ * the thread by the instance bound to the thread's context channel, else the workspace's DM binding,
  * with the thread's transcript as context and the status line while the agent works.
  */
 export function registerAssistant(app: App, deps: AssistantDeps): void {
   const { logger } = deps;
 
-  /** Prompts of the binding that would answer: the context channel's, else the DM binding's, else defaults. */
-  const promptsFor = async (contextChannel: string | undefined): Promise<string[]> => {
-    for (const channel of [contextChannel, 'dm']) {
+  /**
+   * Prompts of the binding that would answer: the context channel's, else the workspace's DM
+   * binding's (prompts set under the shared `dm` before DMs were per workspace still count), else defaults.
+   */
+  const promptsFor = async (contextChannel: string | undefined, team: string | undefined): Promise<string[]> => {
+    const dm = dmBindingChannel(team);
+    for (const channel of [contextChannel, dm]) {
       if (!channel) continue;
       if (!(await deps.bindings.get('slack', channel))) continue;
-      const own = await deps.prompts.get('slack', channel);
+      const own = (await deps.prompts.get('slack', channel)) ?? (channel === dm && dm !== DM_CHANNEL ? await deps.prompts.get('slack', DM_CHANNEL) : undefined);
       if (own?.length) return own;
     }
     return DEFAULT_SUGGESTED_PROMPTS;
   };
+  /** The workspace an assistant event comes from. */
+  const teamOf = (body: unknown, context: { teamId?: string }) => str((body as Record<string, unknown>).team_id) ?? context.teamId;
 
   app.assistant(
     new Assistant({
@@ -47,11 +54,11 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
         get: async () => ({}),
         save: async () => undefined,
       },
-      threadStarted: async ({ event, setSuggestedPrompts }) => {
+      threadStarted: async ({ event, body, context, setSuggestedPrompts }) => {
         const thread = event.assistant_thread;
         const contextChannel = str(thread.context?.channel_id);
         await deps.threads.setContextChannel(thread.channel_id, thread.thread_ts, contextChannel);
-        const titles = await promptsFor(contextChannel);
+        const titles = await promptsFor(contextChannel, teamOf(body, context));
         try {
           await setSuggestedPrompts({ prompts: titles.map((title) => ({ title, message: title })) });
         } catch (err) {
@@ -71,8 +78,8 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
         const outcome = await deps.handleMessage(body, (msg) => ({
           ...msg,
           isDirect: true,
-          // The ingress tries this channel's binding, then the `dm` binding.
-          bindingChannelId: contextChannel ?? 'dm',
+          // The ingress tries this channel's binding, then the workspace's DM binding.
+          bindingChannelId: contextChannel ?? dmBindingChannel(msg.conversation.workspaceId),
           forceThreadContext: true,
           reply: { ...msg.reply, assistantThread: true },
         }));

@@ -1,18 +1,21 @@
+import { dmBindingChannel } from '../../src/bindings/dm.js';
 import type { CommandCaller } from '../../src/commands/types.js';
 
 /**
- * The channel a command acts on. Slash commands in a DM with the bot act on the `dm`
- * binding, which covers every direct message (as the ingress looks it up).
+ * The channel a command acts on. Slash commands in a DM with the bot act on the workspace's
+ * DM binding (`dm:<team>`), which covers every direct message in that workspace (as the
+ * ingress looks it up), and no other workspace's.
  */
-export function bindingChannelOf(channelId: string, channelName?: string): string {
-  return channelName === 'directmessage' || channelId.startsWith('D') ? 'dm' : channelId;
+export function bindingChannelOf(teamId: string, channelId: string, channelName?: string): string {
+  return channelName === 'directmessage' || channelId.startsWith('D') ? dmBindingChannel(teamId) : channelId;
 }
 
 export function slackCaller(args: { teamId?: string; channelId: string; channelName?: string; userId: string; userName?: string }): CommandCaller {
+  const workspaceId = args.teamId || 'unknown';
   return {
     platform: 'slack',
-    workspaceId: args.teamId || 'unknown',
-    channelId: bindingChannelOf(args.channelId, args.channelName),
+    workspaceId,
+    channelId: bindingChannelOf(workspaceId, args.channelId, args.channelName),
     userId: args.userId,
     ...(args.userName ? { userName: args.userName.slice(0, 80) } : {}),
   };

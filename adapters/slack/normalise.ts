@@ -1,3 +1,4 @@
+import { dmBindingChannel } from '../../src/bindings/dm.js';
 import type { IncomingMessage, ReplyTarget } from '../../src/core/message.js';
 import type { ConversationRef } from '../../src/core/conversation.js';
 import { mentionsUser, slackTextToPlain } from './slack-text.js';
@@ -30,7 +31,7 @@ const ts = (v: unknown): string | undefined => (typeof v === 'string' && TS.test
  * - A top-level channel message starts a conversation in its own thread (`threadId` = its
  *   ts), which is where the bot answers; replies in that thread carry `thread_ts` = that ts
  *   and land in the same conversation. A DM is one conversation without a thread, answered
- *   inline, unless the user wrote in a thread there.
+ *   inline, unless the user wrote in a thread there. Its binding is its workspace's `dm:<team>`.
  */
 export function normaliseSlackEvent(body: unknown, identity: BotIdentity, now: number = Date.now()): NormaliseResult {
   const ignored = (reason: string): NormaliseResult => ({ kind: 'ignored', reason });
@@ -80,7 +81,7 @@ export function normaliseSlackEvent(body: unknown, identity: BotIdentity, now: n
     platform: 'slack',
     messageId: `${channel}:${messageTs}`,
     conversation,
-    bindingChannelId: isDirect ? 'dm' : channel,
+    bindingChannelId: isDirect ? dmBindingChannel(team) : channel,
     userId,
     ...(userName ? { userName: userName.slice(0, 80) } : {}),
     text: slackTextToPlain(text, identity.userId),

@@ -2,6 +2,7 @@ import type { App } from '@slack/bolt';
 import { errorFields } from '../../src/logger.js';
 import type { Redis } from 'ioredis';
 import type { AuditLog } from '../../src/audit/audit-log.js';
+import { DM_CHANNEL, dmBindingChannel } from '../../src/bindings/dm.js';
 import type { BindingStore } from '../../src/bindings/types.js';
 import type { Config } from '../../src/config/load.js';
 import type { Platform } from '../../src/core/conversation.js';
@@ -29,7 +30,8 @@ interface Where {
  * "Add to Slack" lifecycle. Bindings are keyed by channel alone, so every request an
  * installation sends records `team/channel` in a per-installation set (once per process);
  * `app_uninstalled` and `tokens_revoked` (of the bot) then remove the installation, the
- * bindings of those channels and the work still queued for those workspaces, and audit it.
+ * bindings of those channels and of its workspaces' DMs (`dm:<team>`, never another
+ * workspace's or the shared `dm`), the work still queued for those workspaces, and audit it.
  */
 export function registerUninstallListeners(app: App, deps: UninstallDeps): void {
   const prefix = bullPrefix(deps.config);
@@ -54,13 +56,16 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
   const removeInstallation = async (where: Where, reason: string) => {
     const installation = installationKey(where);
     const places = await deps.redis.smembers(placesKey(installation));
-    let unbound = 0;
-    for (const place of places) {
-      const channelId = place.slice(place.indexOf('/') + 1);
-      if (await deps.bindings.remove('slack', channelId)) unbound += 1;
-    }
     const teams = new Set(places.map((p) => p.slice(0, p.indexOf('/'))));
     if (where.teamId) teams.add(where.teamId);
+    // Its channels and each of its workspaces' DM binding; never the shared `dm` (a place
+    // recorded as `team/dm` before DM bindings were per workspace means that team's).
+    const channels = new Set(places.map((p) => channelOfPlace(p)));
+    for (const team of teams) channels.add(dmBindingChannel(team));
+    let unbound = 0;
+    for (const channelId of channels) {
+      if (await deps.bindings.remove('slack', channelId)) unbound += 1;
+    }
     let dropped = 0;
     for (const team of teams) dropped += (await deps.dropQueuedWork?.('slack', team)) ?? 0;
     await deps.installations.deleteInstallation({
@@ -104,7 +109,14 @@ function placeOf(body: Record<string, unknown>, fallbackTeam: string | undefined
   const team = (body.team ?? {}) as Record<string, unknown>;
   const channelId = str(event.channel) ?? str(body.channel_id) ?? str(channel.id);
   const teamId = str(body.team_id) ?? str(team.id) ?? fallbackTeam;
-  return channelId && teamId ? { teamId, channelId: channelId.startsWith('D') ? 'dm' : channelId } : undefined;
+  return channelId && teamId ? { teamId, channelId: channelId.startsWith('D') ? dmBindingChannel(teamId) : channelId } : undefined;
+}
+
+/** The binding channel of a recorded `team/channel` place. */
+function channelOfPlace(place: string): string {
+  const slash = place.indexOf('/');
+  const channelId = place.slice(slash + 1);
+  return channelId === DM_CHANNEL ? dmBindingChannel(place.slice(0, slash)) : channelId;
 }
 
 const str = (v: unknown) => (typeof v === 'string' && v ? v : undefined);

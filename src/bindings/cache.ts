@@ -3,6 +3,7 @@ import { errorFields } from '../logger.js';
 import type { Platform } from '../core/conversation.js';
 import type { Logger } from '../logger.js';
 import { isRedisConnectionError } from '../redis-errors.js';
+import { DM_CHANNEL } from './dm.js';
 import type { Binding, BindingStore } from './types.js';
 
 export interface BindingCacheOptions {
@@ -48,8 +49,15 @@ export function createCachedBindingStore(options: BindingCacheOptions): CachedBi
 
   const invalidate = (name?: string) => {
     generation += 1;
-    if (name === undefined) entries.clear();
-    else entries.delete(name);
+    if (name === undefined) {
+      entries.clear();
+      return;
+    }
+    entries.delete(name);
+    // Every workspace's `dm:<id>` without a binding of its own resolved through this `dm`.
+    if (name.endsWith(`:${DM_CHANNEL}`)) {
+      for (const cached of [...entries.keys()]) if (cached.startsWith(`${name}:`)) entries.delete(cached);
+    }
   };
 
   const sub = options.redis.duplicate({ connectionName: `${options.prefix}:bindings-cache` });

@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { PLATFORM_NAME, type Platform } from '../core/conversation.js';
 import type { BindingDefault } from '../config/bindings-env.js';
 import type { Logger } from '../logger.js';
+import { fallbackChannelOf } from './dm.js';
 import type { Binding, BindingStore } from './types.js';
 
 /** Options of {@link createBindingStore}. */
@@ -53,7 +54,10 @@ function field(platform: Platform, channelId: string): string {
 /**
  * Channel → instance bindings in the Redis hash `${prefix}:bindings` (field `platform:channelId`,
  * value JSON). `BINDINGS` defaults apply where Redis has no entry; a corrupt entry is logged and
- * treated as absent, never thrown.
+ * treated as absent, never thrown. A workspace's DM channel `dm:<workspace>` with nothing of its
+ * own falls back to `dm` (the `BINDINGS` default, or a binding stored there before DMs were kept
+ * per workspace); removing it where that fallback is in force leaves a tombstone, so an unbind
+ * in one workspace holds there and changes nothing elsewhere.
  */
 export function createBindingStore(options: BindingStoreOptions): BindingStore {
   const { redis, logger } = options;
@@ -83,10 +87,25 @@ export function createBindingStore(options: BindingStoreOptions): BindingStore {
     return d ? defaultBinding(d) : undefined;
   }
 
+  /** What is stored for the channel and, for `dm:<workspace>`, for its fallback `dm`, in one read. */
+  async function read(platform: Platform, channelId: string) {
+    const name = field(platform, channelId);
+    const fallback = fallbackChannelOf(channelId);
+    if (!fallback) return { name, stored: decode(name, await redis.hget(key, name)), fallbackBinding: undefined };
+    const fallbackName = field(platform, fallback);
+    const [own, shared] = await redis.hmget(key, name, fallbackName);
+    return { name, stored: decode(name, own), fallbackBinding: resolve(fallbackName, decode(fallbackName, shared)) };
+  }
+
+  /** The channel's own entry (or tombstone, or `BINDINGS` default), else its fallback's. */
+  function inForce(r: Awaited<ReturnType<typeof read>>): Binding | undefined {
+    if (r.stored.kind !== 'none' || defaults.has(r.name)) return resolve(r.name, r.stored);
+    return r.fallbackBinding;
+  }
+
   return {
     async get(platform, channelId) {
-      const name = field(platform, channelId);
-      return resolve(name, decode(name, await redis.hget(key, name)));
+      return inForce(await read(platform, channelId));
     },
 
     async set(platform, channelId, binding) {
@@ -95,12 +114,13 @@ export function createBindingStore(options: BindingStoreOptions): BindingStore {
     },
 
     async remove(platform, channelId) {
-      const name = field(platform, channelId);
-      const wasInForce = resolve(name, decode(name, await redis.hget(key, name))) !== undefined;
-      if (defaults.has(name)) {
-        await redis.hset(key, name, JSON.stringify({ removed: true, at: Date.now() }));
+      const r = await read(platform, channelId);
+      const wasInForce = inForce(r) !== undefined;
+      // Deleting the entry would let a default (or the shared `dm` binding) apply again: mask it.
+      if (defaults.has(r.name) || r.fallbackBinding) {
+        await redis.hset(key, r.name, JSON.stringify({ removed: true, at: Date.now() }));
       } else {
-        await redis.hdel(key, name);
+        await redis.hdel(key, r.name);
       }
       return wasInForce;
     },

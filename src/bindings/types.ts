@@ -21,7 +21,10 @@ export interface Binding {
   updatedAt?: number;
 }
 
-/** Channel → instance map. A thread uses its channel's binding; `dm` covers direct messages. */
+/**
+ * Channel → instance map. A thread uses its channel's binding; direct messages use their
+ * workspace's `dm:<workspace>` (see dm.ts), which falls back to the deployment-wide `dm`.
+ */
 export interface BindingStore {
   get(platform: Platform, channelId: string): Promise<Binding | undefined>;
   set(platform: Platform, channelId: string, binding: Binding): Promise<void>;

@@ -1,3 +1,4 @@
+import { dmBindingChannel } from '../bindings/dm.js';
 import type { Binding, BindingStore } from '../bindings/types.js';
 import type { DropLogWriter } from '../diagnostics/drop-log.js';
 import { errorFields } from '../logger.js';
@@ -86,10 +87,12 @@ export function createIngress(options: IngressOptions): Ingress {
   const hasAccount = async (m: IncomingMessage) =>
     !options.accounts || Boolean(await options.accounts.forWorkspace(m.platform, m.conversation.workspaceId).catch(() => true));
 
+  /** The channel's binding; a direct message without one (an assistant thread's context channel) uses its workspace's DM binding. */
   const lookupBinding = async (m: IncomingMessage) => {
     const own = await options.bindings.get(m.platform, m.bindingChannelId);
     if (own || !m.isDirect) return own;
-    return options.bindings.get(m.platform, 'dm');
+    const dm = dmBindingChannel(m.conversation.workspaceId);
+    return dm === m.bindingChannelId ? undefined : options.bindings.get(m.platform, dm);
   };
 
   return {

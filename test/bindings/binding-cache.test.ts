@@ -100,4 +100,26 @@ describe('binding cache', () => {
     await resubscribed;
     expect(await b.cache.get('slack', 'C9')).toMatchObject({ instanceId: 'inst_missed' });
   });
+
+  it("a change of the shared `dm` binding drops every workspace DM that resolved through it", async () => {
+    const p = `${prefix}:dm`;
+    const a = await proc(p);
+    const b = await proc(p);
+    await a.cache.set('slack', 'dm', binding('inst_shared'));
+    expect(await b.cache.get('slack', 'dm:TA')).toMatchObject({ instanceId: 'inst_shared' }); // cached in b
+    expect(await b.cache.get('slack', 'dm:TB')).toMatchObject({ instanceId: 'inst_shared' });
+
+    const seen = b.invalidated('slack:dm');
+    await a.cache.set('slack', 'dm', binding('inst_new'));
+    await seen;
+    expect(await b.cache.get('slack', 'dm:TA')).toMatchObject({ instanceId: 'inst_new' });
+    expect(await b.cache.get('slack', 'dm:TB')).toMatchObject({ instanceId: 'inst_new' });
+
+    // A workspace's own DM binding changes only that workspace.
+    const own = b.invalidated('slack:dm:TA');
+    await a.cache.set('slack', 'dm:TA', binding('inst_a'));
+    await own;
+    expect(await b.cache.get('slack', 'dm:TA')).toMatchObject({ instanceId: 'inst_a' });
+    expect(await b.cache.get('slack', 'dm:TB')).toMatchObject({ instanceId: 'inst_new' });
+  });
 });

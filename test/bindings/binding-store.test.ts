@@ -1,6 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { createBindingStore } from '../../src/bindings/store.js';
 import type { Binding } from '../../src/bindings/types.js';
+import { dmBindingChannel } from '../../src/bindings/dm.js';
 import { cleanup, testRedis } from '../support/redis-helpers.js';
 
 const { redis, prefix } = testRedis();
@@ -101,5 +102,53 @@ describe('binding store', () => {
 
   it('refuses to store an invalid binding', async () => {
     await expect(store.set('slack', 'C5', { ...admin('x'), mode: 'loud' as never })).rejects.toThrow();
+  });
+});
+
+describe('per-workspace DM bindings (`dm:<workspace>`)', () => {
+  it('each workspace has its own; one without falls back to the BINDINGS `dm` default', async () => {
+    const p = `${prefix}:dm-default`;
+    const store = createBindingStore({ redis, prefix: p, defaults: [{ platform: 'slack', channelId: 'dm', instanceId: 'inst_everyone' }] });
+    expect(dmBindingChannel('TA')).toBe('dm:TA');
+    expect(await store.get('slack', 'dm:TA')).toMatchObject({ instanceId: 'inst_everyone', source: 'default' });
+
+    await store.set('slack', 'dm:TA', admin('inst_a'));
+    expect(await store.get('slack', 'dm:TA')).toMatchObject({ instanceId: 'inst_a' });
+    expect(await store.get('slack', 'dm:TB')).toMatchObject({ instanceId: 'inst_everyone' });
+    expect(await store.get('slack', 'dm')).toMatchObject({ instanceId: 'inst_everyone' });
+
+    // Unbinding in A masks the default for A only.
+    expect(await store.remove('slack', 'dm:TA')).toBe(true);
+    expect(await store.get('slack', 'dm:TA')).toBeUndefined();
+    expect(await store.get('slack', 'dm:TB')).toMatchObject({ instanceId: 'inst_everyone' });
+    expect(await store.remove('slack', 'dm:TB')).toBe(true);
+    expect(await store.get('slack', 'dm:TB')).toBeUndefined();
+    expect(await store.get('slack', 'dm')).toMatchObject({ instanceId: 'inst_everyone' });
+  });
+
+  it('a legacy binding stored under the shared `dm` stays in force as the fallback, never lost', async () => {
+    const p = `${prefix}:dm-legacy`;
+    const store = createBindingStore({ redis, prefix: p });
+    await redis.hset(`${p}:bindings`, 'slack:dm', JSON.stringify(admin('inst_legacy')));
+    expect(await store.get('slack', 'dm:TA')).toMatchObject({ instanceId: 'inst_legacy' });
+    await store.set('slack', 'dm:TB', admin('inst_b'));
+    expect(await store.remove('slack', 'dm:TB')).toBe(true);
+    // B's unbind masks the legacy binding for B; A and the stored `dm` itself are untouched.
+    expect(await store.get('slack', 'dm:TB')).toBeUndefined();
+    expect(await store.get('slack', 'dm:TA')).toMatchObject({ instanceId: 'inst_legacy' });
+    expect(JSON.parse((await redis.hget(`${p}:bindings`, 'slack:dm'))!)).toMatchObject({ instanceId: 'inst_legacy' });
+  });
+
+  it('with no fallback in force, unbinding a workspace DM deletes the entry (no tombstone left)', async () => {
+    const p = `${prefix}:dm-plain`;
+    const store = createBindingStore({ redis, prefix: p });
+    expect(await store.get('slack', 'dm:TA')).toBeUndefined();
+    await store.set('slack', 'dm:TA', admin('inst_a'));
+    expect(await store.remove('slack', 'dm:TA')).toBe(true);
+    expect(await redis.hexists(`${p}:bindings`, 'slack:dm:TA')).toBe(0);
+    expect(await store.remove('slack', 'dm:TA')).toBe(false);
+    // `dm` itself and Discord's `dm` have no fallback.
+    expect(dmBindingChannel('dm')).toBe('dm');
+    expect(dmBindingChannel(undefined)).toBe('dm');
   });
 });

@@ -69,9 +69,10 @@ describe.each(['http', 'socket'] as const)('/agent over %s', (mode) => {
     expect(h.slack.callsOf('users.info', (c) => c.params.user === W.owner).length).toBeGreaterThanOrEqual(1);
   });
 
-  it('binds the DM binding when run in a DM', async () => {
+  it("binds the workspace's DM binding when run in a DM, leaving the deployment-wide `dm` default alone", async () => {
     await run(h, 'bind demo-poet', W.admin, 'D0ADMIN01');
-    expect((await h.bridge.bindings.get('slack', 'dm'))?.instanceId).toBe('demo-poet');
+    expect((await h.bridge.bindings.get('slack', `dm:${h.slack.identity.teamId}`))?.instanceId).toBe('demo-poet');
+    expect((await h.bridge.bindings.get('slack', 'dm'))?.instanceId).toBe('demo-helper');
     await run(h, 'bind demo-helper', W.admin, 'D0ADMIN01');
   });
 

@@ -42,10 +42,10 @@ describe('normaliseSlackEvent', () => {
     expect(reply.mentionsBot).toBe(false);
   });
 
-  it('answers a DM inline and binds it through `dm`', () => {
+  it("answers a DM inline and binds it through its workspace's `dm:<team>`", () => {
     const m = normalised(message({ channel: 'D1', channel_type: 'im' }));
     expect(m.isDirect).toBe(true);
-    expect(m.bindingChannelId).toBe('dm');
+    expect(m.bindingChannelId).toBe('dm:T1');
     expect(m.conversation.threadId).toBeUndefined();
     expect(m.reply).toEqual({ channelId: 'D1', messageId: '1700000000.000100', inline: true });
   });
