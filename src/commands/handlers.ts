@@ -121,7 +121,7 @@ export function createCommands(options: CommandsOptions): Commands {
     unbind: (caller) => guard('unbind', caller, () => bindingCommands.unbind(caller)),
     set: (caller, setting, value) =>
       guard('set', caller, () => (setting === 'prompts' ? native.setPrompts(caller, value) : bindingCommands.set(caller, setting, value))),
-    feedback: (caller) => guard('feedback', caller, () => native.feedback()),
+    feedback: (caller) => guard('feedback', caller, () => native.feedback(caller)),
     status: (caller) => guard('status', caller, () => reports.status(caller)),
     why: (caller) => guard('why', caller, () => reports.why(caller)),
     audit: (caller) => guard('audit', caller, () => reports.audit(caller)),

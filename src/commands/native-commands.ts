@@ -37,9 +37,10 @@ export function createNativeCommands(deps: NativeCommandDeps, audit: AuditWriter
       return reply(true, 'Suggested prompts', ['The assistant suggests these when a thread starts from this channel:', ...saved.map((t) => `• ${t}`)]);
     },
 
-    async feedback(): Promise<CommandReply> {
+    /** Votes cast in the caller's workspace only: instances may be shared, their feedback is not. */
+    async feedback(caller: CommandCaller): Promise<CommandReply> {
       if (!deps.feedback) return reply(false, 'Feedback', ['Feedback is not recorded here.']);
-      const rows = await deps.feedback.summary({ negatives: 5 });
+      const rows = await deps.feedback.summary({ negatives: 5, workspace: { platform: caller.platform, workspaceId: caller.workspaceId } });
       return reply(true, 'Feedback', formatFeedbackSummary(rows).split('\n'));
     },
   };

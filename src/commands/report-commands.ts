@@ -82,6 +82,10 @@ export function createReportCommands(deps: CommandsDeps, instancesFor: (caller: 
       return reply(true, 'Status of this channel', lines);
     },
 
+    /**
+     * The drop log of the caller's binding channel. In a DM that is the workspace's own DM channel
+     * (Slack's `dm:<team>`, from the adapter's caller), so no workspace reads another's failures.
+     */
     async why(caller: CommandCaller): Promise<CommandReply> {
       const [entries, binding] = await Promise.all([
         dropLog.recent(caller.platform, caller.channelId, WHY_COUNT),

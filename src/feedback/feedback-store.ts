@@ -50,8 +50,23 @@ export interface InstanceFeedback {
 export interface FeedbackStore {
   /** Records a vote; the same user's earlier vote on the same reply is replaced. */
   record(vote: FeedbackVote): Promise<RecordOutcome>;
-  /** Counts per instance of votes since `sinceMs` (default: the last 7 days), instances sorted by ID. */
-  summary(options?: { sinceMs?: number; negatives?: number; instanceIds?: string[] }): Promise<InstanceFeedback[]>;
+  /**
+   * Counts per instance of votes since `sinceMs` (default: the last 7 days), instances sorted by
+   * ID. With `workspace`, only votes cast in that platform's workspace count (and are listed):
+   * an admin sees their own workspace's feedback, never another's.
+   */
+  summary(options?: SummaryOptions): Promise<InstanceFeedback[]>;
+}
+
+/** Options of {@link FeedbackStore.summary}. */
+export interface SummaryOptions {
+  sinceMs?: number;
+  /** Latest negative replies listed per instance. @defaultValue 5 */
+  negatives?: number;
+  /** Only these instances (listed even without votes). */
+  instanceIds?: string[];
+  /** Only votes cast in this workspace of this platform. */
+  workspace?: { platform: Platform; workspaceId: string };
 }
 
 /** Options of {@link createFeedbackStore}. */
@@ -125,6 +140,7 @@ export function createFeedbackStore(options: FeedbackStoreOptions): FeedbackStor
     async summary(opts = {}) {
       const since = opts.sinceMs ?? Date.now() - WEEK_MS;
       const wantNegatives = opts.negatives ?? 5;
+      const scope = opts.workspace;
       const ids = (opts.instanceIds ?? (await redis.smembers(instancesKey))).slice().sort();
       const out: InstanceFeedback[] = [];
       for (const instanceId of ids) {
@@ -144,6 +160,7 @@ export function createFeedbackStore(options: FeedbackStoreOptions): FeedbackStor
           values.forEach((raw, i) => {
             const v = parse(raw);
             if (!v) return;
+            if (scope && (v.p !== scope.platform || v.w !== scope.workspaceId)) return;
             if (v.r === 'positive') entry.positive++;
             else entry.negative++;
             const agentMessageId = page[i]!.split('\n')[0]!;

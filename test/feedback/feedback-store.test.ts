@@ -49,6 +49,29 @@ describe('feedback store', () => {
     expect(formatFeedbackSummary([])).toBe('No feedback in the last 7 days.');
   });
 
+  it("scoped to a workspace, counts and lists only the votes cast there (an instance shared by two workspaces included)", async () => {
+    const store = createFeedbackStore({ redis, prefix: `${prefix}:scoped` });
+    const alpha = { platform: 'slack' as const, workspaceId: 'TA', channelId: 'CA' };
+    const beta = { platform: 'slack' as const, workspaceId: 'TB', channelId: 'CB' };
+    await store.record({ ...alpha, instanceId: 'shared', agentMessageId: 'a1', userId: 'UA', rating: 'negative', link: 'https://alpha/p1' });
+    await store.record({ ...alpha, instanceId: 'alpha-only', agentMessageId: 'a2', userId: 'UA', rating: 'positive' });
+    await store.record({ ...beta, instanceId: 'shared', agentMessageId: 'b1', userId: 'UB', rating: 'negative', link: 'https://beta/p1' });
+    await store.record({ ...beta, instanceId: 'shared', agentMessageId: 'b2', userId: 'UB', rating: 'positive' });
+    // The same team ID on another platform is another workspace.
+    await store.record({ platform: 'discord', workspaceId: 'TA', channelId: 'D1', instanceId: 'shared', agentMessageId: 'd1', userId: 'UD', rating: 'negative' });
+
+    expect(await store.summary({ workspace: { platform: 'slack', workspaceId: 'TA' } })).toEqual([
+      { instanceId: 'alpha-only', positive: 1, negative: 0, latestNegative: [] },
+      { instanceId: 'shared', positive: 0, negative: 1, latestNegative: [expect.objectContaining({ agentMessageId: 'a1', link: 'https://alpha/p1' })] },
+    ]);
+    expect(await store.summary({ workspace: { platform: 'slack', workspaceId: 'TB' } })).toEqual([
+      { instanceId: 'shared', positive: 1, negative: 1, latestNegative: [expect.objectContaining({ agentMessageId: 'b1', link: 'https://beta/p1' })] },
+    ]);
+    expect(await store.summary({ workspace: { platform: 'slack', workspaceId: 'TNONE' } })).toEqual([]);
+    // Unscoped (the store's own view) still counts everything.
+    expect((await store.summary()).find((r) => r.instanceId === 'shared')).toMatchObject({ positive: 1, negative: 3 });
+  });
+
   it('keeps at most maxEntries votes per instance, dropping the oldest', async () => {
     const p = `${prefix}:trim`;
     const store = createFeedbackStore({ redis, prefix: p, maxEntries: 3 });
