@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   // The banner is for people: stderr, so stdout stays pure JSON lines off a terminal.
-  if (config.mode === 'demo') process.stderr.write(demoBanner(`http://${config.http.host}:${bridge.httpPort}/`, privateRedis));
+  if (config.mode === 'demo') process.stderr.write(demoBanner(`http://${config.http.host}:${bridge.httpPort}/`, privateRedis, PLATFORM_SETTINGS));
   else if (privateRedis) process.stderr.write(privateRedisNote(privateRedis));
 
   let signals = 0;

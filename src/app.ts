@@ -22,6 +22,7 @@ import { createDropLog } from './diagnostics/drop-log.js';
 import { mountDashboard } from './http/dashboard.js';
 import { createHttpServer } from './http/server.js';
 import { createIngress } from './ingress/ingress.js';
+import { DEFAULT_VOCABULARY } from './ingress/notices.js';
 import { createInstanceLabel, learnInstancesFrom } from './instance-label.js';
 import type { Ingress } from './ingress/types.js';
 import { createLogger, secrets as processSecrets, type Logger, type SecretRegistry, errorFields } from './logger.js';
@@ -184,7 +185,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       prompts,
       feedback,
     });
-  const commands = commandsFor({ workspace: 'workspace', command: '/agent' });
+  const commands = commandsFor(DEFAULT_VOCABULARY);
 
   const q = config.quotas;
   const anyDefaultQuota = q.userPerDay + q.userPerMinute + q.channelPerDay + q.channelPerMinute > 0;
@@ -199,6 +200,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     quotasActive: (b) => anyDefaultQuota || Object.values(b.quota ?? {}).some((n) => (n ?? 0) > 0),
     drops: dropLog,
     ...(accounts.mode === 'per-workspace' ? { accounts } : {}),
+    vocabularies: Object.fromEntries(options.platforms.map((p) => [p.platform, p.vocabulary(config)])),
   });
 
   const agentReady = agentReadiness(agentApi);

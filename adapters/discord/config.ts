@@ -66,6 +66,7 @@ const discordSchema = z.object({
 /** Discord's settings, read by the one config loader (src/config) through this module. */
 export const discordSettings: PlatformSettings<DiscordConfig> = {
   platform: 'discord',
+  toRunForReal: { variables: 'DISCORD_TOKEN', gives: 'Discord' },
   present: (env) => env.DISCORD_TOKEN !== undefined && env.DISCORD_TOKEN.trim() !== '',
   load(env) {
     const { data: e, problems } = parseSettings(discordSchema, env);

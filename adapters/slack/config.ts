@@ -54,6 +54,7 @@ const present = (v: string | undefined) => v !== undefined && v.trim() !== '';
 /** Slack's settings, read by the one config loader (src/config) through this module. */
 export const slackSettings: PlatformSettings<SlackConfig> = {
   platform: 'slack',
+  toRunForReal: { variables: 'SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET', gives: 'Slack over HTTP (or SLACK_APP_TOKEN: Socket Mode)' },
   present: (env) => ['SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CLIENT_ID'].some((name) => present(env[name])),
   load(env, context) {
     const { data: e, problems } = parseSettings(slackSchema, env);

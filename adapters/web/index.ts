@@ -9,6 +9,7 @@ import { createWebEventStore } from './event-store.js';
 import { createWebEventHub } from './hub.js';
 import { createWebReplyPort } from './reply-port.js';
 import { createEventsHandler } from './sse.js';
+import { webVocabulary } from './vocabulary.js';
 
 export { createWebReplyPort } from './reply-port.js';
 
@@ -88,7 +89,7 @@ function createWebAdapter(ctx: AdapterContext): Adapter {
 /** The local playground, a third platform next to Slack and Discord. */
 export const webPlatform: PlatformModule = {
   platform: 'web',
-  vocabulary: () => ({ workspace: 'playground', command: '/agent' }),
+  vocabulary: () => webVocabulary,
   createReplyPort: (deps) => createWebReplyPort(deps),
   createAdapter: createWebAdapter,
 };

@@ -28,6 +28,11 @@ export interface PlatformSettingsResult<S> {
  */
 export interface PlatformSettings<S = unknown> {
   readonly platform: Platform;
+  /**
+   * What to set to run it for real, for the demo banner: its variables and what they give.
+   * @defaultValue not named in the banner (a platform with nothing to set, like the playground)
+   */
+  readonly toRunForReal?: { variables: string; gives: string };
   /** Any of its settings is present: a real deployment (the demo runs only when none is). */
   present(env: RawEnv): boolean;
   load(env: RawEnv, context: PlatformSettingsContext): PlatformSettingsResult<S>;

@@ -83,6 +83,19 @@ export interface PlatformVocabulary {
   workspace: string;
   /** The admin command as users type it (`/agent`, or SLACK_COMMAND). */
   command: string;
+  /**
+   * Ingress's notices in this platform's own words, where the default wording (mentions, and
+   * the admin command named with `command`) does not fit it.
+   * @defaultValue the wording of src/ingress/notices.ts
+   */
+  notices?: {
+    /** A user addressed the bot in a channel with no binding. */
+    notBound?: string;
+    /** A user addressed the bot with no text. */
+    empty?: string;
+    /** The workspace has no agent account (per-workspace accounts). */
+    noAccount?: string;
+  };
 }
 
 /**

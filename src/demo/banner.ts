@@ -1,8 +1,17 @@
+import type { PlatformSettings } from '../config/platform-settings.js';
 import type { PrivateRedis } from '../private-redis.js';
 
-/** Printed when `npm start` runs with no configuration. */
-export function demoBanner(url: string, privateRedis?: Pick<PrivateRedis, 'url' | 'dataDir'>): string {
+/**
+ * Printed when `npm start` runs with no configuration. Each platform's settings name the
+ * variables that run it for real (`toRunForReal`).
+ */
+export function demoBanner(
+  url: string,
+  privateRedis: Pick<PrivateRedis, 'url' | 'dataDir'> | undefined,
+  platforms: readonly Pick<PlatformSettings, 'toRunForReal'>[],
+): string {
   const line = '─'.repeat(66);
+  const platformLines = platforms.flatMap(({ toRunForReal: real }) => (real ? [`    ${real.variables.padEnd(40)} ${real.gives}\n`] : [])).join('');
   return `
 ${line}
   agent-bridge DEMO: no configuration found, so this is the local playground
@@ -12,9 +21,7 @@ ${line}
 ${privateRedis ? `\n${privateRedisNote(privateRedis)}` : ''}
   To run for real, copy .env.example to .env and set:
     AGENT_API_BASE_URL, AGENT_API_KEY       the agent service
-    SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET   Slack over HTTP (or SLACK_APP_TOKEN: Socket Mode)
-    DISCORD_TOKEN                            Discord
-  See README.md for the whole setup.
+${platformLines}  See README.md for the whole setup.
 ${line}
 `;
 }

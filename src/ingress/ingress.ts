@@ -12,7 +12,8 @@ import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { ChatQueue } from '../queue/chat-queue.js';
 import { jobIdFor, type ChatMessage } from '../queue/types.js';
-import { notices } from './notices.js';
+import type { PlatformVocabulary } from '../core/platform-context.js';
+import { DEFAULT_VOCABULARY, notices, platformNotices, type PlatformNotices } from './notices.js';
 import { isRedisConnectionError } from '../redis-errors.js';
 import { describeQuotaHit } from '../quota/message.js';
 import type { QuotaResult } from '../quota/quota.js';
@@ -45,6 +46,11 @@ export interface IngressOptions {
   enqueueRetryMs?: number;
   /** Per-workspace agent accounts: messages of a workspace without one are not queued. */
   accounts?: AgentAccounts;
+  /**
+   * Each platform's words for its notices (its module's `vocabulary`).
+   * @defaultValue `/agent` and the default wording, for every platform
+   */
+  vocabularies?: Partial<Record<Platform, PlatformVocabulary>>;
 }
 
 /** A user of a workspace without an agent account hears it once an hour. */
@@ -56,6 +62,13 @@ const BUSY_NOTICE_WINDOW_SECONDS = 60;
 /** The single entry point of every adapter (see src/ingress/types.ts). */
 export function createIngress(options: IngressOptions): Ingress {
   const retryFor = options.enqueueRetryMs ?? 10_000;
+  const wording = new Map<Platform, PlatformNotices>();
+  /** The notices in the words of the message's platform. */
+  const noticesOf = (platform: Platform): PlatformNotices => {
+    let words = wording.get(platform);
+    if (!words) wording.set(platform, (words = platformNotices(options.vocabularies?.[platform] ?? DEFAULT_VOCABULARY)));
+    return words;
+  };
 
   const notify = async (m: IncomingMessage, text: string) => {
     const port = options.ports[m.platform];
@@ -110,8 +123,8 @@ export function createIngress(options: IngressOptions): Ingress {
       const explicitlyAddressed = m.isDirect || m.mentionsBot || m.repliesToBot;
       if (!binding) {
         // A workspace without an agent account can bind nothing yet: say what comes first.
-        if (explicitlyAddressed && !(await hasAccount(m))) return drop(m, 'no_account', notices.noAccount(m.platform));
-        return drop(m, 'not_bound', explicitlyAddressed ? notices.notBound(m.platform) : undefined);
+        if (explicitlyAddressed && !(await hasAccount(m))) return drop(m, 'no_account', noticesOf(m.platform).noAccount);
+        return drop(m, 'not_bound', explicitlyAddressed ? noticesOf(m.platform).notBound : undefined);
       }
 
       // Without the MessageContent intent an unreadable message can't be answered, whatever the mode.
@@ -125,13 +138,13 @@ export function createIngress(options: IngressOptions): Ingress {
       if (!addressed) return drop(m, 'not_addressed');
 
       const text = m.text.trim();
-      if (!text) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : notices.empty(m.platform));
+      if (!text) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : noticesOf(m.platform).empty);
       if (text.length > options.maxMessageChars) return drop(m, 'too_long', notices.tooLong(text.length, options.maxMessageChars));
 
       // Per-workspace accounts: a workspace whose admin has not run `setup` has no one to bill.
       if (!(await hasAccount(m))) {
         const tell = await firstNotice(m, 'no-account', NO_ACCOUNT_NOTICE_WINDOW_SECONDS);
-        return drop(m, 'no_account', tell ? notices.noAccount(m.platform) : undefined);
+        return drop(m, 'no_account', tell ? noticesOf(m.platform).noAccount : undefined);
       }
 
       if (options.quota && (options.quotasActive?.(binding) ?? true)) {
@@ -179,6 +192,12 @@ export function createIngress(options: IngressOptions): Ingress {
       }
       options.metrics.ingress.inc({ platform: m.platform, result: result.status });
       if (result.status === 'duplicate') return { status: 'duplicate', jobId: result.jobId };
+      if (result.behindRetry) {
+        // It waits behind a message that is being retried: worth explaining in `/agent why`.
+        await options.drops
+          ?.record(m.platform, m.bindingChannelId, { messageId: m.messageId, userId: m.userId, reason: 'queued', at: Date.now() })
+          .catch(() => {});
+      }
       if (m.hasAttachments) await notify(m, notices.attachments);
       return { status: 'queued', jobId: result.jobId };
     },

@@ -28,11 +28,32 @@ describe('architecture', () => {
     expect(offenders).toEqual([]);
   });
 
+  it("src/ names no platform variable outside comments (the demo banner takes them from each platform's settings)", () => {
+    const offenders = files('src').flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((line) => /\b(SLACK|DISCORD)_[A-Z]/.test(line) && !/^\s*(\/?\*|\/\/)/.test(line))
+        .map((line) => `${f}: ${line.trim()}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
   it("src/ branches on no platform's name: wording comes from the module's vocabulary", () => {
     const offenders = files('src').flatMap((f) =>
       readFileSync(f, 'utf8')
         .split('\n')
         .filter((line) => /['"](slack|discord)['"]/.test(line) && !/^\s*(\*|\/\/)/.test(line))
+        .map((line) => `${f}: ${line.trim()}`),
+    );
+    expect(offenders).toEqual([]);
+  });
+
+  it("src/ compares no platform with a name (`platform === 'web'`, `switch (platform)`): the module's vocabulary words it", () => {
+    const comparison = /platform\w*(\.\w+)*\s*[!=]==?\s*['"`]|['"`]\w*['"`]\s*[!=]==?\s*[\w.]*platform|switch\s*\([^)]*platform|['"]web['"]/i;
+    const offenders = files('src').flatMap((f) =>
+      readFileSync(f, 'utf8')
+        .split('\n')
+        .filter((line) => comparison.test(line) && !/^\s*(\*|\/\/)/.test(line))
         .map((line) => `${f}: ${line.trim()}`),
     );
     expect(offenders).toEqual([]);

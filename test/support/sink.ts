@@ -4,6 +4,7 @@ import { splitMarkdown } from '../../src/render/split-markdown.js';
 import { PlatformError } from '../../src/core/errors.js';
 import type { PlatformModule } from '../../src/core/platform-context.js';
 import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
+import { webVocabulary } from '../../adapters/web/vocabulary.js';
 
 /** A post the sink accepted. */
 export interface SinkPost {
@@ -109,7 +110,8 @@ export function sinkPort(url: string, maxChars = 2000, options: { indicators?: b
 export function sinkPlatform(url: string, options: { indicators?: boolean; thread?: ThreadMessage[] } = {}): PlatformModule {
   return {
     platform: 'web',
-    vocabulary: () => ({ workspace: 'workspace', command: '/agent' }),
+    // The playground's notices (the sink stands in for it), under the default workspace noun.
+    vocabulary: () => ({ ...webVocabulary, workspace: 'workspace' }),
     createReplyPort: () => sinkPort(url, 2000, options),
     createAdapter: () => ({ platform: 'web', start: async () => {}, stop: async () => {} }),
   };
