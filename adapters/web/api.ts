@@ -87,6 +87,18 @@ function scrub(reply: CommandReply, secret: string): CommandReply {
   };
 }
 
+/**
+ * Messages this process's worker finished, by outcome: the figures of
+ * `agent_bridge_messages_total` on this process's /metrics, summed over platforms. Null where
+ * they are not counted here (an ingress-only process has no worker).
+ */
+async function finishedMessages(ctx: AdapterContext): Promise<{ replied: number | null; gaveUp: number | null }> {
+  if (!ctx.metrics || ctx.config.role === 'ingress') return { replied: null, gaveUp: null };
+  const { values } = await ctx.metrics.messages.get();
+  const sum = (outcome: string) => values.filter((v) => v.labels.outcome === outcome).reduce((n, v) => n + v.value, 0);
+  return { replied: sum('replied'), gaveUp: sum('gave_up') };
+}
+
 /** The JSON API under `/playground/api`: chat, admin commands and figures. */
 export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Router {
   const { commands, ingress, logger } = ctx;
@@ -130,14 +142,12 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
   });
 
   api.get('/queue', async (_req, res) => {
-    const [counts, failures, gaveUp] = await Promise.all([
-      ctx.queueInfo.counts(),
-      ctx.queueInfo.recentFailures(10),
-      ctx.queueInfo.gaveUp?.() ?? Promise.resolve(0),
-    ]);
-    // A job whose message was given up on still completes in BullMQ: it is counted once, as
-    // "Gave up" (like agent_bridge_messages_total{outcome="gave_up"}), not as "Completed".
-    res.json({ counts: { ...counts, completed: Math.max(0, counts.completed - gaveUp), gaveUp }, failures });
+    const [counts, failures, finished] = await Promise.all([ctx.queueInfo.counts(), ctx.queueInfo.recentFailures(10), finishedMessages(ctx)]);
+    // Waiting, active and failed are BullMQ's jobs (agent_bridge_queue_jobs); completed and
+    // gave up are messages, as agent_bridge_messages_total counts them. BullMQ's own completed
+    // count mixes both (a message given up on still completes its job) and is trimmed by
+    // KEEP_COMPLETED_*, so nothing subtracts from it.
+    res.json({ counts: { ...counts, completed: finished.replied, gaveUp: finished.gaveUp }, failures });
   });
 
   api.post('/messages', async (req, res) => {

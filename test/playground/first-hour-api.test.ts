@@ -36,6 +36,9 @@ describe('playground API: what the first hour needs', () => {
   });
 
   it('counts messages given up on as "Gave up", not as "Completed"', async () => {
+    // What the worker counts (agent_bridge_messages_total): two answered, one given up on.
+    h.metrics.messages.inc({ platform: 'web', outcome: 'replied' }, 2);
+    h.metrics.messages.inc({ platform: 'web', outcome: 'gave_up' });
     h.failures.push({ ref: 'ABC234', platform: 'web', conversationId: 'web:local:general', instanceId: 'inst_b', reason: 'agent bad_request', at: Date.now() });
     const { counts, failures } = (await (await fetch(`${h.baseUrl}/playground/api/queue`)).json()) as {
       counts: Record<string, number>;
@@ -44,6 +47,7 @@ describe('playground API: what the first hour needs', () => {
     expect(counts).toMatchObject({ completed: 2, gaveUp: 1, failed: 1 });
     expect(failures).toHaveLength(1);
     h.failures.length = 0;
+    h.metrics.messages.reset();
   });
 
   it('`credential <id>` opens the form for a known instance and refuses an unknown one with the known IDs', async () => {

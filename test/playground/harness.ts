@@ -15,6 +15,7 @@ import type { Ingress, IngressResult } from '../../src/ingress/types.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { webPlatform } from '../../adapters/web/index.js';
 import { createFeedbackStore } from '../../src/feedback/index.js';
+import { Metrics } from '../../src/metrics.js';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
 
@@ -39,6 +40,8 @@ export interface Harness {
   valueRedactedDuringCall?: boolean;
   bindings: Map<string, Binding>;
   failures: FailureEntry[];
+  /** The process's metrics as the adapter sees them (a worker in the same process counts here). */
+  metrics: Metrics;
   /** A reply port built as a worker process would: its own Redis connection, no adapter parts. */
   workerPort: ReplyPort;
   adapter: Adapter;
@@ -66,6 +69,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   h.commandCalls = [];
   h.bindings = new Map();
   h.failures = [];
+  h.metrics = new Metrics();
   h.ingressResult = (m) => ({ status: 'queued', jobId: `web-${m.messageId}` });
 
   const ingress: Ingress = {
@@ -131,6 +135,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     bindings,
     queueInfo,
     feedback: createFeedbackStore({ redis, prefix: `${prefix}:chat` }),
+    metrics: h.metrics,
   });
   const server: Server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -236,9 +236,13 @@ describe('web adapter (no token)', () => {
 
   it('shows queue figures and recent failures with their reference IDs', async () => {
     h.failures.push({ ref: 'ab12cd34', platform: 'web', conversationId: 'web:local:general', instanceId: 'inst_a', reason: 'bad_request', at: 1 });
+    h.metrics.messages.inc({ platform: 'web', outcome: 'replied' }, 2);
+    h.metrics.messages.inc({ platform: 'slack', outcome: 'gave_up' });
     const res = await (await fetch(`${h.baseUrl}/playground/api/queue`)).json();
-    // The message given up on counts as gave up, not completed (3 finished jobs, 1 gave up).
+    // Completed and gave up are messages (the worker's counters, all platforms), never BullMQ's
+    // completed jobs (3 here, the given-up one among them); waiting, active, failed are jobs.
     expect(res.counts).toMatchObject({ waiting: 1, active: 2, completed: 2, gaveUp: 1, failed: 1 });
+    h.metrics.messages.reset();
     expect(res.failures[0].ref).toBe('ab12cd34');
     const instances = await (await fetch(`${h.baseUrl}/playground/api/instances`)).json();
     expect(instances.instances.map((i: { id: string }) => i.id)).toEqual(['inst_a', 'inst_b']);
