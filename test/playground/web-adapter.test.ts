@@ -308,6 +308,35 @@ describe('web adapter with PLAYGROUND_TOKEN', () => {
     await h.close();
   });
 
+  it('opening the banner\'s URL in a browser shows a page that asks for the token, and its form logs in', async () => {
+    const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';
+    for (const path of ['/', '/playground/']) {
+      const page = await fetch(`${h.baseUrl}${path}`, { headers: { Accept: browserAccept } });
+      expect(page.status, path).toBe(401);
+      expect(page.headers.get('content-type'), path).toMatch(/^text\/html/);
+      const html = await page.text();
+      // A form with a password field named `token` that GETs /playground/login, not a raw JSON 401.
+      const form = /<form action="([^"]+)" method="get">([\s\S]*?)<\/form>/.exec(html);
+      expect(form, html).not.toBeNull();
+      expect(form![1]).toBe('/playground/login');
+      expect(form![2]).toMatch(/<label for="token">[^<]*token[^<]*<\/label>/i);
+      expect(form![2]).toMatch(/<input id="token" name="token" type="password"[^>]*required/);
+      expect(form![2]).toMatch(/<button>[^<]+<\/button>/);
+      expect(html).not.toContain(token);
+    }
+    // Submitting the form is a GET of its action with the field: the session cookie, then the page.
+    const submitted = await fetch(`${h.baseUrl}/playground/login?${new URLSearchParams({ token })}`, { headers: { Accept: browserAccept }, redirect: 'manual' });
+    expect(submitted.status).toBe(303);
+    const cookie = submitted.headers.get('set-cookie')!.split(';')[0]!;
+    const opened = await fetch(`${h.baseUrl}${submitted.headers.get('location')}`, { headers: { Accept: browserAccept, Cookie: cookie } });
+    expect(opened.status).toBe(200);
+    expect(await opened.text()).toContain('<title>');
+    // A wrong token asks again, with the form.
+    const wrong = await fetch(`${h.baseUrl}/playground/login?token=nope`, { headers: { Accept: browserAccept }, redirect: 'manual' });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.text()).toContain('<form action="/playground/login"');
+  });
+
   it('requires the token on every route, SSE included', async () => {
     const page = await fetch(`${h.baseUrl}/`, { headers: { Accept: 'text/html' } });
     expect(page.status).toBe(401);
