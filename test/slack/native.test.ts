@@ -42,6 +42,8 @@ describe.each(['http', 'socket'] as const)('Slack native features over %s', (mod
       expect(reply.params.thread_ts).toBe(started.threadTs);
       const status = h.slack.callsOf('assistant.threads.setStatus', (c) => c.params.thread_ts === started.threadTs);
       expect(status[0]?.params.status).toBe('is thinking…');
+      // The optional loading messages Slack rotates under the status (a JSON array in the form).
+      expect(JSON.parse(status[0]!.params.loading_messages!)).toEqual(['Thinking…', 'Asking the agent…']);
       expect(status[0]?.response.ok).toBe(true);
       expect(status[0]!.at).toBeLessThanOrEqual(reply.at);
       // No :eyes: reaction in an assistant thread: the status line replaces it.
@@ -101,6 +103,10 @@ describe.each(['http', 'socket'] as const)('Slack native features over %s', (mod
       await h.to.event(h.slack.assistantMessage({ user: W.user, dm, threadTs: started.threadTs, text: 'this one fails' }).message);
       const cleared = await h.slack.waitForCall('assistant.threads.setStatus', (c) => c.params.thread_ts === started.threadTs && c.params.status === '');
       expect(cleared.response.ok).toBe(true);
+      // Clearing sends no loading messages; setting it before the call did.
+      expect(cleared.params.loading_messages).toBeUndefined();
+      const set = h.slack.callsOf('assistant.threads.setStatus', (c) => c.params.thread_ts === started.threadTs && c.params.status !== '');
+      expect(set.map((c) => JSON.parse(c.params.loading_messages!))).toEqual([['Thinking…', 'Asking the agent…']]);
     });
   });
 
