@@ -3,7 +3,7 @@ import { PLATFORM_SETTINGS, platformsFor } from './platforms.js';
 import { RedisUnavailableError, startBridge, type Bridge } from '../src/app.js';
 import { ConfigError, executableSearchPath, loadConfig, type Config } from '../src/config/load.js';
 import { startAgentEmulator, type AgentEmulator } from '../src/demo/agent-emulator.js';
-import { createLogger, secrets } from '../src/logger.js';
+import { createLogger, errorFields, secrets } from '../src/logger.js';
 import { demoBanner, privateRedisNote } from '../src/demo/banner.js';
 import { findRedisServer, GET_REDIS_HINT, somethingListens, startPrivateRedis, type PrivateRedis } from '../src/private-redis.js';
 
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', shutdown);
   process.on('SIGINT', shutdown);
   process.on('unhandledRejection', (reason) => {
-    logger.error({ err: { message: reason instanceof Error ? reason.message : String(reason) } }, 'unhandled rejection');
+    logger.error(errorFields(reason), 'unhandled rejection');
   });
 }
 

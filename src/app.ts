@@ -18,6 +18,7 @@ import type { Adapter } from './core/adapter.js';
 import type { Platform } from './core/conversation.js';
 import type { PlatformModule, QueueInfo, PlatformVocabulary } from './core/platform-context.js';
 import type { ReplyPorts } from './core/reply-port.js';
+import { withTimeout } from './core/with-timeout.js';
 import { createDropLog } from './diagnostics/drop-log.js';
 import { mountDashboard } from './http/dashboard.js';
 import { createHttpServer } from './http/server.js';
@@ -315,10 +316,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   );
   // Waited for briefly, so the start-up listing is done (and its labels known) by the time
   // startBridge returns; a service that neither answers nor refuses is not waited out.
-  const probe = warnIfAgentUnreachable(agentApi, config.agent?.baseUrl, logger);
-  let probeTimer: NodeJS.Timeout | undefined;
-  await Promise.race([probe, new Promise((resolve) => (probeTimer = setTimeout(resolve, 2_000)))]);
-  clearTimeout(probeTimer);
+  await withTimeout(warnIfAgentUnreachable(agentApi, config.agent?.baseUrl, logger), 2_000, () => undefined);
 
   return {
     config,

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { withTimeout } from './core/with-timeout.js';
 
 /** Start-up stops here: Redis is missing, refuses our credentials, or lacks the database asked for. */
 export class RedisUnavailableError extends Error {
@@ -45,16 +46,13 @@ export async function waitForRedis(redis: Redis, url: string, timeoutMs = 5_000)
   let firstError: Error | undefined;
   const onError = (err: Error) => (firstError ??= err);
   redis.on('error', onError);
-  let timer: NodeJS.Timeout | undefined;
   try {
-    await Promise.race([
-      redis.ping(),
-      new Promise((_, reject) => (timer = setTimeout(() => reject(new Error('timeout')), timeoutMs))),
-    ]);
+    await withTimeout(redis.ping(), timeoutMs, () => {
+      throw new Error('timeout');
+    });
   } catch (err) {
     firstError ??= err as Error;
   } finally {
-    clearTimeout(timer);
     redis.off('error', onError);
   }
   if (firstError) {

@@ -6,6 +6,7 @@ import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
 import type { ReplyTarget } from '../../src/core/message.js';
 import type { ReplyPortDeps } from '../../src/core/platform-context.js';
 import { splitMarkdown } from '../../src/render/split-markdown.js';
+import { errorFields } from '../../src/logger.js';
 import { toPlatformError } from './errors.js';
 import { feedbackRow } from './feedback/buttons.js';
 import { createRest } from './rest.js';
@@ -104,7 +105,7 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
       try {
         await typing.start(key(target), target.channelId);
       } catch (err) {
-        logger.debug({ err: toPlatformError(err, 'typing'), channelId: target.channelId }, 'typing indicator failed');
+        logger.debug({ ...errorFields(toPlatformError(err, 'typing')), channelId: target.channelId }, 'typing indicator failed');
       }
     },
 
@@ -114,7 +115,7 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
       try {
         await rest.put(Routes.channelMessageOwnReaction(target.channelId, target.messageId, encodeURIComponent(WARNING_EMOJI)));
       } catch (err) {
-        logger.debug({ err: toPlatformError(err, 'reaction') }, 'warning reaction failed');
+        logger.debug({ ...errorFields(toPlatformError(err, 'reaction')) }, 'warning reaction failed');
       }
     },
 

@@ -1,7 +1,9 @@
 import type { App } from '@slack/bolt';
 import { scrub as scrubSecrets } from '../../src/core/scrub.js';
+import { withTimeout } from '../../src/core/with-timeout.js';
 import type { View, WebClient } from '@slack/web-api';
 import type { CommandReply, Commands } from '../../src/commands/types.js';
+import { scrubbedErrorFields } from '../../src/commands/credential.js';
 import type { Logger, SecretRegistry } from '../../src/logger.js';
 import { commandReplyMessage } from './blocks.js';
 import { slackCaller } from './caller.js';
@@ -133,11 +135,11 @@ export function registerCredentialModal(app: App, deps: CredentialModalDeps): vo
     }
 
     const pending = deps.commands.credential(caller, meta.i, key, value).catch((err: unknown): CommandReply => {
-      deps.logger.error({ err: { message: scrub(String((err as Error)?.message ?? err)) } }, 'credential command failed');
+      deps.logger.error(scrubbedErrorFields(err, scrub), 'credential command failed');
       return { ok: false, title: 'Credential not added', lines: ['That did not work. Try again in a moment.'] };
     });
     const budget = Math.max(0, (deps.ackBudgetMs ?? ACK_BUDGET_MS) - (Date.now() - startedAt));
-    const early = await Promise.race([pending, new Promise<undefined>((r) => setTimeout(() => r(undefined), budget).unref())]);
+    const early = await withTimeout(pending, budget, () => undefined);
 
     if (early) {
       if (!early.ok) return fieldError(KEY_BLOCK, [early.title, ...early.lines].join(': '));

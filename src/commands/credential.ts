@@ -4,6 +4,7 @@ import { newReference } from '../core/reference.js';
 import { NO_SESSION_CODE } from '../agent-api/client.js';
 import { scrub as scrubSecrets } from '../core/scrub.js';
 import { BridgeError } from '../core/errors.js';
+import { errorFields } from '../logger.js';
 import { sentence } from './agent-errors.js';
 import { code, reply } from './format.js';
 import type { CommandsDeps } from './options.js';
@@ -48,7 +49,7 @@ export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: C
       try {
         await audit.record({ ...base, ...entry, ...(entry.detail ? { detail: scrub(entry.detail) } : {}), at: deps.now() });
       } catch (err) {
-        logger.error({ err: scrub(String(err)), action: 'credential' }, 'could not write the audit entry');
+        logger.error({ ...scrubbedErrorFields(err, scrub), action: 'credential' }, 'could not write the audit entry');
       }
     };
 
@@ -90,6 +91,15 @@ export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: C
       release();
     }
   };
+}
+
+/**
+ * The logger's `errorFields`, with the message scrubbed of the credential's value: the value is
+ * also in the logger's secret registry while it is handled, but an error must not depend on that.
+ */
+export function scrubbedErrorFields(err: unknown, scrub: (text: string) => string): ReturnType<typeof errorFields> {
+  const fields = errorFields(err);
+  return { err: { ...fields.err, message: scrub(String(fields.err.message)) } };
 }
 
 /** The missing-session, unknown-instance and refusal cases in words an admin can act on. */

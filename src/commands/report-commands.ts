@@ -1,6 +1,7 @@
 import type { QuotaLimits } from '../config/load.js';
 import { describeAgentProblem } from '../agent-api/problem-words.js';
 import { describeReason } from '../diagnostics/drop-log.js';
+import { errorFields } from '../logger.js';
 import { probeWithin } from './agent-errors.js';
 import { ago, code, reply, utcMinute } from './format.js';
 import type { InstanceCache } from './instance-cache.js';
@@ -62,7 +63,7 @@ export function createReportCommands(deps: CommandsDeps, instancesFor: (caller: 
         const q = queue.value;
         lines.push(`Queue: ${q.waiting} waiting, ${q.active} active, ${q.delayed} delayed, ${q.failed} failed.`);
       } else {
-        logger.warn({ err: queue.reason }, 'status: queue figures unavailable');
+        logger.warn({ ...errorFields(queue.reason) }, 'status: queue figures unavailable');
         lines.push('Queue: figures unavailable right now.');
       }
 
@@ -76,7 +77,7 @@ export function createReportCommands(deps: CommandsDeps, instancesFor: (caller: 
           userLimits(u.limits),
         );
       } else {
-        logger.warn({ err: usage.reason }, 'status: usage unavailable');
+        logger.warn({ ...errorFields(usage.reason) }, 'status: usage unavailable');
         lines.push('Usage: unavailable right now.');
       }
       return reply(true, 'Status of this channel', lines);
