@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Platform } from '../core/conversation.js';
 import type { SealedBox } from '../crypto/sealed-box.js';
+import { queueKeys } from '../queue/keys.js';
 
 /** A workspace's (or server's) own agent-service account, as `/agent setup` stores it. */
 export interface AgentAccount {
@@ -24,7 +25,7 @@ export interface AccountStore {
 }
 
 export function createAccountStore(redis: Redis, base: string, box: SealedBox): AccountStore {
-  const keyOf = (platform: Platform, workspaceId: string) => `${base}:account:${platform}:${workspaceId}`;
+  const keyOf = queueKeys(base).account;
   return {
     async get(platform, workspaceId) {
       const key = keyOf(platform, workspaceId);

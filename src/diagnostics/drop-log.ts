@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Platform } from '../core/conversation.js';
 import type { DropReason } from '../ingress/types.js';
 import type { Logger } from '../logger.js';
+import { queueKeys } from '../queue/keys.js';
 
 /** Why a message got no answer: an ingress drop, a refusal by the agent service, or a wait in line. */
 export type NoAnswerReason = DropReason | 'agent_refused' | 'queued';
@@ -95,8 +96,7 @@ export function createDropLog(options: DropLogOptions): DropLog {
   const { redis, logger } = options;
   const max = options.maxEntries ?? 50;
   const ttl = options.ttlSeconds ?? 7 * 86_400;
-  const keyOf = (platform: Platform, channelId: string) =>
-    `${options.prefix}:why:${platform}:${encodeURIComponent(channelId)}`;
+  const keyOf = queueKeys(options.prefix).dropLog;
 
   return {
     async record(platform, channelId, entry) {

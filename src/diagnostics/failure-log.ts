@@ -1,25 +1,29 @@
 import type { Redis } from 'ioredis';
 import type { FailureEntry } from '../core/platform-context.js';
+import { queueKeys } from '../queue/keys.js';
 
 /** The most recent messages the bridge gave up on, for the playground and operators. */
 export class FailureLog {
   private readonly key: string;
+  private readonly totalKey: string;
   constructor(
     private readonly redis: Redis,
     prefix: string,
     private readonly keep = 100,
   ) {
-    this.key = `${prefix}:failures`;
+    const keys = queueKeys(prefix);
+    this.key = keys.failures;
+    this.totalKey = keys.failuresTotal;
   }
 
   async record(entry: FailureEntry): Promise<void> {
     // The total outlives the trimmed list: the playground's "Gave up" figure.
-    await this.redis.multi().lpush(this.key, JSON.stringify(entry)).ltrim(this.key, 0, this.keep - 1).incr(`${this.key}:total`).exec();
+    await this.redis.multi().lpush(this.key, JSON.stringify(entry)).ltrim(this.key, 0, this.keep - 1).incr(this.totalKey).exec();
   }
 
   /** How many messages the bridge gave up on, ever (not only the recent ones kept). */
   async total(): Promise<number> {
-    return Number((await this.redis.get(`${this.key}:total`)) ?? 0);
+    return Number((await this.redis.get(this.totalKey)) ?? 0);
   }
 
   async recent(limit: number): Promise<FailureEntry[]> {

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Platform } from '../core/conversation.js';
+import { queueKeys } from '../queue/keys.js';
 
 /** Most prompts Slack shows in an assistant thread. */
 export const MAX_SUGGESTED_PROMPTS = 4;
@@ -30,7 +31,7 @@ export function parsePromptList(text: string): string[] {
 }
 
 export function createSuggestedPromptStore(options: { redis: Redis; prefix: string }): SuggestedPromptStore {
-  const key = `${options.prefix}:prompts`;
+  const key = queueKeys(options.prefix).prompts;
   return {
     async get(platform, channelId) {
       const raw = await options.redis.hget(key, `${platform}:${channelId}`);

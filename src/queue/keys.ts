@@ -7,9 +7,11 @@ import type { Platform } from '../core/conversation.js';
  * script may touch a conversation's keys, its channel's backlog and the job's BullMQ lock in
  * one call. Scripts get every key as a KEY, never build one from an argument.
  *
- * Stores outside src/queue keep their keys under the same base and name them in their own
- * module: `bindings` (src/bindings), `{quota}:*` (src/quota), `why:*` (src/diagnostics),
- * `audit` (src/audit), `slack:seen:*` (adapters/slack), `web:*` (adapters/web).
+ * The stores outside src/queue with one or two keys take them from here too (the failure log,
+ * the drop log, suggested prompts, workspace accounts). Stores with a family of keys name them in
+ * their own module under the same base: `bindings` (src/bindings), `{quota}:*` (src/quota),
+ * `audit:*` (src/audit), `feedback:*` (src/feedback), `slack:seen:*` (adapters/slack), `web:*`
+ * (adapters/web).
  */
 export function queueKeys(base: string) {
   const conversation = (conversationId: string) => `${base}:conv:${conversationId}`;
@@ -31,8 +33,16 @@ export function queueKeys(base: string) {
     stranded: `${base}:stranded`,
     /** String: a refusal notice of this kind went to this user; no other until it expires. */
     noticeSent: (kind: string, platform: Platform, userId: string) => `${base}:notice:${kind}:${platform}:${userId}`,
-    /** List: the most recent messages the bridge gave up on. */
+    /** List: the most recent messages the bridge gave up on (src/diagnostics/failure-log.ts). */
     failures: `${base}:failures`,
+    /** String: how many messages the bridge gave up on, ever (outlives the trimmed list). */
+    failuresTotal: `${base}:failures:total`,
+    /** List: a channel's recent messages that got no answer, for `why` (src/diagnostics/drop-log.ts). */
+    dropLog: (platform: Platform, channelId: string) => `${base}:why:${platform}:${encodeURIComponent(channelId)}`,
+    /** Hash: Slack's suggested prompts per channel, field `<platform>:<channelId>` (src/prompts). */
+    prompts: `${base}:prompts`,
+    /** String: a workspace's sealed agent account (src/accounts/account-store.ts). */
+    account: (platform: Platform, workspaceId: string) => `${base}:account:${platform}:${workspaceId}`,
     /** BullMQ's lock of a job (value = the worker's token); read by the fenced scripts, never written. */
     jobLock: (jobId: string) => `${base}:${jobId}:lock`,
     /** BullMQ's set of jobs suspected stalled; a renewed lock takes its job out, as extendLock does. */
