@@ -182,6 +182,36 @@ describe('the playground in a browser, started as `npm start` with no configurat
     expect(await page.locator('li.msg-user', { hasText: 'hello from the browser' }).locator('.msg-result').innerText()).toBe('sent to the agent');
   }, 30_000);
 
+  it('keeps a "not sent: over the quota" note through a reload and a channel switch', async () => {
+    await page.getByRole('button', { name: /general/ }).click();
+    const box = page.locator('#composer-text');
+    // A day's quota of 1 (quotas count from when one applies): the first message goes, the second not.
+    await box.fill('/agent set quota user-per-day 1');
+    await box.press('Enter');
+    await expect.poll(() => page.locator('li.msg-ephemeral', { hasText: 'user-per-day' }).count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    await box.fill('@agent within the quota');
+    await box.press('Enter');
+    const within = page.locator('li.msg-user', { hasText: 'within the quota' });
+    await expect.poll(() => within.locator('.msg-result').innerText(), { timeout: 10_000 }).toBe('sent to the agent');
+    await box.fill('@agent one message too many');
+    await box.press('Enter');
+    const refused = page.locator('li.msg-user', { hasText: 'one message too many' });
+    const note = () => refused.locator('.msg-result').innerText();
+    await expect.poll(note, { timeout: 10_000 }).toBe('not sent: over the quota');
+
+    await page.reload();
+    await expect.poll(() => page.locator('#messages').getAttribute('aria-busy'), { timeout: 10_000 }).toBe('false');
+    await expect.poll(note, { timeout: 10_000 }).toBe('not sent: over the quota');
+    await page.getByRole('button', { name: /support/ }).click();
+    await page.getByRole('button', { name: /general/ }).click();
+    await expect.poll(note, { timeout: 10_000 }).toBe('not sent: over the quota');
+
+    // Back to the default quota for the tests below.
+    await box.fill('/agent set quota user-per-day default');
+    await box.press('Enter');
+    await expect.poll(() => page.locator('li.msg-ephemeral', { hasText: 'user-per-day' }).count(), { timeout: 10_000 }).toBeGreaterThan(0);
+  }, 60_000);
+
   it('is usable from the keyboard: channels are buttons and the current one is marked', async () => {
     const support = page.getByRole('button', { name: /support/ });
     await support.focus();
