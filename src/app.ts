@@ -242,6 +242,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       threadContext: config.threadContext,
       callGuarantee: config.queue.callGuarantee,
       maxReplyChunks: config.queue.maxReplyChunks,
+      workingIndicatorDelayMs: config.queue.workingIndicatorDelayMs,
     });
     worker = startChatWorker({
       connection: blocking,

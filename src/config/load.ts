@@ -67,6 +67,8 @@ export interface Config {
     callGuarantee: 'at-least-once' | 'at-most-once';
     /** MAX_REPLY_CHUNKS: a longer reply is cut, its last message saying so. */
     maxReplyChunks: number;
+    /** WORKING_INDICATOR_DELAY_MS: how long the agent may take before the working indicator shows (0 = at once). */
+    workingIndicatorDelayMs: number;
     /** MAX_PENDING_PER_CHANNEL: unfinished messages a channel may have before new ones are refused (0 = no cap). */
     maxPendingPerChannel: number;
     /** THREAD_FOLLOW_UP_DAYS: how long a thread the bot answered takes follow-ups without a mention. */
@@ -250,6 +252,7 @@ export function loadConfig(platforms: readonly PlatformSettings[], raw: RawEnv =
       keepFailed: { age: e.KEEP_FAILED_SECONDS, count: e.KEEP_FAILED_COUNT },
       callGuarantee: e.AGENT_CALL_GUARANTEE,
       maxReplyChunks: e.MAX_REPLY_CHUNKS,
+      workingIndicatorDelayMs: e.WORKING_INDICATOR_DELAY_MS,
       maxPendingPerChannel: e.MAX_PENDING_PER_CHANNEL,
       threadFollowUpDays: e.THREAD_FOLLOW_UP_DAYS,
     },

@@ -93,6 +93,7 @@ export const envSchema = z.object({
     .transform((v) => v ?? 'at-least-once')
     .pipe(z.enum(['at-least-once', 'at-most-once'], { message: 'AGENT_CALL_GUARANTEE must be at-least-once or at-most-once' })),
   MAX_REPLY_CHUNKS: int('MAX_REPLY_CHUNKS', 10, 2, 1000),
+  WORKING_INDICATOR_DELAY_MS: int('WORKING_INDICATOR_DELAY_MS', 0, 0, 600_000),
   MAX_PENDING_PER_CHANNEL: int('MAX_PENDING_PER_CHANNEL', 200, 0, 1_000_000),
 
   HTTP_HOST: optionalString.transform((v) => v ?? '127.0.0.1'),

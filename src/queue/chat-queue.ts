@@ -31,8 +31,11 @@ export const WAKE_CONVERSATION = 'wake-conversation';
 /** BullMQ's largest priority (2^21); lower runs first. */
 export const LOWEST_PRIORITY = 2_097_152;
 
-/** What became of an accepted message. */
-export type EnqueueResult = { status: 'queued' | 'duplicate'; jobId: string } | { status: 'busy'; pending: number };
+/**
+ * What became of an accepted message. `behindRetry`: it waits behind a message of its
+ * conversation that is waiting out a retry (worth explaining in `/agent why`).
+ */
+export type EnqueueResult = { status: 'queued' | 'duplicate'; jobId: string; behindRetry?: boolean } | { status: 'busy'; pending: number };
 
 /** The producer side: accepts a message into its conversation's mailbox and queues its job. */
 export class ChatQueue {
@@ -60,9 +63,12 @@ export class ChatQueue {
   }
 
   /**
-   * Accepts a message. A message seen before is not pushed again, but its job is re-added
-   * (a no-op while it exists), so a crash between the two steps heals on redelivery; the
-   * mailbox sweep heals it too, within seconds, when nothing is redelivered.
+   * Accepts a message. When a job holds its conversation, that job answers it in turn and no
+   * job is queued (most messages of a busy conversation: a queue add, a fetch and a completion
+   * saved each). Otherwise a job is queued: it takes the conversation. A message seen before
+   * is not pushed again, but its job is re-added (a no-op while it exists), so a crash between
+   * the two steps heals on redelivery; the mailbox sweep heals it too, within seconds, when
+   * nothing is redelivered.
    *
    * Fairness: a job's priority is its channel's backlog when it arrives (lower runs first), so
    * a quiet channel's question runs next while a busy channel's 1,000 jobs wait their turn.
@@ -74,6 +80,7 @@ export class ChatQueue {
     const pushed = await this.mailbox.push(message, this.options.maxPendingPerChannel ?? 0);
     if (pushed.status === 'busy') return pushed;
     const jobId = jobIdFor(message.platform, message.messageId);
+    if (pushed.held) return { status: pushed.status, jobId, behindRetry: pushed.status === 'queued' && pushed.behindRetry };
     const priority = pushed.status === 'queued' && pushed.pending > 1 ? Math.min(pushed.pending, LOWEST_PRIORITY) : 0;
     await this.wake(message, message.messageId, { jobId, priority });
     return { status: pushed.status, jobId };

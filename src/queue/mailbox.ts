@@ -8,8 +8,9 @@ import type { ChatMessage, MessageProgress } from './types.js';
  *
  * Ingress pushes each new message (once: a `seen` key dedupes redeliveries) onto its
  * conversation's list. A job that finds the conversation free takes its lease and drains the
- * list head first; jobs of the same conversation that arrive meanwhile find the lease held
- * and finish at once, because the holder will reach their messages in order. The holder
+ * list head first. A message pushed while a job holds the lease needs no job of its own (push
+ * says so): the holder reaches it in order. A job of the same conversation that does arrive
+ * meanwhile (queued before the lease was taken, or by the sweep) finishes at once. The holder
  * releases the lease only when the list is empty, in the same script that pops, so a
  * message pushed at any moment is either drained by the holder or finds the lease free.
  *
@@ -18,7 +19,7 @@ import type { ChatMessage, MessageProgress } from './types.js';
  */
 
 const scripts = {
-  push: luaScript('push-5.lua'),
+  push: luaScript('push-6.lua'),
   acquire: luaScript('acquire-5.lua'),
   advance: luaScript('advance-6.lua'),
   record: luaScript('record-4.lua'),
@@ -61,9 +62,13 @@ export interface MailboxHead {
   progress: MessageProgress;
 }
 
+/**
+ * `held`: a job holds the conversation and will drain this message (queue no job);
+ * `behindRetry`: and the message it is on waits out a retry or rate limit.
+ */
 export type PushResult =
-  | { status: 'queued'; pending: number }
-  | { status: 'duplicate' }
+  | { status: 'queued'; pending: number; held: boolean; behindRetry: boolean }
+  | { status: 'duplicate'; held: boolean }
   /** The channel already has `maxPending` unfinished messages: nothing was stored. */
   | { status: 'busy'; pending: number };
 
@@ -97,7 +102,7 @@ export class Mailbox {
    */
   async push(message: ChatMessage, maxPending = 0): Promise<PushResult> {
     const k = this.keys;
-    const [status, pending] = (await scripts.push(
+    const [status, pending, held] = (await scripts.push(
       this.redis,
       [
         k.seen(message.platform, message.messageId),
@@ -105,12 +110,13 @@ export class Mailbox {
         k.messages(message.conversationId),
         k.channelPending(message.platform, message.channelId),
         k.stranded,
+        k.lease(message.conversationId),
       ],
       [message.messageId, JSON.stringify(message), this.seenTtl, this.messageTtl, Date.now(), maxPending, message.conversationId],
-    )) as [number, number];
-    if (status === 1) return { status: 'queued', pending };
+    )) as [number, number, number];
+    if (status === 1) return { status: 'queued', pending, held: held > 0, behindRetry: held === 2 };
     if (status === -1) return { status: 'busy', pending };
-    return { status: 'duplicate' };
+    return { status: 'duplicate', held: held > 0 };
   }
 
   /** Takes (or keeps) the conversation's lease for the fenced job and returns the head message. */
@@ -201,21 +207,24 @@ export class Mailbox {
   /**
    * Conversations whose messages no job took for `olderThanMs` (at most `limit`, oldest
    * first): normally a job is on its way or a holder drains them, but after a crash between
-   * accepting a message and queueing its job, nothing would ever come. Each one returned is
-   * looked at again only `olderThanMs` later.
+   * accepting a message and queueing its job nothing would ever come, and a holder that ended
+   * without releasing its lease (it failed for good and its wake-up was lost) drains nothing.
+   * `holder` is set when a job holds the conversation: the caller checks that job still lives.
+   * Each one returned is looked at again only `olderThanMs` later.
    */
-  async stranded(olderThanMs: number, limit: number): Promise<Array<MailboxHead & { conversationId: string }>> {
+  async stranded(olderThanMs: number, limit: number): Promise<Array<MailboxHead & { conversationId: string; holder?: string }>> {
     const now = Date.now();
     const k = this.keys;
     const candidates = await this.redis.zrangebyscore(k.stranded, '-inf', now - olderThanMs, 'LIMIT', 0, limit);
-    const found: Array<MailboxHead & { conversationId: string }> = [];
+    const found: Array<MailboxHead & { conversationId: string; holder?: string }> = [];
     for (const conversationId of candidates) {
       const r = (await scripts.checkStranded(
         this.redis,
         [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.stranded],
         [conversationId, now],
-      )) as [string, string?, string?];
+      )) as [string, string?, string?, string?];
       if (r[0] === 'stranded') found.push({ conversationId, ...toHead(r[1]!, [r[2] ?? null]) });
+      if (r[0] === 'held') found.push({ conversationId, holder: r[3]!, ...toHead(r[1]!, [r[2] ?? null]) });
     }
     return found;
   }

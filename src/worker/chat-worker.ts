@@ -170,7 +170,15 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
       for (const stranded of await options.mailbox.stranded(strandedAfterMs, 500)) {
         const m = stranded.message;
         if (!m) continue;
-        await options.chatQueue.wake(m, stranded.messageId, { jobId: jobIdFor(m.platform, stranded.messageId) });
+        if (stranded.holder) {
+          // Messages pushed behind a holder have no job of their own: only a holder that ended
+          // without releasing the conversation needs a fresh job (which takes it over).
+          const state = await options.queue.getJobState(stranded.holder);
+          if (state !== 'completed' && state !== 'failed' && state !== 'unknown') continue;
+          await options.chatQueue.wake(m, stranded.messageId, { jobId: `${jobIdFor(m.platform, stranded.messageId)}-wake-${Date.now()}` });
+        } else {
+          await options.chatQueue.wake(m, stranded.messageId, { jobId: jobIdFor(m.platform, stranded.messageId) });
+        }
         options.logger.info({ conversationId: stranded.conversationId }, 'woke a conversation whose messages had no job');
       }
     } catch (err) {

@@ -15,6 +15,7 @@ import { notices } from '../ingress/notices.js';
 import type { FailureLog } from '../diagnostics/failure-log.js';
 import { BridgeError } from '../core/errors.js';
 import { isRedisConnectionError } from '../redis-errors.js';
+import { WorkingIndicator } from './working-indicator.js';
 
 
 export interface MessageProcessorOptions {
@@ -37,6 +38,11 @@ export interface MessageProcessorOptions {
   callGuarantee?: 'at-least-once' | 'at-most-once';
   /** Most chunks one reply is posted as; a longer one is cut, ending with a note. @defaultValue 10 */
   maxReplyChunks?: number;
+  /**
+   * How long the agent may take before the working indicator shows (0 = at once); it never
+   * holds up the call or the reply. @defaultValue 0
+   */
+  workingIndicatorDelayMs?: number;
 }
 
 /** A message with its stored record present (the worker skips those whose record is lost). */
@@ -76,6 +82,7 @@ export class MessageProcessor {
     /** Whether "posting chunk `first`" is already recorded by the write that stored the reply. */
     let postingRecorded = false;
     let agentMs: number | undefined;
+    const indicator = new WorkingIndicator(port, m.reply, this.options.workingIndicatorDelayMs ?? 0, log);
     if (reply === undefined) {
       if (progress.started && this.options.callGuarantee === 'at-most-once') {
         // The call was made (maybe billed) and its answer died with the worker: never call twice.
@@ -88,15 +95,16 @@ export class MessageProcessor {
       // The fenced acquire/advance that returned this message checked ownership just before
       // the working indicator; this write checks it again right before the (billed) call, and
       // is the "call started" mark at-most-once relies on.
-      await port.startWorking?.(m.reply).catch((err) => log.debug({ ...errorFields(err) }, 'working indicator failed'));
+      indicator.begin();
       const prompt = await this.prompt(m, port, log);
-      if (!(await record({ started: 1 }))) return this.lost(log);
+      if (!(await record({ started: 1 }))) return (indicator.settle(), this.lost(log));
       const started = performance.now();
       try {
         ({ response: reply, messageId: agentMessageId } = await agent.chat(m.instanceId, prompt));
       } catch (err) {
-        return this.onError(m, port, progress, err, record);
+        return this.onError(m, port, progress, err, record, indicator);
       } finally {
+        indicator.settle();
         agentMs = Math.round(performance.now() - started);
         log.debug({ ms: agentMs }, 'agent call finished');
       }
@@ -120,14 +128,17 @@ export class MessageProcessor {
         const owned = await patiently(() => record({ posted: i, posting: i }));
         if (!owned) return this.lost(log);
       }
+      // A signal shown while the agent worked lands before the reply it announces.
+      if (i === first) await indicator.landed();
       try {
         await port.postChunk(m.reply, chunks[i]!, i, { messageId, total: chunks.length, mayExist, agentMessageId, instanceId: m.instanceId });
       } catch (err) {
-        return this.onError(m, port, progress, err, record);
+        return this.onError(m, port, progress, err, record, indicator);
       }
     }
-    // The last "posted" record is the worker's advance, which deletes the message record.
-    await port.stopWorking?.(m.reply, 'ok').catch((err) => log.debug({ ...errorFields(err) }, 'working indicator failed'));
+    // The last "posted" record is the worker's advance, which deletes the message record. The
+    // signal comes down beside it: the next message need not wait for that platform call.
+    void indicator.end('ok');
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'replied' });
     // The operator's one line per answer at info: who and how fast, never what was said.
     log.info({ platform: m.platform, agentMs, chunks: chunks.length }, 'message answered');
@@ -183,9 +194,10 @@ export class MessageProcessor {
     progress: MailboxHead['progress'],
     err: unknown,
     record: (fields: ProgressFields) => Promise<boolean>,
+    indicator: WorkingIndicator,
   ): Promise<StepResult> {
     const decision = decide(err, progress.attempts, this.options.retry, progress.limited);
-    if (decision.action === 'give-up') return this.giveUp(m, port, err);
+    if (decision.action === 'give-up') return this.giveUp(m, port, err, indicator);
     const counted = decision.action === 'retry' && decision.counts;
     // The failed call is over, so the retry calls again whatever the guarantee ('started' cleared).
     const fields: ProgressFields = counted ? { attempts: progress.attempts + 1, started: '' } : { limited: progress.limited + 1, started: '' };
@@ -197,7 +209,7 @@ export class MessageProcessor {
     return { outcome: 'retry', decision };
   }
 
-  private async giveUp(m: ChatMessage, port: ReplyPort | undefined, err: unknown): Promise<StepResult> {
+  private async giveUp(m: ChatMessage, port: ReplyPort | undefined, err: unknown, indicator?: WorkingIndicator): Promise<StepResult> {
     const ref = newReference();
     this.options.logger.warn(
       { ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId, ...errorFields(err) },
@@ -217,12 +229,15 @@ export class MessageProcessor {
       .catch(() => {});
     // Recorded before the user is told, so whatever they see is already on file.
     if (port) {
+      // A signal shown while the agent worked lands before the notice.
+      await indicator?.landed();
       if (m.errorPolicy === 'reply') {
         await port
           .postNotice(m.reply, `${explainFailure(err)} (ref ${ref})`)
           .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));
       }
-      await port.stopWorking?.(m.reply, m.errorPolicy === 'silent' ? 'ok' : 'failed').catch(() => {});
+      const outcome = m.errorPolicy === 'silent' ? 'ok' : 'failed';
+      await (indicator ? indicator.end(outcome) : port.stopWorking?.(m.reply, outcome).catch(() => {}));
     }
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
     return { outcome: 'gave_up' };

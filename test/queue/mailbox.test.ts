@@ -49,8 +49,8 @@ async function locked(jobId: string, token: string = randomUUID()): Promise<Fenc
 describe('push', () => {
   it('stores a message once: a redelivery is a duplicate and writes nothing', async () => {
     const m = message();
-    expect(await mailbox.push(m)).toEqual({ status: 'queued', pending: 1 });
-    expect(await mailbox.push(m)).toEqual({ status: 'duplicate' });
+    expect(await mailbox.push(m)).toEqual({ status: 'queued', pending: 1, held: false, behindRetry: false });
+    expect(await mailbox.push(m)).toEqual({ status: 'duplicate', held: false });
     expect(await redis.lrange(mailbox.keys.mailbox(m.conversationId), 0, -1)).toEqual([m.messageId]);
     expect(await mailbox.wasSeen('web', m.messageId)).toBe(true);
   });
@@ -59,8 +59,8 @@ describe('push', () => {
     const a = message('web:local:c1:t1');
     const b = message('web:local:c1:t2');
     const c = message('web:local:c1:t3');
-    expect(await mailbox.push(a, 2)).toEqual({ status: 'queued', pending: 1 });
-    expect(await mailbox.push(b, 2)).toEqual({ status: 'queued', pending: 2 });
+    expect(await mailbox.push(a, 2)).toMatchObject({ status: 'queued', pending: 1 });
+    expect(await mailbox.push(b, 2)).toMatchObject({ status: 'queued', pending: 2 });
     expect(await mailbox.push(c, 2)).toEqual({ status: 'busy', pending: 2 });
     expect(await mailbox.wasSeen('web', c.messageId)).toBe(false);
     expect(await redis.exists(mailbox.keys.mailbox(c.conversationId))).toBe(0);
@@ -71,7 +71,24 @@ describe('push', () => {
     const got = await mailbox.acquire(a.conversationId, fence);
     expect(got.status).toBe('ok');
     await mailbox.advance(a.conversationId, fence, { messageId: a.messageId, message: a });
-    expect(await mailbox.push(c, 2)).toEqual({ status: 'queued', pending: 2 });
+    expect(await mailbox.push(c, 2)).toMatchObject({ status: 'queued', pending: 2 });
+  });
+
+  it('says when a job holds the conversation (it drains the message: no job needed), and when that job waits out a retry', async () => {
+    const first = message('web:local:c1:held');
+    expect(await mailbox.push(first)).toMatchObject({ status: 'queued', held: false });
+    const fence = await locked('job-1');
+    expect((await mailbox.acquire(first.conversationId, fence)).status).toBe('ok');
+    const second = message('web:local:c1:held');
+    expect(await mailbox.push(second)).toEqual({ status: 'queued', pending: 2, held: true, behindRetry: false });
+    expect(await mailbox.push(second)).toEqual({ status: 'duplicate', held: true });
+    // The head failed once and waits for its retry: a message behind it is worth explaining.
+    await mailbox.record(first.conversationId, first.messageId, fence, { attempts: 1 });
+    expect(await mailbox.push(message('web:local:c1:held'))).toMatchObject({ status: 'queued', held: true, behindRetry: true });
+    // Once the holder drained everything the lease is free again: the next message needs a job.
+    let next = await mailbox.advance(first.conversationId, fence, { messageId: first.messageId, message: first });
+    while (next && next !== 'lost') next = await mailbox.advance(first.conversationId, fence, next);
+    expect(await mailbox.push(message('web:local:c1:held'))).toMatchObject({ status: 'queued', held: false });
   });
 });
 
@@ -245,14 +262,18 @@ describe('the sweep for stranded conversations', () => {
     expect(await mailbox.stranded(60_000, 100)).toEqual([]);
   });
 
-  it('a conversation whose lease is held is dropped from the list (its holder drains it)', async () => {
+  it('a conversation whose lease is held is listed with its holder (whose job the sweep checks), until the holder moves on', async () => {
     const first = message('web:local:c1:busy');
     await mailbox.push(first);
     await mailbox.acquire(first.conversationId, unfenced('job-1'));
     const second = message('web:local:c1:busy');
     await mailbox.push(second);
     expect(await redis.zscore(mailbox.keys.stranded, first.conversationId)).not.toBeNull();
-    expect(await mailbox.stranded(0, 100)).toEqual([]);
+    const found = await mailbox.stranded(0, 100);
+    expect(found.map((s) => [s.conversationId, s.holder, s.messageId])).toEqual([[first.conversationId, 'job-1', first.messageId]]);
+    expect(await mailbox.stranded(60_000, 100)).toEqual([]);
+    // The holder's next step takes it off the list.
+    await mailbox.advance(first.conversationId, unfenced('job-1'), { messageId: first.messageId, message: first });
     expect(await redis.zscore(mailbox.keys.stranded, first.conversationId)).toBeNull();
   });
 });

@@ -1,5 +1,10 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { encodeConversationId } from '../../src/core/conversation.js';
 import { pushWithoutJob, startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+
+const redis = new Redis();
+afterAll(() => redis.disconnect());
 
 let p: Pipeline | undefined;
 afterEach(async () => {
@@ -19,5 +24,17 @@ describe('the sweep for stranded conversations', () => {
     await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId), 40_000);
     expect(pl.agent.chatCalls()).toHaveLength(1);
     expect(pl.logs.text).toContain('woke a conversation whose messages had no job');
+  }, 60_000);
+
+  it('a message pushed behind a holder whose job is gone (it failed for good and its wake-up was lost) is answered within seconds', async () => {
+    p = await startPipeline({ LOG_LEVEL: 'info' });
+    const pl = p;
+    const m = webMessage('behind a holder that is gone', { threadId: 't-gone' });
+    // The conversation's lease names a job that no longer exists: the message queues no job of its own.
+    await redis.set(pl.bridge.queue.mailbox.keys.lease(encodeConversationId(m.conversation)), 'job-that-is-gone', 'EX', 600);
+    expect(await pl.bridge.ingress.handle(m)).toMatchObject({ status: 'queued' });
+    await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId), 40_000);
+    expect(pl.agent.chatCalls()).toHaveLength(1);
+    expect(pl.logs.text).toContain('took over a conversation from a finished job');
   }, 60_000);
 });

@@ -1,7 +1,9 @@
 --[[
   Looks at one conversation listed in `stranded` (messages accepted, no job seen taking them):
-  drops it from the list when a job holds it or nothing waits, else returns its head so the
-  sweep can queue the head's job (a no-op when that job exists).
+  drops it from the list when nothing waits, else returns its head so the sweep can queue the
+  head's job (a no-op when that job exists), or the holder of its lease so the sweep can check
+  that job still exists (messages pushed while a job held the conversation queue no job).
+  A listed entry is looked at again only later (its score becomes ARGV[2]).
 
   Input:
     KEYS[1] mailbox     list
@@ -13,19 +15,18 @@
     ARGV[2] now (ms): the entry's new score, so it is looked at again only later
 
   Output:
-    {'held'}                  a job holds the conversation: dropped from the list
+    {'held', head, payload, holder}  a job holds the conversation; the sweep checks it lives
     {'empty'}                 nothing waits: dropped from the list
     {'stranded', head, payload}
 ]]
 local rcall = redis.call
-if rcall('EXISTS', KEYS[2]) == 1 then
-  rcall('ZREM', KEYS[4], ARGV[1])
-  return {'held'}
-end
 local head = rcall('LINDEX', KEYS[1], 0)
 if not head then
   rcall('ZREM', KEYS[4], ARGV[1])
   return {'empty'}
 end
 rcall('ZADD', KEYS[4], 'XX', ARGV[2], ARGV[1])
-return {'stranded', head, rcall('HGET', KEYS[3], head)}
+local holder = rcall('GET', KEYS[2])
+local payload = rcall('HGET', KEYS[3], head)
+if holder then return {'held', head, payload, holder} end
+return {'stranded', head, payload}

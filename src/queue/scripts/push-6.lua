@@ -1,5 +1,6 @@
 --[[
-  Accepts one message into its conversation's mailbox, once.
+  Accepts one message into its conversation's mailbox, once, and says whether a job already
+  holds the conversation (then that job drains this message too, and no job need be queued).
 
   Input:
     KEYS[1] seen        string  `seen:<platform>:<messageId>`, the de-duplication mark
@@ -7,6 +8,7 @@
     KEYS[3] messages    hash    the conversation's message records (see mailbox.ts for fields)
     KEYS[4] pending     zset    the channel's unfinished message IDs, scored by arrival (ms)
     KEYS[5] stranded    zset    conversations with messages that no job has taken yet
+    KEYS[6] lease       string  the job ID that holds (drains) the conversation
 
     ARGV[1] message ID
     ARGV[2] message payload (JSON)
@@ -17,18 +19,33 @@
     ARGV[7] conversation ID (member of `stranded`)
 
   Output:
-    {1, pending}   accepted; pending = the channel's unfinished messages, this one included
-    {0, 0}         seen before (a redelivery): nothing written
-    {-1, pending}  refused: the channel already has `ARGV[6]` unfinished messages
+    {1, pending, held}  accepted; pending = the channel's unfinished messages, this one included
+    {0, 0, held}        seen before (a redelivery): nothing written
+    {-1, pending, 0}    refused: the channel already has `ARGV[6]` unfinished messages
+
+    held: 0 no job holds the conversation (queue one); 1 a job holds it and drains the mailbox
+    (push and the holder's advance are atomic, so it cannot release the lease without seeing
+    this message); 2 held, and the message at the head is waiting out a retry or rate limit.
 ]]
 local rcall = redis.call
-if rcall('EXISTS', KEYS[1]) == 1 then return {0, 0} end
+
+local function held()
+  if rcall('EXISTS', KEYS[6]) == 0 then return 0 end
+  local head = rcall('LINDEX', KEYS[2], 0)
+  if head then
+    local waits = rcall('HMGET', KEYS[3], head .. ':attempts', head .. ':limited')
+    if tonumber(waits[1] or '0') > 0 or tonumber(waits[2] or '0') > 0 then return 2 end
+  end
+  return 1
+end
+
+if rcall('EXISTS', KEYS[1]) == 1 then return {0, 0, held()} end
 local ttl = tonumber(ARGV[4])
 -- Entries older than a message's lifetime belong to messages that expired unfinished.
 rcall('ZREMRANGEBYSCORE', KEYS[4], '-inf', tonumber(ARGV[5]) - ttl * 1000)
 local pending = rcall('ZCARD', KEYS[4])
 local cap = tonumber(ARGV[6])
-if cap > 0 and pending >= cap then return {-1, pending} end
+if cap > 0 and pending >= cap then return {-1, pending, 0} end
 rcall('SET', KEYS[1], '1', 'EX', ARGV[3])
 rcall('HSET', KEYS[3], ARGV[1], ARGV[2])
 rcall('EXPIRE', KEYS[3], ttl)
@@ -36,6 +53,7 @@ rcall('RPUSH', KEYS[2], ARGV[1])
 rcall('EXPIRE', KEYS[2], ttl)
 rcall('ZADD', KEYS[4], ARGV[5], ARGV[1])
 rcall('EXPIRE', KEYS[4], ttl)
--- Until a job takes the conversation, the sweep may wake it (a crash before the job was added).
+-- Until a job takes the conversation, the sweep looks at it: a crash before the job was
+-- added, or a holder that ended without releasing the lease.
 rcall('ZADD', KEYS[5], 'NX', ARGV[5], ARGV[7])
-return {1, pending + 1}
+return {1, pending + 1, held()}
