@@ -228,6 +228,17 @@ describe('record, renewing and recording facts', () => {
     expect(head.status === 'ok' && head.head?.progress).toMatchObject({ posted: 1, posting: 0 });
     expect(await redis.get(mailbox.keys.jobLock('job-1'))).toBe('taken-over');
   });
+
+  it("never moves 'posted' back: a stale worker's lower count does not hide chunks the new owner posted", async () => {
+    const m = message();
+    await mailbox.push(m);
+    const owner = await locked('job-1', 'new-owner');
+    expect(await mailbox.record(m.conversationId, m.messageId, owner, { reply: 'long', posted: 3, posting: 3 })).toBe(true);
+    // The old worker wakes up and records the chunk it had posted before it froze.
+    expect(await mailbox.record(m.conversationId, m.messageId, { jobId: 'job-1', token: 'old-owner' }, { posted: 1, posting: 1 })).toBe(false);
+    const head = await mailbox.acquire(m.conversationId, owner);
+    expect(head.status === 'ok' && head.head?.progress).toMatchObject({ posted: 3, posting: 3 });
+  });
 });
 
 describe('takeOver', () => {

@@ -4,7 +4,8 @@
   BullMQ's own extendLock does: one round trip that checks ownership, keeps it and writes, so a
   worker paused past its lock can never record over the worker that took its job.
   A stale worker still records `posted` (a chunk it did post is a fact, whoever owns the job
-  now) but nothing that starts a new step.
+  now) but nothing that starts a new step. `posted` only ever grows: a stale worker's lower
+  count never hides chunks the new owner already posted.
 
   Input:
     KEYS[1] lock        string  BullMQ's lock of the job, value = its token
@@ -28,7 +29,11 @@ if rcall('HEXISTS', KEYS[2], ARGV[2]) == 0 then return 0 end
 local prefix = ARGV[2] .. ':'
 local owned = ARGV[1] == '' or rcall('GET', KEYS[1]) == ARGV[1]
 for i = 6, #ARGV - 1, 2 do
-  if owned or ARGV[i] == 'posted' then
+  if ARGV[i] == 'posted' then
+    local current = tonumber(rcall('HGET', KEYS[2], prefix .. 'posted') or '0')
+    local value = tonumber(ARGV[i + 1])
+    if value and value > current then rcall('HSET', KEYS[2], prefix .. 'posted', ARGV[i + 1]) end
+  elseif owned then
     if ARGV[i + 1] == '' then
       rcall('HDEL', KEYS[2], prefix .. ARGV[i])
     else
