@@ -1,6 +1,6 @@
 import type { Platform } from '../core/conversation.js';
 
-/** A channel → instance default from `BINDINGS`. The channel `dm` stands for every direct message. */
+/** A channel → instance default from `BINDINGS`. The channel `dm` stands for every direct message (the fallback of each workspace's own DM binding). */
 export interface BindingDefault {
   platform: Platform;
   channelId: string;
