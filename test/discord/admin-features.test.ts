@@ -46,16 +46,7 @@ const ask = (author: EmuUser, channel: EmuChannel, text: string) => send(author,
 /** The bot's reply (or notice) to a message, matching `text`. */
 const replyTo = (m: Json, text: RegExp) => h.discord.waitFor(() => h.discord.repliesTo(m.id).find((r) => text.test(String(r.content))), `reply to ${m.id}`);
 
-const logLines = (msg: RegExp): Array<Record<string, unknown>> =>
-  h.logs.lines
-    .map((l) => {
-      try {
-        return JSON.parse(l) as Record<string, unknown>;
-      } catch {
-        return {};
-      }
-    })
-    .filter((l) => typeof l.msg === 'string' && msg.test(l.msg));
+const logLines = (msg: RegExp): Array<Record<string, unknown>> => h.logs.matching(msg);
 const dropped = (m: Json) => until(() => logLines(/^message dropped$/).find((l) => l.messageId === m.id), `drop of ${m.id} logged`);
 const gaveUp = (m: Json) => until(() => logLines(/gave up on a message/).find((l) => l.messageId === m.id), `give-up of ${m.id} logged`);
 

@@ -1,27 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { loadTestConfig } from './config.js';
-import { Writable } from 'node:stream';
-import { startBridge, type Bridge } from '../../src/app.js';
+import type { Bridge } from '../../src/app.js';
 import { encodeConversationId } from '../../src/core/conversation.js';
 
 import type { IncomingMessage } from '../../src/core/message.js';
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
-import { createLogger, SecretRegistry } from '../../src/logger.js';
-import { Metrics } from '../../src/metrics.js';
-import { deleteKeys } from './redis-cleanup.js';
+import { newPrefix, startTestBridge } from './bridge-harness.js';
+import type { LogCapture } from './log-capture.js';
 import { Sink, sinkPlatform } from './sink.js';
 
-/** Log lines captured in memory, for assertions. */
-export class LogCapture extends Writable {
-  readonly lines: string[] = [];
-  override _write(chunk: Buffer, _enc: string, done: () => void): void {
-    this.lines.push(...chunk.toString().split('\n').filter(Boolean));
-    done();
-  }
-  get text(): string {
-    return this.lines.join('\n');
-  }
-}
+export { LogCapture } from './log-capture.js';
 
 export interface Pipeline {
   prefix: string;
@@ -40,41 +27,17 @@ export async function startPipeline(
   env: Record<string, string> = {},
   sinkOptions: Parameters<typeof sinkPlatform>[1] = {},
 ): Promise<Pipeline> {
-  const prefix = `test-${randomUUID().slice(0, 8)}`;
+  const prefix = newPrefix('test');
   const agent = await startAgentEmulator();
   const sink = await new Sink().start();
-  const logs = new LogCapture();
-  const secrets = new SecretRegistry();
-  const config = loadTestConfig({
-    AGENT_API_BASE_URL: agent.baseUrl,
-    AGENT_API_KEY: agent.apiKey,
-    QUEUE_PREFIX: prefix,
-    HTTP_PORT: '0',
-    PLAYGROUND: 'false',
-    RETRY_BASE_DELAY_MS: '20',
-    BINDINGS: 'web:c1=demo-helper,web:c2=demo-helper,web:dm=demo-helper',
-    LOG_LEVEL: 'debug',
-    ...env,
-  });
-  const bridge = await startBridge({
-    config,
-    secrets,
-    logger: createLogger({ level: config.logLevel, registry: secrets, destination: logs }),
-    metrics: new Metrics(),
-    platforms: [sinkPlatform(sink.url, sinkOptions)],
-  });
-  return {
+  const t = await startTestBridge({
     prefix,
     agent,
-    sink,
-    bridge,
-    logs,
-    close: async () => {
-      await bridge.stop();
-      await Promise.all([agent.close(), sink.close()]);
-      await deleteKeys(prefix);
-    },
-  };
+    env: { BINDINGS: 'web:c1=demo-helper,web:c2=demo-helper,web:dm=demo-helper', ...env },
+    platforms: [sinkPlatform(sink.url, sinkOptions)],
+    closeWith: [sink],
+  });
+  return { prefix, agent, sink, bridge: t.bridge, logs: t.logs, close: t.close };
 }
 
 let counter = 0;

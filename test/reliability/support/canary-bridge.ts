@@ -1,16 +1,13 @@
-import { randomBytes, randomUUID } from 'node:crypto';
-import { loadTestConfig } from '../../support/config.js';
-import { startBridge, type Bridge } from '../../../src/app.js';
-
+import { randomBytes } from 'node:crypto';
+import type { Bridge } from '../../../src/app.js';
 import { startAgentEmulator, type AgentEmulator } from '../../../src/demo/agent-emulator.js';
-import { createLogger, SecretRegistry } from '../../../src/logger.js';
-import { Metrics } from '../../../src/metrics.js';
 import { slackPlatform } from '../../../adapters/slack/index.js';
 import { discordPlatform } from '../../../adapters/discord/index.js';
 import { startSlackEmulator, type SlackEmulator, type SlackTransport } from '../../emulators/slack/index.js';
 import { startDiscordEmulator, type DiscordEmulator } from '../../emulators/discord/index.js';
-import { LogCapture } from '../../support/pipeline.js';
-import { deleteKeysAt, SHARED_REDIS } from './keys.js';
+import { newPrefix, startTestBridge } from '../../support/bridge-harness.js';
+import type { LogCapture } from '../../support/log-capture.js';
+import { discordEnv, slackEnv } from '../../support/platform-env.js';
 
 /** Slack people and places of the emulated workspace (as test/slack/harness.ts has them). */
 export const SW = { admin: 'UADMIN001', user: 'UUSER0001', general: 'C0GENERAL', dm: 'D0USER001' } as const;
@@ -53,7 +50,7 @@ export interface CanaryBridge {
  */
 export async function startCanaryBridge(mode: 'http' | 'socket', env: Record<string, string> = {}): Promise<CanaryBridge> {
   const canaries = makeCanaries();
-  const prefix = `rsec-${randomUUID().slice(0, 8)}`;
+  const prefix = newPrefix('rsec');
   const agent = await startAgentEmulator({
     apiKey: canaries.AGENT_API_KEY,
     sessionCookie: canaries.AGENT_SESSION_COOKIE,
@@ -70,49 +67,29 @@ export async function startCanaryBridge(mode: 'http' | 'socket', env: Record<str
     ],
   });
   const discord = await startDiscordEmulator({ token: canaries.DISCORD_TOKEN });
-  const w = discord.world;
-  const logs = new LogCapture();
-  const secrets = new SecretRegistry();
-  const config = loadTestConfig({
-    AGENT_API_BASE_URL: agent.baseUrl,
-    AGENT_API_KEY: canaries.AGENT_API_KEY,
-    AGENT_SESSION_COOKIE: canaries.AGENT_SESSION_COOKIE,
-    AGENT_SESSION_TOKEN: canaries.AGENT_SESSION_TOKEN,
-    SLACK_BOT_TOKEN: canaries.SLACK_BOT_TOKEN,
-    SLACK_SIGNING_SECRET: canaries.SLACK_SIGNING_SECRET,
-    ...(mode === 'socket' ? { SLACK_APP_TOKEN: canaries.SLACK_APP_TOKEN } : {}),
-    SLACK_API_URL: slack.apiUrl,
-    SLACK_ADMIN_USER_IDS: SW.admin,
-    DISCORD_TOKEN: canaries.DISCORD_TOKEN,
-    DISCORD_API_URL: discord.apiUrl,
-    DISCORD_GUILD_ID: w.guildId,
-    DISCORD_ADMIN_ROLE_IDS: w.adminRoleId,
-    ADMIN_USER: 'ops',
-    ADMIN_PASSWORD: canaries.ADMIN_PASSWORD,
-    PLAYGROUND: 'false',
-    PLAYGROUND_TOKEN: canaries.PLAYGROUND_TOKEN,
-    QUEUE_PREFIX: prefix,
-    HTTP_PORT: '0',
-    RETRY_BASE_DELAY_MS: '20',
-    JOB_ATTEMPTS: '2',
-    BINDINGS: `slack:${SW.general}=demo-helper,slack:dm=demo-helper,discord:${w.channels.general.id}=demo-helper,discord:dm=demo-helper`,
-    LOG_LEVEL: 'trace',
-    ...env,
+  const t = await startTestBridge({
+    prefix,
+    agent,
+    env: {
+      AGENT_SESSION_COOKIE: canaries.AGENT_SESSION_COOKIE,
+      AGENT_SESSION_TOKEN: canaries.AGENT_SESSION_TOKEN,
+      ...slackEnv(slack, mode, { botToken: canaries.SLACK_BOT_TOKEN, signingSecret: canaries.SLACK_SIGNING_SECRET, appToken: canaries.SLACK_APP_TOKEN }),
+      // Set in both modes: every configured secret is a canary to look for.
+      SLACK_SIGNING_SECRET: canaries.SLACK_SIGNING_SECRET,
+      SLACK_ADMIN_USER_IDS: SW.admin,
+      ...discordEnv(discord, agent),
+      ADMIN_USER: 'ops',
+      ADMIN_PASSWORD: canaries.ADMIN_PASSWORD,
+      PLAYGROUND_TOKEN: canaries.PLAYGROUND_TOKEN,
+      JOB_ATTEMPTS: '2',
+      BINDINGS: `slack:${SW.general}=demo-helper,slack:dm=demo-helper,discord:${discord.world.channels.general.id}=demo-helper,discord:dm=demo-helper`,
+      LOG_LEVEL: 'trace',
+      ...env,
+    },
+    platforms: [slackPlatform, discordPlatform],
+    closeWith: [slack, discord],
   });
-  let bridge: Bridge;
-  try {
-    bridge = await startBridge({
-      config,
-      secrets,
-      logger: createLogger({ level: config.logLevel, registry: secrets, destination: logs }),
-      metrics: new Metrics(),
-      platforms: [slackPlatform, discordPlatform],
-    });
-  } catch (err) {
-    await Promise.allSettled([slack.close(), discord.close(), agent.close()]);
-    await deleteKeysAt(SHARED_REDIS, prefix);
-    throw err;
-  }
+  const bridge = t.bridge;
   const eventsUrl = `http://127.0.0.1:${bridge.httpPort}/slack/events`;
   return {
     prefix,
@@ -122,11 +99,7 @@ export async function startCanaryBridge(mode: 'http' | 'socket', env: Record<str
     discord,
     agent,
     bridge,
-    logs,
-    close: async () => {
-      await bridge.stop();
-      await Promise.allSettled([slack.close(), discord.close(), agent.close()]);
-      await deleteKeysAt(SHARED_REDIS, prefix);
-    },
+    logs: t.logs,
+    close: t.close,
   };
 }
