@@ -8,11 +8,12 @@ import type { Logger, SecretRegistry } from '../../src/logger.js';
 import { commandReplyMessage } from './blocks.js';
 import { slackCaller } from './caller.js';
 import { escapeSlackText } from './escape.js';
+import { formModal, INPUT_ACTION, messageView, registerMessageView, slackErrorCode } from './modal-views.js';
 
 export const CREDENTIAL_CALLBACK_ID = 'agent_bridge_credential';
 export const KEY_BLOCK = 'credential_key';
 export const VALUE_BLOCK = 'credential_value';
-export const INPUT_ACTION = 'input';
+export { INPUT_ACTION };
 
 /** Slack's limit on private_metadata. */
 const MAX_METADATA = 3_000;
@@ -43,51 +44,22 @@ function parseMetadata(raw: unknown): Metadata | undefined {
   }
 }
 
-const plain = (text: string, max: number) => ({ type: 'plain_text' as const, text: text.slice(0, max) });
-
 /** The form: a key and a secret value, for one instance. */
 export function credentialModal(instanceId: string, metadata: string): View {
-  return {
-    type: 'modal',
-    callback_id: CREDENTIAL_CALLBACK_ID,
-    private_metadata: metadata,
-    title: plain('Add a credential', 24),
-    submit: plain('Save', 24),
-    close: plain('Cancel', 24),
-    blocks: [
-      {
-        type: 'section',
-        text: {
-          type: 'mrkdwn',
-          text: `Adds a credential to instance \`${escapeSlackText(instanceId.replace(/`/g, "'"))}\`. The value goes straight to the agent service: the bridge does not store it and will not show it again.`,
-        },
-      },
-      {
-        type: 'input',
-        block_id: KEY_BLOCK,
-        label: plain('Key', 2000),
-        hint: plain('The name the agent knows the secret by, for example OPENAI_API_KEY.', 2000),
-        element: { type: 'plain_text_input', action_id: INPUT_ACTION, max_length: 128, placeholder: plain('OPENAI_API_KEY', 150) },
-      },
-      {
-        type: 'input',
-        block_id: VALUE_BLOCK,
-        label: plain('Secret value', 2000),
-        element: { type: 'plain_text_input', action_id: INPUT_ACTION, max_length: 3000 },
-      },
+  return formModal({
+    callbackId: CREDENTIAL_CALLBACK_ID,
+    metadata,
+    title: 'Add a credential',
+    intro: `Adds a credential to instance \`${escapeSlackText(instanceId.replace(/`/g, "'"))}\`. The value goes straight to the agent service: the bridge does not store it and will not show it again.`,
+    inputs: [
+      { blockId: KEY_BLOCK, label: 'Key', hint: 'The name the agent knows the secret by, for example OPENAI_API_KEY.', maxLength: 128, placeholder: 'OPENAI_API_KEY' },
+      { blockId: VALUE_BLOCK, label: 'Secret value', maxLength: 3000 },
     ],
-  };
+  });
 }
 
 function infoView(title: string, reply: CommandReply | string): View {
-  const text = typeof reply === 'string' ? reply : [reply.title, ...reply.lines].join('\n');
-  return {
-    type: 'modal',
-    callback_id: `${CREDENTIAL_CALLBACK_ID}_done`,
-    title: plain(title, 24),
-    close: plain('Close', 24),
-    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: escapeSlackText(text).slice(0, 3000) || ' ' } }],
-  };
+  return messageView(CREDENTIAL_CALLBACK_ID, title, typeof reply === 'string' ? reply : [reply.title, ...reply.lines].join('\n'));
 }
 
 export interface CredentialModalDeps {
@@ -107,9 +79,7 @@ export interface CredentialModalDeps {
  * registry before anything else happens.
  */
 export function registerCredentialModal(app: App, deps: CredentialModalDeps): void {
-  app.view({ callback_id: `${CREDENTIAL_CALLBACK_ID}_done`, type: 'view_submission' }, async ({ ack }) => {
-    await ack();
-  });
+  registerMessageView(app, CREDENTIAL_CALLBACK_ID);
   app.view({ callback_id: CREDENTIAL_CALLBACK_ID, type: 'view_submission' }, async ({ ack, body, view, client }) => {
     const startedAt = Date.now();
     const values = (view.state?.values ?? {}) as Record<string, Record<string, { value?: string | null }>>;
@@ -152,7 +122,7 @@ export function registerCredentialModal(app: App, deps: CredentialModalDeps): vo
     const safeReply = { ...reply, title: scrub(reply.title), lines: reply.lines.map(scrub) };
     await client.views
       .update({ view_id: body.view.id, view: infoView(reply.ok ? 'Credential added' : 'Not added', safeReply) })
-      .catch((err: Error) => deps.logger.warn({ code: (err as { data?: { error?: string } }).data?.error }, 'could not update the credential modal'));
+      .catch((err: Error) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not update the credential modal'));
     if (reply.ok) await confirm(client, deps.logger, meta.c, user.id, safeReply, scrub);
   });
 }
@@ -163,7 +133,7 @@ async function confirm(client: WebClient, logger: Logger, channel: string, user:
   try {
     await client.chat.postEphemeral({ channel, user, ...message });
   } catch (err) {
-    logger.info({ code: (err as { data?: { error?: string } }).data?.error }, 'ephemeral confirmation failed; sending it as a DM');
+    logger.info({ code: slackErrorCode(err) }, 'ephemeral confirmation failed; sending it as a DM');
     await client.chat.postMessage({ channel: user, ...message }).catch(() => undefined);
   }
 }

@@ -3,61 +3,30 @@ import type { View, WebClient } from '@slack/web-api';
 import type { CommandReply, Commands } from '../../src/commands/types.js';
 import type { Logger, SecretRegistry } from '../../src/logger.js';
 import { slackCaller } from './caller.js';
-import { escapeSlackText } from './escape.js';
+import { formModal, INPUT_ACTION, messageView, registerMessageView, slackErrorCode } from './modal-views.js';
 
 export const SETUP_CALLBACK_ID = 'agent_bridge_setup';
 export const API_KEY_BLOCK = 'setup_api_key';
 export const SESSION_BLOCK = 'setup_session';
-const INPUT_ACTION = 'input';
 /** How long submitted values stay registered for log redaction after the request (the store adds them for good). */
 const REDACT_FOR_MS = 10 * 60_000;
 
-const plain = (text: string, max: number) => ({ type: 'plain_text' as const, text: text.slice(0, max) });
-
 /** The form: this workspace's agent API key and an optional dashboard session. `channelId` is kept for the confirmation. */
 export function setupModal(channelId: string): View {
-  return {
-    type: 'modal',
-    callback_id: SETUP_CALLBACK_ID,
-    private_metadata: channelId.slice(0, 200),
-    title: plain('Agent account', 24),
-    submit: plain('Save', 24),
-    close: plain('Cancel', 24),
-    blocks: [
-      {
-        type: 'section',
-        text: {
-          type: 'mrkdwn',
-          text: "This workspace's messages will go to the agent-service account of this key, and be billed to it. The key is checked, stored encrypted and never shown again.",
-        },
-      },
-      {
-        type: 'input',
-        block_id: API_KEY_BLOCK,
-        label: plain('API key', 2000),
-        hint: plain('Generated in the agent service dashboard.', 2000),
-        element: { type: 'plain_text_input', action_id: INPUT_ACTION, max_length: 3000 },
-      },
-      {
-        type: 'input',
-        block_id: SESSION_BLOCK,
-        optional: true,
-        label: plain('Dashboard session (optional)', 2000),
-        hint: plain('Needed only to add credentials to instances with the credential command.', 2000),
-        element: { type: 'plain_text_input', action_id: INPUT_ACTION, max_length: 3000 },
-      },
+  return formModal({
+    callbackId: SETUP_CALLBACK_ID,
+    metadata: channelId.slice(0, 200),
+    title: 'Agent account',
+    intro: "This workspace's messages will go to the agent-service account of this key, and be billed to it. The key is checked, stored encrypted and never shown again.",
+    inputs: [
+      { blockId: API_KEY_BLOCK, label: 'API key', hint: 'Generated in the agent service dashboard.', maxLength: 3000 },
+      { blockId: SESSION_BLOCK, label: 'Dashboard session (optional)', hint: 'Needed only to add credentials to instances with the credential command.', optional: true, maxLength: 3000 },
     ],
-  };
+  });
 }
 
 function resultView(reply: CommandReply): View {
-  return {
-    type: 'modal',
-    callback_id: `${SETUP_CALLBACK_ID}_done`,
-    title: plain(reply.ok ? 'Saved' : 'Not saved', 24),
-    close: plain('Close', 24),
-    blocks: [{ type: 'section', text: { type: 'mrkdwn', text: escapeSlackText([reply.title, ...reply.lines].join('\n')).slice(0, 3000) || ' ' } }],
-  };
+  return messageView(SETUP_CALLBACK_ID, reply.ok ? 'Saved' : 'Not saved', [reply.title, ...reply.lines].join('\n'));
 }
 
 export interface SetupModalDeps {
@@ -73,9 +42,7 @@ export interface SetupModalDeps {
  * in a view, a message or a log line.
  */
 export function registerSetupModal(app: App, deps: SetupModalDeps): void {
-  app.view({ callback_id: `${SETUP_CALLBACK_ID}_done`, type: 'view_submission' }, async ({ ack }) => {
-    await ack();
-  });
+  registerMessageView(app, SETUP_CALLBACK_ID);
   app.view({ callback_id: SETUP_CALLBACK_ID, type: 'view_submission' }, async ({ ack, body, view, client }) => {
     const values = (view.state?.values ?? {}) as Record<string, Record<string, { value?: string | null }>>;
     const apiKey = String(values[API_KEY_BLOCK]?.[INPUT_ACTION]?.value ?? '');
@@ -98,5 +65,5 @@ export function registerSetupModal(app: App, deps: SetupModalDeps): void {
 }
 
 async function updateView(client: WebClient, viewId: string, view: View, logger: Logger) {
-  await client.views.update({ view_id: viewId, view }).catch((err: Error) => logger.warn({ code: (err as { data?: { error?: string } }).data?.error }, 'could not update the setup modal'));
+  await client.views.update({ view_id: viewId, view }).catch((err: Error) => logger.warn({ code: slackErrorCode(err) }, 'could not update the setup modal'));
 }
