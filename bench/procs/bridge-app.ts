@@ -4,20 +4,6 @@
  * scenario 6.
  */
 import { platformsFor } from '../../bin/platforms.js';
-import { loadTestConfig } from '../../test/support/config.js';
-import { startBridge } from '../../src/app.js';
+import { serveBridge } from './serve-bridge.js';
 
-import { ready, serve } from '../lib/ipc.js';
-import { exitSoon, probeHandlers } from './probe.js';
-
-const config = loadTestConfig({ ...process.env });
-const bridge = await startBridge({ config, platforms: await platformsFor(config) });
-
-serve({
-  ...probeHandlers(),
-  stop: async () => {
-    await bridge.stop();
-    exitSoon();
-  },
-});
-ready({ httpPort: bridge.httpPort });
+await serveBridge((config) => platformsFor(config));

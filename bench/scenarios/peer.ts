@@ -1,6 +1,6 @@
-import { Agent, request } from 'node:http';
-import { slackSignature } from '../../test/emulators/slack/sender.js';
+import { Agent } from 'node:http';
 import { Child } from '../lib/children.js';
+import { benchBridgeEnv, postSigned, slackAppEnv } from '../lib/slack-events.js';
 import { deleteKeys } from '../lib/redis-admin.js';
 import { percentile } from '../lib/stats.js';
 import type { SlackInfo } from '../procs/services-types.js';
@@ -22,33 +22,6 @@ interface BurstResult {
   outOfOrder: number;
 }
 
-/** POSTs a signed body; resolves with the status once the answer is in (Date.now clock, ms). */
-function postSigned(url: URL, agent: Agent, secret: string, body: string): Promise<number> {
-  const timestamp = Math.floor(Date.now() / 1000);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          'x-slack-request-timestamp': String(timestamp),
-          'x-slack-signature': slackSignature(secret, timestamp, body),
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /**
  * One burst: 1,000 signed app_mention events over 100 threads (10 each), 20 senders each
  * sending its next event once the previous was acknowledged; an instant agent; replies are
@@ -58,20 +31,8 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
   const s = ctx.settings;
   const prefix = `${ctx.runId}-s7-${kind}`;
   const id = slack.identity;
-  const common = {
-    REDIS_URL: s.redisUrl,
-    QUEUE_PREFIX: prefix,
-    AGENT_API_BASE_URL: ctx.services.readyValue.agentBaseUrl,
-    AGENT_API_KEY: ctx.services.readyValue.agentApiKey,
-    SLACK_BOT_TOKEN: id.botToken,
-    SLACK_SIGNING_SECRET: id.signingSecret,
-    SLACK_API_URL: slack.apiUrl,
-    WORKER_CONCURRENCY: '50',
-  };
-  const env: Record<string, string> =
-    kind === 'bridge'
-      ? { ...common, ROLE: 'all', HTTP_PORT: '0', PLAYGROUND: 'false', LOG_LEVEL: 'warn', SHUTDOWN_TIMEOUT_MS: '5000', BINDINGS: `slack:${CHANNEL}=demo-helper`, MAX_PENDING_PER_CHANNEL: '0' }
-      : common;
+  const common = { ...slackAppEnv(ctx, slack, prefix), WORKER_CONCURRENCY: '50' };
+  const env: Record<string, string> = kind === 'bridge' ? { ...common, ROLE: 'all', ...benchBridgeEnv(CHANNEL) } : common;
   const child = await Child.spawn<{ httpPort: number }>(kind === 'bridge' ? bridgeEntry : peerEntry, { label: `s7-${kind}`, profile: s.profile, env });
   const agent = new Agent({ keepAlive: true });
   try {

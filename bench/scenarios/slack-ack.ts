@@ -1,9 +1,9 @@
-import { Agent, request } from 'node:http';
+import { Agent } from 'node:http';
 import { Queue } from 'bullmq';
 import { eventEnvelope, userMessage } from '../../test/emulators/slack/payloads.js';
-import { slackSignature } from '../../test/emulators/slack/sender.js';
 import { SlackState } from '../../test/emulators/slack/state.js';
 import { Child } from '../lib/children.js';
+import { benchBridgeEnv, postSigned, slackAppEnv } from '../lib/slack-events.js';
 import { now } from '../lib/clock.js';
 import { processCpuMs } from '../lib/proc-cpu.js';
 import { deleteKeys } from '../lib/redis-admin.js';
@@ -30,56 +30,13 @@ export interface AckResult {
   sent: number;
 }
 
-/** POSTs a signed body; resolves with the status once the whole answer is in. */
-function postSigned(url: URL, agent: Agent, secret: string, body: string): Promise<number> {
-  const timestamp = Math.floor(Date.now() / 1000);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      {
-        method: 'POST',
-        agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          'x-slack-request-timestamp': String(timestamp),
-          'x-slack-signature': slackSignature(secret, timestamp, body),
-          'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)',
-        },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 async function measureAcks(ctx: BenchContext, kind: PathKind, slack: SlackInfo): Promise<AckResult> {
   const s = ctx.settings;
   const prefix = `${ctx.runId}-s5-${kind}`;
   const id = slack.identity;
   const env: Record<string, string> =
     kind === 'bridge'
-      ? {
-          ROLE: 'ingress',
-          REDIS_URL: s.redisUrl,
-          AGENT_API_BASE_URL: ctx.services.readyValue.agentBaseUrl,
-          AGENT_API_KEY: ctx.services.readyValue.agentApiKey,
-          SLACK_BOT_TOKEN: id.botToken,
-          SLACK_SIGNING_SECRET: id.signingSecret,
-          SLACK_API_URL: slack.apiUrl,
-          QUEUE_PREFIX: prefix,
-          HTTP_PORT: '0',
-          PLAYGROUND: 'false',
-          LOG_LEVEL: 'warn',
-          SHUTDOWN_TIMEOUT_MS: '5000',
-          BINDINGS: `slack:${CHANNEL}=demo-helper`,
-          MAX_PENDING_PER_CHANNEL: '0',
-        }
+      ? { ROLE: 'ingress', ...slackAppEnv(ctx, slack, prefix), ...benchBridgeEnv(CHANNEL) }
       : { REDIS_URL: s.redisUrl, QUEUE_PREFIX: prefix, SLACK_SIGNING_SECRET: id.signingSecret };
   const child = await Child.spawn<{ httpPort: number }>(kind === 'bridge' ? bridgeEntry : floorEntry, {
     label: `s5-${kind}-ingress`,
@@ -96,7 +53,7 @@ async function measureAcks(ctx: BenchContext, kind: PathKind, slack: SlackInfo):
     const run = await openLoop(s.slackRate, s.slackWarmupMs + s.slackMeasureMs, async (i, dueAt) => {
       const m = userMessage(state, { channel: CHANNEL, user: 'UUSER0001', text: `<@${id.botUserId}> question ${i}` });
       const body = JSON.stringify(eventEnvelope(state, m.mention));
-      const status = await postSigned(url, agent, id.signingSecret, body);
+      const status = await postSigned(url, agent, id.signingSecret, body, { 'user-agent': 'Slackbot 1.0 (+https://api.slack.com/robots)' });
       if (status !== 200) throw new Error(`answered ${status}`);
       if (i >= warmCount) acks.push(now() - dueAt);
     });

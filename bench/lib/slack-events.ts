@@ -1,0 +1,57 @@
+import { Agent, request } from 'node:http';
+import { slackSignature } from '../../test/emulators/slack/sender.js';
+import type { SlackInfo } from '../procs/services-types.js';
+import type { BenchContext } from '../scenarios/context.js';
+
+/** POSTs a body signed as Slack signs events; resolves with the status once the whole answer is in. */
+export function postSigned(url: URL, agent: Agent, secret: string, body: string, headers: Record<string, string> = {}): Promise<number> {
+  const timestamp = Math.floor(Date.now() / 1000);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(body),
+          'x-slack-request-timestamp': String(timestamp),
+          'x-slack-signature': slackSignature(secret, timestamp, body),
+          ...headers,
+        },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** What a Slack app on the bench needs (the bridge or a peer): Redis and its prefix, the agent, the Slack emulator. */
+export function slackAppEnv(ctx: BenchContext, slack: SlackInfo, prefix: string): Record<string, string> {
+  return {
+    REDIS_URL: ctx.settings.redisUrl,
+    QUEUE_PREFIX: prefix,
+    AGENT_API_BASE_URL: ctx.services.readyValue.agentBaseUrl,
+    AGENT_API_KEY: ctx.services.readyValue.agentApiKey,
+    SLACK_BOT_TOKEN: slack.identity.botToken,
+    SLACK_SIGNING_SECRET: slack.identity.signingSecret,
+    SLACK_API_URL: slack.apiUrl,
+  };
+}
+
+/** The bridge's own settings on the bench: quiet, no playground, `channel` bound, no per-channel cap. */
+export function benchBridgeEnv(channel: string): Record<string, string> {
+  return {
+    HTTP_PORT: '0',
+    PLAYGROUND: 'false',
+    LOG_LEVEL: 'warn',
+    SHUTDOWN_TIMEOUT_MS: '5000',
+    BINDINGS: `slack:${channel}=demo-helper`,
+    MAX_PENDING_PER_CHANNEL: '0',
+  };
+}
