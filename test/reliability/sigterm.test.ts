@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { workerEnvFor } from '../support/child-worker.js';
 import { Redis } from 'ioredis';
-import { encodeConversationId } from '../../src/core/conversation.js';
-import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+import { startPipeline, type Pipeline } from '../support/pipeline.js';
 import { sleep, until, watchProcessErrors } from './support/guards.js';
-import { SHARED_REDIS, messageRecords } from './support/keys.js';
-import { figures, Ledger } from './support/ledger.js';
+import { SHARED_REDIS } from './support/keys.js';
+import { figures } from './support/ledger.js';
+import { interleavedTraffic } from './support/traffic.js';
 import { startWorker, type WorkerProcess } from './support/workers.js';
 
 /**
@@ -41,24 +41,8 @@ async function setup(conversations: number, perConversation: number, workerEnv: 
     workers.push(w);
     return w;
   };
-  const ledger = new Ledger();
-  const byText = new Map<string, { messageId: string; conversationId: string }>();
-  const messages: ReturnType<typeof webMessage>[] = [];
-  for (let i = 0; i < perConversation; i++) {
-    for (let c = 0; c < conversations; c++) {
-      const channelId = `term${c}`;
-      const text = `t${c}-${i}`;
-      const m = webMessage(text, { channelId, isDirect: true });
-      ledger.send(channelId, m.messageId);
-      byText.set(text, { messageId: m.messageId, conversationId: encodeConversationId(m.conversation) });
-      messages.push(m);
-    }
-  }
-  const inFlight = async (): Promise<string[]> => {
-    const called = [...new Set(pl.agent.chatCalls().map((c) => c.message))].flatMap((t) => byText.get(t) ?? []);
-    const records = await messageRecords(redis!, pl.prefix, called);
-    return called.filter((_, i) => Object.keys(records[i] ?? {}).length > 0 && records[i]!.reply === undefined).map((r) => r.messageId);
-  };
+  const { ledger, messages, inFlight: inFlightOf } = interleavedTraffic({ conversations, perConversation, channel: 'term', text: 't' });
+  const inFlight = () => inFlightOf(pl, redis!);
   const evaluate = () => {
     const calls = pl.agent.chatCalls();
     return { result: ledger.evaluate(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId)), calls };

@@ -1,11 +1,11 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { workerEnvFor } from '../support/child-worker.js';
 import { Redis } from 'ioredis';
-import { encodeConversationId } from '../../src/core/conversation.js';
 import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
 import { sleep, until, watchProcessErrors } from './support/guards.js';
 import { SHARED_REDIS, messageRecords } from './support/keys.js';
-import { figures, Ledger } from './support/ledger.js';
+import { figures } from './support/ledger.js';
+import { interleavedTraffic } from './support/traffic.js';
 import { startWorker, type WorkerProcess } from './support/workers.js';
 
 /**
@@ -53,26 +53,8 @@ describe('worker processes killed with SIGKILL during traffic', () => {
       live.push(w);
     }
 
-    const ledger = new Ledger();
-    const byText = new Map<string, { messageId: string; conversationId: string }>();
-    const messages: ReturnType<typeof webMessage>[] = [];
-    for (let i = 0; i < PER_CONVERSATION; i++) {
-      for (let c = 0; c < CONVERSATIONS; c++) {
-        const channelId = `kill${c}`;
-        const text = `k${c}-${i}`;
-        const m = webMessage(text, { channelId, isDirect: true });
-        ledger.send(channelId, m.messageId);
-        byText.set(text, { messageId: m.messageId, conversationId: encodeConversationId(m.conversation) });
-        messages.push(m);
-      }
-    }
-
-    /** Messages whose agent call started and whose answer was not recorded: in flight. */
-    const inFlight = async (): Promise<string[]> => {
-      const called = [...new Set(pl.agent.chatCalls().map((c) => c.message))].flatMap((t) => byText.get(t) ?? []);
-      const records = await messageRecords(redis!, pl.prefix, called);
-      return called.filter((_, i) => Object.keys(records[i] ?? {}).length > 0 && records[i]!.reply === undefined).map((r) => r.messageId);
-    };
+    const { ledger, byText, messages, inFlight: inFlightOf } = interleavedTraffic({ conversations: CONVERSATIONS, perConversation: PER_CONVERSATION, channel: 'kill', text: 'k' });
+    const inFlight = () => inFlightOf(pl, redis!);
 
     /**
      * Messages whose reply the platform accepted but whose `posted` record is not written: a
