@@ -61,19 +61,29 @@ async function queueCounts(queue: Queue): Promise<{ active: number; waiting: num
   return { active: c.active ?? 0, waiting: (c.waiting ?? 0) + (c.prioritized ?? 0) };
 }
 
-function workerPool(spawnOne: (label: string) => Promise<Child>) {
+/**
+ * A path's queue controls and worker processes, the same for both kinds: `spawnOne` starts one
+ * worker process with the concurrency `startWorkers` was given.
+ */
+function workerPool(
+  queue: Queue,
+  spawnOne: (label: string, concurrency: number) => Promise<Child>,
+): Pick<GenericPath, 'pause' | 'resume' | 'counts' | 'startWorkers' | 'stopWorkers'> {
   let workers: Child[] = [];
   return {
-    async start(count: number, label: string): Promise<Child[]> {
+    pause: () => queue.pause(),
+    resume: () => queue.resume(),
+    counts: () => queueCounts(queue),
+    async startWorkers(count, concurrency, label) {
       const first = workers.length;
       const name = (i: number) => (count === 1 && first === 0 ? label : `${label}-${first + i + 1}`);
-      const started = await Promise.allSettled(Array.from({ length: count }, (_, i) => spawnOne(name(i))));
+      const started = await Promise.allSettled(Array.from({ length: count }, (_, i) => spawnOne(name(i), concurrency)));
       workers.push(...started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : [])));
       const failed = started.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
       return workers;
     },
-    async stop(): Promise<void> {
+    async stopWorkers() {
       const current = workers;
       workers = [];
       await Promise.all(current.map((w) => w.stop()));
@@ -98,12 +108,11 @@ export async function bridgePath(ctx: BenchContext, tag: string): Promise<Generi
     throw err;
   }
   const queue = bridge.queue.queue;
-  const current = { concurrency: 50 };
-  const pool = workerPool((label) =>
+  const pool = workerPool(queue, (label, concurrency) =>
     Child.spawn(bridgeWorkerEntry, {
       label,
       profile: ctx.settings.profile,
-      env: { ...env, ROLE: 'worker', WORKER_CONCURRENCY: String(current.concurrency) },
+      env: { ...env, ROLE: 'worker', WORKER_CONCURRENCY: String(concurrency) },
     }),
   );
   return {
@@ -113,16 +122,9 @@ export async function bridgePath(ctx: BenchContext, tag: string): Promise<Generi
       const result = await bridge.ingress.handle(webMessage(text, { channelId: 'c1', threadId: conversation, messageId }));
       if (result.status !== 'queued') throw new Error(`ingress did not queue ${messageId}: ${JSON.stringify(result)}`);
     },
-    pause: () => queue.pause(),
-    resume: () => queue.resume(),
-    counts: () => queueCounts(queue),
-    startWorkers: (count, concurrency, label) => {
-      current.concurrency = concurrency;
-      return pool.start(count, label);
-    },
-    stopWorkers: () => pool.stop(),
+    ...pool,
     async close() {
-      await pool.stop();
+      await pool.stopWorkers();
       await bridge.stop();
       await deleteKeys(ctx.redis, prefix);
     },
@@ -139,8 +141,7 @@ export async function floorPath(ctx: BenchContext, tag: string): Promise<Generic
     // The same retention as the bridge's defaults (KEEP_COMPLETED_*), so Redis does the same work.
     defaultJobOptions: { removeOnComplete: { age: 86_400, count: 100_000 }, removeOnFail: { age: 7 * 86_400, count: 10_000 } },
   });
-  const current = { concurrency: 50 };
-  const pool = workerPool((label) =>
+  const pool = workerPool(queue, (label, concurrency) =>
     Child.spawn(floorWorkerEntry, {
       label,
       profile: ctx.settings.profile,
@@ -150,7 +151,7 @@ export async function floorPath(ctx: BenchContext, tag: string): Promise<Generic
         AGENT_API_KEY: s.agentApiKey,
         BENCH_SINK_URL: s.sinkUrl,
         QUEUE_PREFIX: prefix,
-        WORKER_CONCURRENCY: String(current.concurrency),
+        WORKER_CONCURRENCY: String(concurrency),
       },
     }),
   );
@@ -160,16 +161,9 @@ export async function floorPath(ctx: BenchContext, tag: string): Promise<Generic
     async send(messageId, _conversation, text) {
       await queue.add('chat', { messageId, channelId: 'c1', instanceId: 'demo-helper', text });
     },
-    pause: () => queue.pause(),
-    resume: () => queue.resume(),
-    counts: () => queueCounts(queue),
-    startWorkers: (count, concurrency, label) => {
-      current.concurrency = concurrency;
-      return pool.start(count, label);
-    },
-    stopWorkers: () => pool.stop(),
+    ...pool,
     async close() {
-      await pool.stop();
+      await pool.stopWorkers();
       await queue.close();
       await connection.quit();
       await deleteKeys(ctx.redis, prefix);
