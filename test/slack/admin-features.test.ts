@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { INPUT_ACTION, KEY_BLOCK, VALUE_BLOCK } from '../../adapters/slack/credential-modal.js';
 import { dumpKeys } from '../support/redis-cleanup.js';
+import { expectAuditTrail } from '../support/audit-trail.js';
 import { botMention, chatCalls, logLines, postsIn, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
 
 /**
@@ -197,19 +198,7 @@ describe.each(['http', 'socket'] as const)('issue 9 on Slack over %s', (mode) =>
       const audit = await agent('audit', W.admin, channel);
       expect(audit).toMatch(/The last \d+ admin actions? in this workspace, newest first\./);
       expect(audit).toMatch(/When\s+Who\s+Action\s+Channel\s+Instance\s+Key\s+Outcome\s+Detail/);
-      const rows = audit.split('\n').filter((l) => l.includes(channel));
-      const cols = rows.map((r) => r.split(/\s{2,}/));
-      // When (UTC minute) · Who · Action · Channel · Instance · Key · Outcome · Detail
-      expect(cols.map((c) => c[2])).toEqual(['refused', 'refused', 'unbind', 'credential', 'bind']);
-      expect(rows[0]).toMatch(/uuser0001 \(UUSER0001\)\s+refused\s+C0AUDIT01\s+refused\s+audit$/);
-      expect(rows[1]).toMatch(/uuser0001 \(UUSER0001\)\s+refused\s+C0AUDIT01\s+refused\s+bind$/);
-      expect(rows[2]).toMatch(/uadmin001 \(UADMIN001\)\s+unbind\s+C0AUDIT01\s+demo-poet\s+ok$/);
-      expect(rows[3]).toMatch(/uadmin001 \(UADMIN001\)\s+credential\s+C0AUDIT01\s+demo-helper\s+AUDIT_KEY\s+ok$/);
-      expect(rows[4]).toMatch(/uadmin001 \(UADMIN001\)\s+bind\s+C0AUDIT01\s+demo-poet\s+ok\s+mode=mention$/);
-      for (const c of cols) {
-        expect(c[0]).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC$/);
-        expect(Math.abs(Date.parse(c[0]!.replace(' UTC', 'Z').replace(' ', 'T')) - before)).toBeLessThan(3 * 60_000);
-      }
+      expectAuditTrail(audit, { channel, admin: 'uadmin001 (UADMIN001)', user: 'uuser0001 (UUSER0001)', before });
 
       // The value is nowhere: not in the audit answer, the Redis stream, or any log line.
       expect(audit).not.toContain(canary);
