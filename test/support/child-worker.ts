@@ -1,5 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { afterEach } from 'vitest';
+import { startPipeline, type Pipeline } from './pipeline.js';
 
 const entry = fileURLToPath(new URL('./worker-process.ts', import.meta.url));
 
@@ -46,5 +48,24 @@ export function workerEnvFor(pipeline: { agent: { baseUrl: string; apiKey: strin
     WORKER_STALLED_INTERVAL_MS: '500',
     LOG_LEVEL: 'warn',
     ...extra,
+  };
+}
+
+/**
+ * Ingress in this process, worker processes beside it: `startIngress` opens the pipeline
+ * (`ROLE=ingress`) and `children` keeps the workers a test spawns. After each test the workers
+ * are SIGKILLed, then the pipeline closed.
+ */
+export function ingressWithWorkerProcesses() {
+  let pipeline: Pipeline | undefined;
+  const children: ChildProcess[] = [];
+  afterEach(async () => {
+    await Promise.all(children.splice(0).map(kill9));
+    await pipeline?.close();
+    pipeline = undefined;
+  });
+  return {
+    children,
+    startIngress: async (): Promise<Pipeline> => (pipeline = await startPipeline({ ROLE: 'ingress' })),
   };
 }

@@ -1,20 +1,12 @@
-import type { ChildProcess } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
-import { kill9, spawnWorker, workerEnvFor } from '../support/child-worker.js';
-import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+import { describe, expect, it } from 'vitest';
+import { ingressWithWorkerProcesses, kill9, spawnWorker, workerEnvFor } from '../support/child-worker.js';
+import { webMessage } from '../support/pipeline.js';
 
 /** Ingress in this process; a worker process is SIGKILLed while the agent is answering. */
-let p: Pipeline | undefined;
-const children: ChildProcess[] = [];
-afterEach(async () => {
-  await Promise.all(children.splice(0).map(kill9));
-  await p?.close();
-  p = undefined;
-});
+const { children, startIngress } = ingressWithWorkerProcesses();
 
 async function killDuringTheCall(guarantee: 'at-least-once' | 'at-most-once') {
-  p = await startPipeline({ ROLE: 'ingress' });
-  const pl = p;
+  const pl = await startIngress();
   const env = workerEnvFor(pl, { AGENT_CALL_GUARANTEE: guarantee });
   const first = await spawnWorker(env);
   children.push(first);

@@ -1,19 +1,12 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import type { ChildProcess } from 'node:child_process';
-import { pushWithoutJob, startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
-import { kill9, spawnWorker, workerEnvFor } from '../support/child-worker.js';
+import { describe, expect, it } from 'vitest';
+import { pushWithoutJob, webMessage } from '../support/pipeline.js';
+import { ingressWithWorkerProcesses, kill9, spawnWorker, workerEnvFor } from '../support/child-worker.js';
 
-let p: Pipeline | undefined;
-const children: ChildProcess[] = [];
-afterEach(async () => {
-  await Promise.all(children.splice(0).map(kill9));
-  await p?.close();
-  p = undefined;
-});
+const { children, startIngress } = ingressWithWorkerProcesses();
 
 /** Ingress in this process; workers are separate processes that the test kills with SIGKILL. */
 async function setup() {
-  p = await startPipeline({ ROLE: 'ingress' });
+  const p = await startIngress();
   const env = workerEnvFor(p);
   const start = async () => {
     const child = await spawnWorker(env);
