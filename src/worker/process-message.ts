@@ -82,7 +82,8 @@ export class MessageProcessor {
     /** Whether "posting chunk `first`" is already recorded by the write that stored the reply. */
     let postingRecorded = false;
     let agentMs: number | undefined;
-    const indicator = new WorkingIndicator(port, m.reply, this.options.workingIndicatorDelayMs ?? 0, log);
+    const earlierAttempt = progress.started || progress.reply !== undefined || progress.attempts > 0 || progress.limited > 0;
+    const indicator = new WorkingIndicator(port, m.reply, this.options.workingIndicatorDelayMs ?? 0, log, earlierAttempt);
     if (reply === undefined) {
       if (progress.started && this.options.callGuarantee === 'at-most-once') {
         // The call was made (maybe billed) and its answer died with the worker: never call twice.

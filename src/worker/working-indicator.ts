@@ -14,11 +14,17 @@ export class WorkingIndicator {
   private timer: NodeJS.Timeout | undefined;
   private shown: Promise<void> | undefined;
 
+  /**
+   * @param shownBefore an earlier attempt at this message may have shown the signal (it got
+   *   as far as the call, or failed and is retried): a reply takes it down even if this
+   *   attempt shows none.
+   */
   constructor(
     private readonly port: ReplyPort,
     private readonly target: ReplyTarget,
     private readonly delayMs: number,
     private readonly log: Logger,
+    private readonly shownBefore = false,
   ) {}
 
   /** The agent call starts now: show the signal if it is still running after the delay. */
@@ -55,7 +61,7 @@ export class WorkingIndicator {
    */
   async end(outcome: 'ok' | 'failed'): Promise<void> {
     this.settle();
-    if (outcome === 'ok' && !this.shown) return;
+    if (outcome === 'ok' && !this.shown && !this.shownBefore) return;
     await this.shown;
     await this.port.stopWorking?.(this.target, outcome).catch((err) => this.log.debug({ ...errorFields(err) }, 'working indicator failed'));
   }
