@@ -23,6 +23,7 @@ import { createDropLog } from './diagnostics/drop-log.js';
 import { mountDashboard } from './http/dashboard.js';
 import { createHttpServer } from './http/server.js';
 import { createIngress } from './ingress/ingress.js';
+import { createSeenLedger } from './ingress/seen-ledger.js';
 import { DEFAULT_VOCABULARY } from './ingress/notices.js';
 import { createInstanceLabel, learnInstancesFrom } from './instance-label.js';
 import type { Ingress } from './ingress/types.js';
@@ -190,9 +191,11 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   const q = config.quotas;
   const anyDefaultQuota = q.userPerDay + q.userPerMinute + q.channelPerDay + q.channelPerMinute > 0;
+  const seen = createSeenLedger({ redis, prefix: storePrefix, logger });
   const ingress = createIngress({
     bindings,
     queue,
+    seen,
     ports,
     logger,
     metrics,
@@ -266,6 +269,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         logger: logger.child({ platform: p.platform }),
         secrets,
         ingress,
+        seen,
         commands: commandsFor(p.vocabulary(config)),
         http: http.app,
         redis,

@@ -20,7 +20,6 @@ import { FEEDBACK_ACTION_ID } from './feedback-blocks.js';
 import { createSlackFileReader } from './files.js';
 import { createMessageHandler, registerMessageListeners, type MessageListenerDeps } from './message-listener.js';
 import type { BotIdentity } from './normalise.js';
-import { createSeenOnce } from './seen-once.js';
 import { bullPrefix } from '../../src/redis.js';
 import { registerSlashCommand } from './slash-command.js';
 import { SLACK_MAX_BODY_BYTES, slackRequestGuard } from './request-guard.js';
@@ -169,7 +168,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     ingress: ctx.ingress,
     logger,
     identity,
-    seen: createSeenOnce(ctx.redis, bullPrefix(ctx.config), logger),
+    seen: ctx.seen,
     multiWorkspace: multi,
     replyPort: ctx.replyPort,
     // Files are read with the workspace's bot token: the one token, or the message's installation's.

@@ -8,7 +8,6 @@ import { slackErrorCode } from './errors.js';
 import { installationKey } from './installations.js';
 import { handOver, type MessageListenerDeps } from './message-listener.js';
 import type { BotIdentity } from './normalise.js';
-import type { SeenOnce } from './seen-once.js';
 import { slackTextToPlain } from './slack-text.js';
 import type { UserDirectory } from './user-directory.js';
 
@@ -19,7 +18,6 @@ export interface AskShortcutDeps extends MessageListenerDeps {
   bindings: BindingStore;
   users: UserDirectory;
   identity(): Promise<BotIdentity>;
-  seen: SeenOnce;
   logger: Logger;
 }
 
@@ -66,7 +64,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
     const askerName = str(s.user?.name);
     const threadTs = str(target.thread_ts) ?? messageTs;
     const messageId = `${channel}:${messageTs}:ask:${asker}`;
-    if (!(await deps.seen.first(messageId))) {
+    if (!(await deps.seen.first('slack', messageId))) {
       deps.logger.debug({ messageId }, 'Ask the agent: this user already asked about this message');
       return;
     }
@@ -93,7 +91,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
     try {
       await handOver(deps, message, files);
     } catch (err) {
-      await deps.seen.forget(messageId);
+      await deps.seen.forget('slack', messageId);
       deps.logger.error({ ...errorFields(err) }, 'could not hand an "Ask the agent" shortcut to the ingress');
     }
   });

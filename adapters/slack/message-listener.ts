@@ -3,17 +3,22 @@ import { errorFields } from '../../src/logger.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import type { ReplyPort } from '../../src/core/reply-port.js';
 import type { Ingress, IngressResult } from '../../src/ingress/types.js';
+import type { FirstDelivery } from '../../src/ingress/seen-ledger.js';
 import type { Logger } from '../../src/logger.js';
 import type { SlackFileReader } from './files.js';
 import { normaliseSlackEvent, type BotIdentity } from './normalise.js';
-import type { SeenOnce } from './seen-once.js';
 import { installationKey } from './installations.js';
 
 export interface MessageListenerDeps {
   ingress: Ingress;
   logger: Logger;
   identity(): Promise<BotIdentity>;
-  seen: SeenOnce;
+  /**
+   * The ingress's seen ledger: Slack sends one message as `app_mention` and `message`, and
+   * redelivers when an ack is late; only the first delivery goes on to the ingress, so the
+   * user gets at most one notice ("not bound", "over quota") per message.
+   */
+  seen: FirstDelivery;
   /** Reads `file_share` files into the message; without it files are left to the ingress's notice. */
   files?: SlackFileReader;
   /** For the one line naming the files that were not sent. */
@@ -56,7 +61,7 @@ export function createMessageHandler(deps: MessageListenerDeps) {
       }
       let message = result.message;
       if (deps.multiWorkspace) message.reply = { ...message.reply, installation: installationKey(context) };
-      if (!(await deps.seen.first(message.messageId))) {
+      if (!(await deps.seen.first('slack', message.messageId))) {
         deps.logger.debug({ messageId: message.messageId }, 'Slack delivery already handled');
         return undefined;
       }
@@ -64,7 +69,7 @@ export function createMessageHandler(deps: MessageListenerDeps) {
       if (adjust) message = await adjust(message);
       return await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files);
     } catch (err) {
-      if (messageId) await deps.seen.forget(messageId);
+      if (messageId) await deps.seen.forget('slack', messageId);
       deps.logger.error({ messageId, ...errorFields(err) }, 'could not hand a Slack message to the ingress');
       return undefined;
     }
@@ -84,7 +89,7 @@ export async function handOver(deps: MessageListenerDeps, message: IncomingMessa
     message = { ...message, text: read.text, hasAttachments: false };
   }
   const outcome = await deps.ingress.handle(message);
-  if (outcome.status === 'dropped' && outcome.reason === 'redis_unavailable') await deps.seen.forget(message.messageId);
+  if (outcome.status === 'dropped' && outcome.reason === 'redis_unavailable') await deps.seen.forget('slack', message.messageId);
   const taken = outcome.status === 'queued' || (outcome.status === 'dropped' && outcome.reason === 'empty');
   if (notice && taken && deps.replyPort) {
     await deps.replyPort.postNotice(message.reply, notice).catch((err: Error) => deps.logger.warn({ ...errorFields(err) }, 'could not post the files notice'));

@@ -155,7 +155,9 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
     if (!b) return;
     const message = toIncomingMessage({ channelId: b.channel, userName: b.userName, messageId: b.messageId, text: b.text, mention: b.mention });
     // Like a platform: the message is in the channel first, then its event reaches the bridge.
-    if (await store.claimMessageId(message.messageId)) {
+    // A double submit is in the channel once (the ingress's seen ledger); the ingress still
+    // answers it, as a duplicate when the first was queued.
+    if (await ctx.seen.first('web', message.messageId)) {
       try {
         await store.append({
           type: 'message',
@@ -168,7 +170,7 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
           at: message.receivedAt,
         });
       } catch (err) {
-        await store.releaseMessageId(message.messageId).catch(() => {});
+        await ctx.seen.forget('web', message.messageId);
         throw err;
       }
     }

@@ -18,8 +18,6 @@ export function isWebChannel(id: string): boolean {
 export interface WebKeys {
   /** Capped stream of one channel's events: the "platform's" message history. */
   stream(channelId: string): string;
-  /** Marks a client message ID as seen, so a double submit posts once. */
-  seen(messageId: string): string;
   /** Pub/sub channel on which every appended event is announced. */
   readonly events: string;
 }
@@ -28,7 +26,6 @@ export function webKeys(prefix: string): WebKeys {
   const base = `${prefix}:web`;
   return {
     stream: (channelId) => `${base}:stream:${channelId}`,
-    seen: (messageId) => `${base}:seen:${messageId}`,
     events: `${base}:events`,
   };
 }

@@ -22,10 +22,6 @@ export interface WebEventStore {
   append(event: WebEvent): Promise<string>;
   /** The last `count` events, oldest first, or those after `afterId` (at most `count`). */
   history(channelId: string, options: { count: number; afterId?: string }): Promise<StoredWebEvent[]>;
-  /** True the first time a client message ID is seen (a double submit posts one message). */
-  claimMessageId(messageId: string): Promise<boolean>;
-  /** Forgets a claimed ID whose message could not be posted, so a retry posts it. */
-  releaseMessageId(messageId: string): Promise<void>;
 }
 
 // One round trip, atomic: the stream entry and its announcement never part ways.
@@ -62,12 +58,6 @@ export function createWebEventStore(options: WebEventStoreOptions): WebEventStor
       const key = keys.stream(channelId);
       if (afterId) return parseEntries(await redis.xrange(key, `(${afterId}`, '+', 'COUNT', count));
       return parseEntries(await redis.xrevrange(key, '+', '-', 'COUNT', count)).reverse();
-    },
-    async claimMessageId(messageId) {
-      return (await redis.set(keys.seen(messageId), '1', 'EX', 86_400, 'NX')) === 'OK';
-    },
-    async releaseMessageId(messageId) {
-      await redis.del(keys.seen(messageId));
     },
   };
 }

@@ -4,6 +4,7 @@ import type { Config } from '../config/load.js';
 import type { PlatformSettings } from '../config/platform-settings.js';
 import type { Logger, SecretRegistry } from '../logger.js';
 import type { Ingress } from '../ingress/types.js';
+import type { FirstDelivery } from '../ingress/seen-ledger.js';
 import type { Commands } from '../commands/types.js';
 import type { ReplyPort } from './reply-port.js';
 import type { Adapter } from './adapter.js';
@@ -49,6 +50,11 @@ export interface AdapterContext {
   logger: Logger;
   secrets: SecretRegistry;
   ingress: Ingress;
+  /**
+   * The ingress's seen ledger: the first delivery of a platform message passes, repeats (a
+   * second event for one message, a redelivery, a double submit) do not.
+   */
+  seen: FirstDelivery;
   commands: Commands;
   /** The shared HTTP server's app (Slack mounts POST /slack/events here). */
   http: Express;

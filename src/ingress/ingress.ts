@@ -17,6 +17,7 @@ import { DEFAULT_VOCABULARY, notices, platformNotices, type PlatformNotices } fr
 import { isRedisConnectionError } from '../redis-errors.js';
 import { describeQuotaHit } from '../quota/message.js';
 import type { QuotaResult } from '../quota/quota.js';
+import type { SeenLedger } from './seen-ledger.js';
 import type { DropReason, Ingress, IngressResult } from './types.js';
 
 /** Quota check before a job is queued (src/quota). */
@@ -34,6 +35,8 @@ export interface QuotaGate {
 export interface IngressOptions {
   bindings: BindingStore;
   queue: ChatQueue;
+  /** Which messages were queued before: a redelivery is not charged to a quota again. */
+  seen: Pick<SeenLedger, 'accepted'>;
   ports: ReplyPorts;
   logger: Logger;
   metrics: Metrics;
@@ -149,7 +152,7 @@ export function createIngress(options: IngressOptions): Ingress {
 
       if (options.quota && (options.quotasActive?.(binding) ?? true)) {
         // A redelivery must not be charged twice.
-        if (await options.queue.wasSeen(m.platform, m.messageId).catch(() => false)) {
+        if (await options.seen.accepted(m.platform, m.messageId).catch(() => false)) {
           return { status: 'duplicate', jobId: jobIdFor(m.platform, m.messageId) };
         }
         const verdict = await options.quota

@@ -136,11 +136,6 @@ export class ChatQueue {
     return this.mailbox.isAnswered(conversationId);
   }
 
-  /** Whether this platform message was accepted before (a redelivery). */
-  wasSeen(platform: ChatMessage['platform'], messageId: string): Promise<boolean> {
-    return this.mailbox.wasSeen(platform, messageId);
-  }
-
   /**
    * Posts a refusal notice of this kind to a user at most once per `windowSeconds`: true when
    * this call may post it (the first since the window opened).

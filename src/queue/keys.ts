@@ -10,8 +10,8 @@ import type { Platform } from '../core/conversation.js';
  * The stores outside src/queue with one or two keys take them from here too (the failure log,
  * the drop log, suggested prompts, workspace accounts). Stores with a family of keys name them in
  * their own module under the same base: `bindings` (src/bindings), `{quota}:*` (src/quota),
- * `audit:*` (src/audit), `feedback:*` (src/feedback), `slack:seen:*` (adapters/slack), `web:*`
- * (adapters/web).
+ * `audit:*` (src/audit), `feedback:*` (src/feedback), `web:*` (adapters/web). Adapters build no
+ * key of their own for de-duplication: they claim a message through the ingress's seen ledger.
  */
 export function queueKeys(base: string) {
   const conversation = (conversationId: string) => `${base}:conv:${conversationId}`;
@@ -25,7 +25,12 @@ export function queueKeys(base: string) {
     messages: (conversationId: string) => `${conversation(conversationId)}:msgs`,
     /** String: the bot answered in this conversation (follow-ups in a thread need no mention). */
     answered: (conversationId: string) => `${base}:answered:${conversationId}`,
-    /** String: this platform message was accepted (redeliveries are duplicates). */
+    /**
+     * String: how far this platform message got, the ingress's seen ledger
+     * (src/ingress/seen-ledger.ts). `delivered`: an adapter claimed its first delivery (1 h, so
+     * Slack's `app_mention` + `message` pair and redeliveries get one pass); `queued`: the
+     * mailbox accepted it (seen TTL, 1 day), and a redelivery is a duplicate.
+     */
     seen: (platform: Platform, messageId: string) => `${base}:seen:${platform}:${messageId}`,
     /** Sorted set: a channel's unfinished message IDs by arrival, for fairness and its cap. */
     channelPending: (platform: Platform, channelId: string) => `${base}:chan:${platform}:${channelId}:pending`,

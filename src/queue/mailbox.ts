@@ -6,8 +6,9 @@ import type { ChatMessage, MessageProgress } from './types.js';
 /**
  * Per-conversation mailboxes that keep messages in arrival order.
  *
- * Ingress pushes each new message (once: a `seen` key dedupes redeliveries) onto its
- * conversation's list. A job that finds the conversation free takes its lease and drains the
+ * Ingress pushes each new message onto its conversation's list, once: push marks the message
+ * `queued` in the ingress's seen ledger (src/ingress/seen-ledger.ts), and a redelivery is a
+ * duplicate (an adapter's `delivered` claim is not). A job that finds the conversation free takes its lease and drains the
  * list head first. A message pushed while a job holds the lease needs no job of its own (push
  * says so): the holder reaches it in order. A job of the same conversation that does arrive
  * meanwhile (queued before the lease was taken, or by the sweep) finishes at once. The holder
@@ -34,7 +35,7 @@ export interface MailboxOptions {
   redis: Redis;
   /** Key prefix, e.g. `agent-bridge:chat` (BullMQ's prefix + queue name). */
   prefix: string;
-  /** How long a message ID counts as seen (redeliveries within it are duplicates). */
+  /** How long a queued message ID counts as seen (redeliveries within it are duplicates). */
   seenTtlSeconds?: number;
   /** Upper bound on how long an undelivered message is kept. */
   messageTtlSeconds?: number;
@@ -97,7 +98,7 @@ export class Mailbox {
   }
 
   /**
-   * Adds a message to its conversation, unless it was seen before or its channel already has
+   * Adds a message to its conversation, unless it was queued before or its channel already has
    * `maxPending` unfinished messages (0 = no cap). `pending` counts this one.
    */
   async push(message: ChatMessage, maxPending = 0): Promise<PushResult> {
@@ -193,10 +194,6 @@ export class Mailbox {
       [fence.token, messageId, options.answered ? this.answeredTtl : 0, fence.lockDurationMs ?? 0, fence.jobId, ...pairs],
     );
     return r === 1 && !fence.abandoned?.();
-  }
-
-  async wasSeen(platform: ChatMessage['platform'], messageId: string): Promise<boolean> {
-    return (await this.redis.exists(this.keys.seen(platform, messageId))) === 1;
   }
 
   /** Whether the bot already answered in this conversation (a thread). */

@@ -65,6 +65,7 @@ beforeAll(async () => {
         return { status: 'dropped', reason: 'not_bound' };
       },
     },
+    seen: { first: async () => true, forget: async () => {} },
     commands: fakeCommands(),
     http: {} as Express,
     redis: {} as Redis,

@@ -29,6 +29,16 @@ describe('quotas at ingress', () => {
     expect(status.lines.join('\n')).toMatch(/2/);
   });
 
+  it("charges and queues a message an adapter claimed first ('delivered' is not a redelivery), once", async () => {
+    p = await startPipeline({ QUOTA_USER_PER_MINUTE: '2' });
+    const m = webMessage('claimed');
+    await p.bridge.redis.set(p.bridge.queue.mailbox.keys.seen('web', m.messageId), 'delivered', 'EX', 60);
+    await expect(p.bridge.ingress.handle(m)).resolves.toMatchObject({ status: 'queued' });
+    await expect(p.bridge.ingress.handle(m)).resolves.toMatchObject({ status: 'duplicate' });
+    // The redelivery was not charged: one more message still fits in the limit of 2.
+    await expect(p.bridge.ingress.handle(webMessage('second'))).resolves.toMatchObject({ status: 'queued' });
+  });
+
   it('a binding override beats the default', async () => {
     p = await startPipeline({ QUOTA_CHANNEL_PER_DAY: '100' });
     await bind(p, 'c1', { quota: { channelPerDay: 1 } });

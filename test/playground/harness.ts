@@ -15,6 +15,7 @@ import type { Ingress, IngressResult } from '../../src/ingress/types.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { webPlatform } from '../../adapters/web/index.js';
 import { createFeedbackStore } from '../../src/feedback/index.js';
+import { createSeenLedger } from '../../src/ingress/seen-ledger.js';
 import { Metrics } from '../../src/metrics.js';
 
 export const REDIS_URL = 'redis://127.0.0.1:6379';
@@ -128,6 +129,7 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
     logger,
     secrets,
     ingress,
+    seen: createSeenLedger({ redis, prefix: `${prefix}:chat`, logger }),
     commands,
     http: app,
     redis,

@@ -52,7 +52,26 @@ describe('push', () => {
     expect(await mailbox.push(m)).toEqual({ status: 'queued', pending: 1, held: false, behindRetry: false });
     expect(await mailbox.push(m)).toEqual({ status: 'duplicate', held: false });
     expect(await redis.lrange(mailbox.keys.mailbox(m.conversationId), 0, -1)).toEqual([m.messageId]);
-    expect(await mailbox.wasSeen('web', m.messageId)).toBe(true);
+    expect(await redis.get(mailbox.keys.seen('web', m.messageId))).toBe('queued');
+  });
+
+  it("takes a message an adapter claimed ('delivered'); only a queued one is a duplicate", async () => {
+    const m = message();
+    const seen = mailbox.keys.seen('web', m.messageId);
+    await redis.set(seen, 'delivered', 'EX', 3_600);
+    expect(await mailbox.push(m)).toEqual({ status: 'queued', pending: 1, held: false, behindRetry: false });
+    expect(await redis.get(seen)).toBe('queued');
+    // The mailbox's seen TTL (1 day) replaces the claim's hour.
+    expect(await redis.ttl(seen)).toBeGreaterThan(3_600);
+    expect(await mailbox.push(m)).toEqual({ status: 'duplicate', held: false });
+    expect(await redis.lrange(mailbox.keys.mailbox(m.conversationId), 0, -1)).toEqual([m.messageId]);
+  });
+
+  it("counts the mark earlier versions wrote ('1') as queued", async () => {
+    const m = message();
+    await redis.set(mailbox.keys.seen('web', m.messageId), '1', 'EX', 60);
+    expect(await mailbox.push(m)).toEqual({ status: 'duplicate', held: false });
+    expect(await redis.exists(mailbox.keys.mailbox(m.conversationId))).toBe(0);
   });
 
   it("counts the channel's unfinished messages and refuses beyond the cap, storing nothing", async () => {
@@ -62,7 +81,7 @@ describe('push', () => {
     expect(await mailbox.push(a, 2)).toMatchObject({ status: 'queued', pending: 1 });
     expect(await mailbox.push(b, 2)).toMatchObject({ status: 'queued', pending: 2 });
     expect(await mailbox.push(c, 2)).toEqual({ status: 'busy', pending: 2 });
-    expect(await mailbox.wasSeen('web', c.messageId)).toBe(false);
+    expect(await redis.exists(mailbox.keys.seen('web', c.messageId))).toBe(0);
     expect(await redis.exists(mailbox.keys.mailbox(c.conversationId))).toBe(0);
     // Another channel is not affected.
     expect((await mailbox.push(message('web:local:c2', 'c2'), 2)).status).toBe('queued');

@@ -3,7 +3,9 @@
   holds the conversation (then that job drains this message too, and no job need be queued).
 
   Input:
-    KEYS[1] seen        string  `seen:<platform>:<messageId>`, the de-duplication mark
+    KEYS[1] seen        string  `seen:<platform>:<messageId>`, the ingress's seen ledger
+                                (src/ingress/seen-ledger.ts): absent, 'delivered' (an adapter
+                                claimed the first delivery) or 'queued' (set here)
     KEYS[2] mailbox     list    message IDs of the conversation, oldest first
     KEYS[3] messages    hash    the conversation's message records (see mailbox.ts for fields)
     KEYS[4] pending     zset    the channel's unfinished message IDs, scored by arrival (ms)
@@ -20,7 +22,8 @@
 
   Output:
     {1, pending, held}  accepted; pending = the channel's unfinished messages, this one included
-    {0, 0, held}        seen before (a redelivery): nothing written
+    {0, 0, held}        queued before (a redelivery): nothing written. Any value but
+                        'delivered' counts (the '1' earlier versions wrote, too)
     {-1, pending, 0}    refused: the channel already has `ARGV[6]` unfinished messages
 
     held: 0 no job holds the conversation (queue one); 1 a job holds it and drains the mailbox
@@ -39,14 +42,15 @@ local function held()
   return 1
 end
 
-if rcall('EXISTS', KEYS[1]) == 1 then return {0, 0, held()} end
+local seen = rcall('GET', KEYS[1])
+if seen and seen ~= 'delivered' then return {0, 0, held()} end
 local ttl = tonumber(ARGV[4])
 -- Entries older than a message's lifetime belong to messages that expired unfinished.
 rcall('ZREMRANGEBYSCORE', KEYS[4], '-inf', tonumber(ARGV[5]) - ttl * 1000)
 local pending = rcall('ZCARD', KEYS[4])
 local cap = tonumber(ARGV[6])
 if cap > 0 and pending >= cap then return {-1, pending, 0} end
-rcall('SET', KEYS[1], '1', 'EX', ARGV[3])
+rcall('SET', KEYS[1], 'queued', 'EX', ARGV[3])
 rcall('HSET', KEYS[3], ARGV[1], ARGV[2])
 rcall('EXPIRE', KEYS[3], ttl)
 rcall('RPUSH', KEYS[2], ARGV[1])
