@@ -246,6 +246,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       callGuarantee: config.queue.callGuarantee,
       maxReplyChunks: config.queue.maxReplyChunks,
       workingIndicatorDelayMs: config.queue.workingIndicatorDelayMs,
+      vocabularies: Object.fromEntries(options.platforms.map((p) => [p.platform, p.vocabulary(config)])),
     });
     worker = startChatWorker({
       connection: blocking,

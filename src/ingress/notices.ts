@@ -1,4 +1,3 @@
-import type { Platform } from '../core/conversation.js';
 import type { PlatformVocabulary } from '../core/platform-context.js';
 
 /** The wording of a platform that has not registered one: Slack's and Discord's defaults. */
@@ -27,11 +26,6 @@ export function platformNotices(vocabulary: PlatformVocabulary): PlatformNotices
 
 /** What ingress tells users, in plain words. */
 export const notices = {
-  /**
-   * Only for a caller that knows the platform's name and not its vocabulary (the worker's
-   * second account check): the default wording. Ingress uses `platformNotices`.
-   */
-  noAccount: (_platform: Platform) => platformNotices(DEFAULT_VOCABULARY).noAccount,
   attachmentsOnly: "I can only read text: attachments aren't forwarded to the agent. Please type your question.",
   attachments: "Note: attachments aren't forwarded to the agent; only your text was sent.",
   tooLong: (length: number, max: number) =>

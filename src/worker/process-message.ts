@@ -11,7 +11,9 @@ import type { ChatMessage } from '../queue/types.js';
 import { decide, type Decision, type RetryPolicy } from './error-policy.js';
 import { answerLostNotice, newReference, replyCutNote } from './plain-words.js';
 import { buildThreadPrompt } from './thread-context.js';
-import { notices } from '../ingress/notices.js';
+import { DEFAULT_VOCABULARY, platformNotices } from '../ingress/notices.js';
+import type { PlatformVocabulary } from '../core/platform-context.js';
+import type { Platform } from '../core/conversation.js';
 import type { FailureLog } from '../diagnostics/failure-log.js';
 import { BridgeError } from '../core/errors.js';
 import { isRedisConnectionError } from '../redis-errors.js';
@@ -43,6 +45,8 @@ export interface MessageProcessorOptions {
    * holds up the call or the reply. @defaultValue 0
    */
   workingIndicatorDelayMs?: number;
+  /** Each platform's wording (its command name) for the notices the worker posts. */
+  vocabularies?: Partial<Record<Platform, PlatformVocabulary>>;
 }
 
 /** A message with its stored record present (the worker skips those whose record is lost). */
@@ -179,7 +183,7 @@ export class MessageProcessor {
   /** Per-workspace accounts: the workspace has none (any more); say so, call nothing. */
   private async noAccount(m: ChatMessage, port: ReplyPort): Promise<StepResult> {
     this.options.logger.warn({ conversationId: m.conversationId, messageId: m.messageId, workspaceId: m.workspaceId }, 'no agent account for this workspace; message not sent');
-    await port.postNotice(m.reply, notices.noAccount(m.platform)).catch((e) => this.options.logger.warn({ ...errorFields(e) }, 'could not post a notice'));
+    await port.postNotice(m.reply, platformNotices(this.options.vocabularies?.[m.platform] ?? DEFAULT_VOCABULARY).noAccount).catch((e) => this.options.logger.warn({ ...errorFields(e) }, 'could not post a notice'));
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
     return { outcome: 'gave_up' };
   }
