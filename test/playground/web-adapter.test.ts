@@ -9,6 +9,7 @@ import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { webPlatform } from '../../adapters/web/index.js';
 import { sessionValue } from '../../adapters/web/auth.js';
 import { compareStreamIds } from '../../adapters/web/events.js';
+import { PERSON_MENTION_IN_CHANNEL } from '../support/pipeline.js';
 import { openSse, payload } from './sse-client.js';
 import { post, REDIS_URL, startHarness, type Harness } from './harness.js';
 
@@ -51,12 +52,7 @@ describe('web adapter (no token)', () => {
       userId: 'user-ann-lee',
       userName: 'Ann Lee',
       text: 'hello **there**',
-      isDirect: false,
-      mentionsBot: true,
-      repliesToBot: false,
-      fromSelf: false,
-      fromBot: false,
-      hasAttachments: false,
+      ...PERSON_MENTION_IN_CHANNEL,
       reply: { channelId: 'general', messageId },
     });
     expect(m.conversation.threadId).toBeUndefined();

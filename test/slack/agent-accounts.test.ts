@@ -1,8 +1,8 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY_BLOCK, SESSION_BLOCK, SETUP_CALLBACK_ID } from '../../adapters/slack/setup-modal.js';
 import { dumpKeys } from '../support/redis-cleanup.js';
-import { botMention, startSlackBridge, type SlackHarness } from './harness.js';
+import { botMention, installWorkspace, startAddToSlackBridge, type SlackHarness } from './harness.js';
 
 /**
  * Issue 17, one agent-service account per workspace (AGENT_ACCOUNT_MODE=per-workspace): two
@@ -18,23 +18,10 @@ const SESSION = { alpha: `alpha-session-${randomUUID()}` };
 const INPUT = 'input';
 
 let h: SlackHarness;
-let base: string;
 
 beforeAll(async () => {
-  h = await startSlackBridge({
-    mode: 'http',
-    emulator: { oauth: { clientId: '1111.2222', clientSecret: 'emulated-client-secret' } },
-    env: {
-      SLACK_BOT_TOKEN: '',
-      SLACK_CLIENT_ID: '1111.2222',
-      SLACK_CLIENT_SECRET: 'emulated-client-secret',
-      SLACK_STATE_SECRET: 'emulated-state-secret-long-enough',
-      INSTALLATION_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-      AGENT_ACCOUNT_MODE: 'per-workspace',
-      AGENT_API_KEY: '',
-      AGENT_SESSION_COOKIE: '',
-      LOG_LEVEL: 'info',
-    },
+  h = await startAddToSlackBridge({
+    env: { AGENT_ACCOUNT_MODE: 'per-workspace', AGENT_API_KEY: '', AGENT_SESSION_COOKIE: '' },
     agent: {
       reply: (id, m) => `${id} says: ${m}`,
       otherAccounts: [
@@ -43,19 +30,10 @@ beforeAll(async () => {
       ],
     },
   });
-  base = `http://127.0.0.1:${h.bridge.httpPort}`;
-  for (const team of [ALPHA, BETA, GAMMA]) await install(team.teamId);
+  for (const team of [ALPHA, BETA, GAMMA]) expect((await installWorkspace(h, team.teamId)).done.status).toBe(200);
 }, 60_000);
 
 afterAll(async () => h?.close());
-
-async function install(teamId: string) {
-  const start = await fetch(`${base}/slack/install`, { redirect: 'manual' });
-  const cookie = start.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const back = new URL(h.slack.oauth!.approve(start.headers.get('location')!, { teamId }));
-  const done = await fetch(`${base}/slack/oauth_redirect${back.search}`, { headers: { cookie }, redirect: 'manual' });
-  expect(done.status).toBe(200);
-}
 
 /** `/agent <text>` by a workspace owner in `team`'s channel; resolves with what the response_url got. */
 async function command(team: typeof ALPHA, text: string, user = 'UOWNER001') {

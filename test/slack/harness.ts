@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Bridge } from '../../src/app.js';
 import { startAgentEmulator, type AgentEmulator, type AgentEmulatorOptions } from '../../src/demo/agent-emulator.js';
 import type { SecretRegistry } from '../../src/logger.js';
@@ -92,6 +93,52 @@ export async function startSlackBridge(options: SlackHarnessOptions): Promise<Sl
     eventsUrl,
     close: t.close,
   };
+}
+
+/** The OAuth app the emulator and the bridge agree on in the "Add to Slack" suites. */
+const OAUTH_APP = { clientId: '1111.2222', clientSecret: 'emulated-client-secret' } as const;
+
+export interface AddToSlackOptions {
+  /** Settings on top of the OAuth ones (bindings, account mode, …). */
+  env?: Record<string, string>;
+  agent?: AgentEmulatorOptions;
+  /** The emulator's token rotation (seconds a token lives); off when absent. */
+  rotateAfterSeconds?: number;
+  /** INSTALLATION_ENCRYPTION_KEY; a fresh random one when absent. */
+  encryptionKey?: string;
+}
+
+/** The bridge over HTTP with "Add to Slack" on (no bot token; OAuth v2 against the emulator). */
+export function startAddToSlackBridge(options: AddToSlackOptions = {}): Promise<SlackHarness> {
+  const rotate = options.rotateAfterSeconds === undefined ? {} : { rotateAfterSeconds: options.rotateAfterSeconds };
+  return startSlackBridge({
+    mode: 'http',
+    emulator: { oauth: { ...OAUTH_APP, ...rotate } },
+    env: {
+      SLACK_BOT_TOKEN: '',
+      SLACK_CLIENT_ID: OAUTH_APP.clientId,
+      SLACK_CLIENT_SECRET: OAUTH_APP.clientSecret,
+      SLACK_STATE_SECRET: 'emulated-state-secret-long-enough',
+      INSTALLATION_ENCRYPTION_KEY: options.encryptionKey ?? randomBytes(32).toString('base64'),
+      LOG_LEVEL: 'info',
+      ...options.env,
+    },
+    agent: options.agent,
+  });
+}
+
+/**
+ * The browser's walk: /slack/install → Slack's consent page (approved in `teamId`, org-wide
+ * when `org` is given) → /slack/oauth_redirect with the state cookie. Asserts nothing.
+ */
+export async function installWorkspace(h: SlackHarness, teamId: string, org?: { enterpriseId: string }) {
+  const base = `http://127.0.0.1:${h.bridge.httpPort}`;
+  const start = await fetch(`${base}/slack/install`, { redirect: 'manual' });
+  const authorizeUrl = start.headers.get('location')!;
+  const cookie = start.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const back = new URL(h.slack.oauth!.approve(authorizeUrl, { teamId, ...(org ? { enterpriseId: org.enterpriseId, orgWide: true } : {}) }));
+  const done = await fetch(`${base}/slack/oauth_redirect${back.search}`, { headers: { cookie }, redirect: 'manual' });
+  return { start, authorizeUrl, done };
 }
 
 /** Someone writes in a channel: the `message` event, and `app_mention` when it mentions the bot. */

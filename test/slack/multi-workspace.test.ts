@@ -1,9 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuditLog } from '../../src/audit/audit-log.js';
 import { ASK_AGENT_CALLBACK_ID } from '../../adapters/slack/ask-shortcut.js';
-import { botMention, startSlackBridge, until, type SlackHarness } from './harness.js';
+import { botMention, installWorkspace, startAddToSlackBridge, until, type SlackHarness } from './harness.js';
 import { until as untilAsync } from '../reliability/support/guards.js';
 
 /**
@@ -15,26 +14,16 @@ const ALPHA = { teamId: 'TALPHA001', channel: 'CALPHA001' };
 const BETA = { teamId: 'TBETA0001', channel: 'CBETA0001' };
 /** A workspace of an Enterprise Grid org where the app was installed org-wide. */
 const ORG = { teamId: 'TORGA0001', channel: 'CORGA0001', enterpriseId: 'E0ORG0001' };
-const ENCRYPTION_KEY = randomBytes(32).toString('base64');
 
 let h: SlackHarness;
 let redis: Redis;
 let base: string;
 
 beforeAll(async () => {
-  h = await startSlackBridge({
-    mode: 'http',
+  h = await startAddToSlackBridge({
     // Token rotation on: every token expires within the hour, so each use refreshes it first.
-    emulator: { oauth: { clientId: '1111.2222', clientSecret: 'emulated-client-secret', rotateAfterSeconds: 3_600 } },
-    env: {
-      SLACK_BOT_TOKEN: '',
-      SLACK_CLIENT_ID: '1111.2222',
-      SLACK_CLIENT_SECRET: 'emulated-client-secret',
-      SLACK_STATE_SECRET: 'emulated-state-secret-long-enough',
-      INSTALLATION_ENCRYPTION_KEY: ENCRYPTION_KEY,
-      BINDINGS: `slack:${ALPHA.channel}=demo-helper,slack:${BETA.channel}=demo-helper,slack:${ORG.channel}=demo-helper`,
-      LOG_LEVEL: 'info',
-    },
+    rotateAfterSeconds: 3_600,
+    env: { BINDINGS: `slack:${ALPHA.channel}=demo-helper,slack:${BETA.channel}=demo-helper,slack:${ORG.channel}=demo-helper` },
     agent: { reply: (_id, m) => `echo: ${m}` },
   });
   redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: false });
@@ -46,14 +35,10 @@ afterAll(async () => {
   await h?.close();
 });
 
-/** The browser's walk: /slack/install → Slack's consent page (approved in `teamId`) → /slack/oauth_redirect. */
+/** The browser's walk (`installWorkspace`), with the install page's redirect checked. */
 async function install(teamId: string, org?: { enterpriseId: string }) {
-  const start = await fetch(`${base}/slack/install`, { redirect: 'manual' });
+  const { start, authorizeUrl, done } = await installWorkspace(h, teamId, org);
   expect(start.status).toBe(302);
-  const authorizeUrl = start.headers.get('location')!;
-  const cookie = start.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const back = new URL(h.slack.oauth!.approve(authorizeUrl, { teamId, ...(org ? { enterpriseId: org.enterpriseId, orgWide: true } : {}) }));
-  const done = await fetch(`${base}/slack/oauth_redirect${back.search}`, { headers: { cookie }, redirect: 'manual' });
   return { authorizeUrl, done, body: await done.text() };
 }
 

@@ -1,10 +1,9 @@
-import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEEDBACK_ACTION_ID } from '../../adapters/slack/feedback-blocks.js';
 import { createAuditLog } from '../../src/audit/audit-log.js';
 import { encodeFeedbackValue } from '../../src/feedback/index.js';
-import { botMention, startSlackBridge, until, type SlackHarness } from './harness.js';
+import { botMention, installWorkspace, startAddToSlackBridge, until, type SlackHarness } from './harness.js';
 
 /**
  * Issue 17, "Add to Slack": two workspaces installed through OAuth against the emulator cannot
@@ -21,30 +20,13 @@ let h: SlackHarness;
 let redis: Redis;
 
 beforeAll(async () => {
-  h = await startSlackBridge({
-    mode: 'http',
-    emulator: { oauth: { clientId: '1111.2222', clientSecret: 'emulated-client-secret' } },
-    env: {
-      SLACK_BOT_TOKEN: '',
-      SLACK_CLIENT_ID: '1111.2222',
-      SLACK_CLIENT_SECRET: 'emulated-client-secret',
-      SLACK_STATE_SECRET: 'emulated-state-secret-long-enough',
-      INSTALLATION_ENCRYPTION_KEY: randomBytes(32).toString('base64'),
-      // The deployment-wide DM default every workspace starts from.
-      BINDINGS: `slack:${ALPHA.channel}=demo-helper,slack:${BETA.channel}=demo-helper,slack:dm=demo-helper`,
-      LOG_LEVEL: 'info',
-    },
+  h = await startAddToSlackBridge({
+    // The deployment-wide DM default every workspace starts from.
+    env: { BINDINGS: `slack:${ALPHA.channel}=demo-helper,slack:${BETA.channel}=demo-helper,slack:dm=demo-helper` },
     agent: { reply: (id, m) => `${id} says: ${m}` },
   });
   redis = new Redis({ host: '127.0.0.1', port: 6379 });
-  const base = `http://127.0.0.1:${h.bridge.httpPort}`;
-  for (const team of [ALPHA, BETA]) {
-    const start = await fetch(`${base}/slack/install`, { redirect: 'manual' });
-    const cookie = start.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-    const back = new URL(h.slack.oauth!.approve(start.headers.get('location')!, { teamId: team.teamId }));
-    const done = await fetch(`${base}/slack/oauth_redirect${back.search}`, { headers: { cookie }, redirect: 'manual' });
-    expect(done.status).toBe(200);
-  }
+  for (const team of [ALPHA, BETA]) expect((await installWorkspace(h, team.teamId)).done.status).toBe(200);
 }, 60_000);
 
 afterAll(async () => {

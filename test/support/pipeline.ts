@@ -42,6 +42,16 @@ export async function startPipeline(
 
 let counter = 0;
 
+/** The flags of a person's message in a channel that mentions the bot and carries no files. */
+export const PERSON_MENTION_IN_CHANNEL = {
+  isDirect: false,
+  mentionsBot: true,
+  repliesToBot: false,
+  fromSelf: false,
+  fromBot: false,
+  hasAttachments: false,
+} as const satisfies Partial<IncomingMessage>;
+
 /** A web message in channel `channelId` (thread optional), addressed to the bot by default. */
 export function webMessage(text: string, over: Partial<IncomingMessage> & { channelId?: string; threadId?: string } = {}): IncomingMessage {
   const channelId = over.channelId ?? 'c1';
@@ -54,12 +64,7 @@ export function webMessage(text: string, over: Partial<IncomingMessage> & { chan
     userId: 'u1',
     userName: 'Ada',
     text,
-    isDirect: false,
-    mentionsBot: true,
-    repliesToBot: false,
-    fromSelf: false,
-    fromBot: false,
-    hasAttachments: false,
+    ...PERSON_MENTION_IN_CHANNEL,
     reply: { channelId, messageId, ...(over.threadId ? { threadId: over.threadId } : {}) },
     receivedAt: Date.now(),
     ...over,
