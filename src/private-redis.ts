@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, mkdirSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { connect } from 'node:net';
 import { delimiter, join, resolve } from 'node:path';
+import { freeLoopbackPort } from './free-port.js';
 
 /**
  * A newcomer's Redis: when `REDIS_URL` is unset and nothing answers at the default address,
@@ -49,18 +50,6 @@ export function findRedisServer(path: string): string | undefined {
     }
   }
   return undefined;
-}
-
-async function freeLoopbackPort(): Promise<number> {
-  return new Promise((done, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => done(port));
-    });
-  });
 }
 
 export interface StartPrivateRedisOptions {

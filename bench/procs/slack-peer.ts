@@ -6,11 +6,11 @@
  * thread (jobs are taken in queue order by this one worker). No exactly-once machinery: no
  * dedup, no fencing, no crash resume. Same agent client settings as the bridge.
  */
-import { createServer } from 'node:net';
 import bolt from '@slack/bolt';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { Agent, request } from 'undici';
+import { freeLoopbackPort } from '../../src/free-port.js';
 import { ready, serve } from '../lib/ipc.js';
 import { exitSoon, probeHandlers } from './probe.js';
 
@@ -34,7 +34,7 @@ const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null, head
 const connection = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null });
 const queue = new Queue<PeerJob>(queueName, { connection, prefix });
 
-const port = await freePort();
+const port = await freeLoopbackPort();
 const app = new bolt.App({
   token: env('SLACK_BOT_TOKEN'),
   signingSecret: env('SLACK_SIGNING_SECRET'),
@@ -86,14 +86,3 @@ serve({
   },
 });
 ready({ httpPort: port });
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
-}

@@ -1,4 +1,5 @@
 import { scrub } from '../core/scrub.js';
+import { parseJson } from '../json.js';
 /** Longest piece of the service's own words that goes into an error message. */
 export const MAX_DETAIL_CHARS = 200;
 
@@ -14,12 +15,7 @@ export function readableDetail(body: string, contentType: string | null, secrets
 }
 
 function fromJson(body: string): string | undefined {
-  let data: unknown;
-  try {
-    data = JSON.parse(body);
-  } catch {
-    return undefined;
-  }
+  const data = parseJson(body);
   if (typeof data === 'string') return data;
   if (!isRecord(data)) return undefined;
   for (const field of ['error', 'message', 'detail', 'error_description']) {

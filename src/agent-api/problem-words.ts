@@ -7,13 +7,18 @@ import { formatWait } from '../quota/message.js';
  * person who asked reads (what to do) and what an admin reads (what is wrong). Messages from the
  * client are secret-free by contract.
  */
+/** User wordings more than one kind shares. */
+const NOT_ALLOWED = "agent-bridge isn't allowed to use the agent service. Please tell an admin.";
+const TROUBLE = 'The agent service is having trouble right now. Please try again later.';
+const SOMETHING_WENT_WRONG = 'Something went wrong while answering. Please try again.';
+
 const WORDS: Record<ErrorKind, { user: string; admin: (err: BridgeError) => string }> = {
   unauthorized: {
-    user: "agent-bridge isn't allowed to use the agent service. Please tell an admin.",
+    user: NOT_ALLOWED,
     admin: () => 'the agent service did not accept our credentials (check AGENT_API_KEY or the dashboard session)',
   },
   forbidden: {
-    user: "agent-bridge isn't allowed to use the agent service. Please tell an admin.",
+    user: NOT_ALLOWED,
     admin: (err) => `the agent service refused access: ${err.message}`,
   },
   not_found: {
@@ -30,11 +35,11 @@ const WORDS: Record<ErrorKind, { user: string; admin: (err: BridgeError) => stri
     admin: (err) => `the agent service refused: ${err.message}`,
   },
   server_error: {
-    user: 'The agent service is having trouble right now. Please try again later.',
+    user: TROUBLE,
     admin: () => 'the agent service had an internal error; try again shortly',
   },
   network: {
-    user: 'The agent service is having trouble right now. Please try again later.',
+    user: TROUBLE,
     admin: () => "the agent service can't be reached",
   },
   timeout: {
@@ -46,14 +51,14 @@ const WORDS: Record<ErrorKind, { user: string; admin: (err: BridgeError) => stri
     admin: () => 'the agent service answered something unexpected',
   },
   refused: {
-    user: 'Something went wrong while answering. Please try again.',
+    user: SOMETHING_WENT_WRONG,
     admin: (err) => `the agent service refused: ${err.message}`,
   },
 };
 
 /** What the user reads when the bridge gives up on their message. Never contains a secret. */
 export function explainFailure(error: unknown): string {
-  if (!(error instanceof BridgeError)) return 'Something went wrong while answering. Please try again.';
+  if (!(error instanceof BridgeError)) return SOMETHING_WENT_WRONG;
   if (error.source !== 'agent') return 'The reply could not be posted here. Please try again.';
   if (error.kind === 'bad_request' && error.status === 409) {
     // The service's own reason (already scrubbed of secrets by the client), e.g. "instance x is stopped".
@@ -61,7 +66,7 @@ export function explainFailure(error: unknown): string {
     return `This channel's agent instance is stopped or not ready${reason ? ` (the agent service said: ${reason})` : ''}. Please ask an admin to start it, or to bind another instance.`;
   }
   if (error.kind === 'invalid_response' && error.code === 'response_too_large') return "The agent's answer was too long to post here. Please ask for a shorter answer.";
-  return WORDS[error.kind]?.user ?? 'Something went wrong while answering. Please try again.';
+  return WORDS[error.kind]?.user ?? SOMETHING_WENT_WRONG;
 }
 
 /** What went wrong with a call to the agent service, for an admin (a sentence without a final full stop). */

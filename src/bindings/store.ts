@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { PLATFORM_NAME, type Platform } from '../core/conversation.js';
 import type { BindingDefault } from '../config/bindings-env.js';
 import type { Logger } from '../logger.js';
+import { parseJson } from '../json.js';
 import { fallbackChannelOf } from './dm.js';
 import type { Binding, BindingStore } from './types.js';
 
@@ -67,12 +68,7 @@ export function createBindingStore(options: BindingStoreOptions): BindingStore {
 
   function decode(name: string, raw: string | null | undefined): Stored {
     if (raw === null || raw === undefined) return { kind: 'none' };
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      json = undefined;
-    }
+    const json = parseJson(raw);
     const binding = bindingSchema.safeParse(json);
     if (binding.success) return { kind: 'binding', binding: binding.data };
     if (tombstoneSchema.safeParse(json).success) return { kind: 'tombstone' };

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Platform } from '../core/conversation.js';
 import type { DropReason } from '../ingress/types.js';
 import type { Logger } from '../logger.js';
+import { parseJson } from '../json.js';
 import { queueKeys } from '../queue/keys.js';
 
 /** Why a message got no answer: an ingress drop, a refusal by the agent service, or a wait in line. */
@@ -123,13 +124,7 @@ export function createDropLog(options: DropLogOptions): DropLog {
       const raw = await redis.lrange(keyOf(platform, channelId), 0, count - 1);
       const out: DropEntry[] = [];
       for (const line of raw) {
-        let json: unknown;
-        try {
-          json = JSON.parse(line);
-        } catch {
-          json = undefined;
-        }
-        const parsed = entrySchema.safeParse(json);
+        const parsed = entrySchema.safeParse(parseJson(line));
         if (parsed.success) out.push(parsed.data);
         else logger?.warn({ platform, channelId }, 'skipping a corrupt drop-log entry');
       }

@@ -6,7 +6,8 @@ import { Redis } from 'ioredis';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { somethingListens } from '../../src/private-redis.js';
-import { freePort, ROOT, spawnApp, waitForHealth, type RunningApp } from './spawn-app.js';
+import { freeLoopbackPort } from '../../src/free-port.js';
+import { ROOT, spawnApp, waitForHealth, type RunningApp } from './spawn-app.js';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(ROOT, 'test', 'artifacts');
@@ -44,10 +45,10 @@ describe('the playground in a browser, started as `npm start` with no configurat
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (.ci/run does when needed)`);
-    const port = await freePort();
+    const port = await freeLoopbackPort();
     baseUrl = `http://127.0.0.1:${port}`;
     // Its own Redis, so the Redis-loss test can stop it without touching the shared one.
-    app = spawnApp({ HTTP_PORT: String(port), QUEUE_PREFIX: PREFIX, AGENT_BRIDGE_DEFAULT_REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+    app = spawnApp({ HTTP_PORT: String(port), QUEUE_PREFIX: PREFIX, AGENT_BRIDGE_DEFAULT_REDIS_URL: `redis://127.0.0.1:${await freeLoopbackPort()}` });
     await waitForHealth(app, baseUrl);
     // Healthy before the banner is out: wait for it, so a signal finds the shutdown handlers.
     for (let i = 0; i < 200 && !app.output().includes(baseUrl); i++) await new Promise((r) => setTimeout(r, 100));

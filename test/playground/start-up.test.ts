@@ -5,7 +5,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { somethingListens } from '../../src/private-redis.js';
-import { freePort, spawnApp, waitForHealth, type RunningApp } from './spawn-app.js';
+import { freeLoopbackPort } from '../../src/free-port.js';
+import { spawnApp, waitForHealth, type RunningApp } from './spawn-app.js';
 
 /** Resolves once the app's output matches, or rejects with the output when it exits first. */
 async function outputMatches(app: RunningApp, pattern: RegExp, timeoutMs = 45_000): Promise<string> {
@@ -26,8 +27,8 @@ describe('`npm start` with no REDIS_URL and nothing answering at the default add
   // moved (test hook AGENT_BRIDGE_DEFAULT_REDIS_URL) to a loopback port where nothing listens.
   for (const signal of ['SIGTERM', 'SIGINT'] as const) {
     it(`starts a private redis-server, says so in the banner, and stops it on ${signal}`, async () => {
-      const nothing = await freePort();
-      const port = await freePort();
+      const nothing = await freeLoopbackPort();
+      const port = await freeLoopbackPort();
       const app = spawnApp({ HTTP_PORT: String(port), AGENT_BRIDGE_DEFAULT_REDIS_URL: `redis://127.0.0.1:${nothing}` });
       let stdout = '';
       app.child.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
@@ -58,7 +59,7 @@ describe('`npm start` with no REDIS_URL and nothing answering at the default add
     const bin = mkdtempSync(join(tmpdir(), 'agent-bridge-path-'));
     try {
       symlinkSync(process.execPath, join(bin, 'node'));
-      const app = spawnApp({ PATH: bin, HTTP_PORT: '0', AGENT_BRIDGE_DEFAULT_REDIS_URL: `redis://127.0.0.1:${await freePort()}` });
+      const app = spawnApp({ PATH: bin, HTTP_PORT: '0', AGENT_BRIDGE_DEFAULT_REDIS_URL: `redis://127.0.0.1:${await freeLoopbackPort()}` });
       expect(await app.exited).not.toBe(0);
       const lines = app.output().trim().split('\n');
       expect(lines, app.output()).toHaveLength(1);
@@ -71,7 +72,7 @@ describe('`npm start` with no REDIS_URL and nothing answering at the default add
   }, 60_000);
 
   it('with REDIS_URL set, never starts one: it says the configured Redis is not reachable', async () => {
-    const nothing = await freePort();
+    const nothing = await freeLoopbackPort();
     const app = spawnApp({ HTTP_PORT: '0', REDIS_URL: `redis://127.0.0.1:${nothing}` });
     expect(await app.exited).not.toBe(0);
     expect(app.output()).toContain(`Redis is not reachable at redis://127.0.0.1:${nothing}`);
@@ -84,7 +85,7 @@ describe('start-up errors say what is wrong', () => {
   let passwordPort: number;
 
   beforeAll(async () => {
-    passwordPort = await freePort();
+    passwordPort = await freeLoopbackPort();
     passwordRedis = spawn('redis-server', ['--bind', '127.0.0.1', '--port', String(passwordPort), '--requirepass', 'right-password', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
     while (!(await somethingListens(`redis://127.0.0.1:${passwordPort}`))) await new Promise((r) => setTimeout(r, 50));
   });
@@ -126,8 +127,8 @@ describe('start-up errors say what is wrong', () => {
   }, 60_000);
 
   it('an unreachable agent service logs one warning and start-up goes on', async () => {
-    const port = await freePort();
-    const nothing = await freePort();
+    const port = await freeLoopbackPort();
+    const nothing = await freeLoopbackPort();
     const app = spawnApp({
       HTTP_PORT: String(port),
       AGENT_API_BASE_URL: `http://127.0.0.1:${nothing}/api/v1`,

@@ -1,19 +1,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-
-/** A free TCP port on 127.0.0.1 (bound once and released). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { freeLoopbackPort } from '../../../src/free-port.js';
 
 /**
  * A private redis-server for tests that stop and restart Redis (the shared one on 6379 must
@@ -35,7 +25,7 @@ export class OwnRedis {
   }
 
   async start(): Promise<this> {
-    if (this.port === 0) this.port = await freePort();
+    if (this.port === 0) this.port = await freeLoopbackPort();
     // appendfsync always, as docker-compose.yml runs it: with the default everysec a crash (the
     // SIGKILL below) loses up to a second of writes Redis already acknowledged.
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--dir', this.dir, '--appendonly', this.options.appendonly ? 'yes' : 'no', '--appendfsync', 'always'];
