@@ -1,6 +1,8 @@
 import { Agent, request } from 'node:http';
 import { slackSignature } from '../../test/emulators/slack/sender.js';
 import type { SlackInfo } from '../procs/services-types.js';
+import { Child, type SpawnOptions } from './children.js';
+import { deleteKeys } from './redis-admin.js';
 import type { BenchContext } from '../scenarios/context.js';
 
 /** POSTs a body signed as Slack signs events; resolves with the status once the whole answer is in. */
@@ -54,4 +56,35 @@ export function benchBridgeEnv(channel: string): Record<string, string> {
     BINDINGS: `slack:${channel}=demo-helper`,
     MAX_PENDING_PER_CHANNEL: '0',
   };
+}
+
+/** A Slack app running in its own process, serving the Events API over HTTP. */
+export interface SlackEventsApp {
+  child: Child<{ httpPort: number }>;
+  /** Its POST /slack/events. */
+  url: URL;
+  /** A keep-alive agent for posting to it. */
+  agent: Agent;
+}
+
+/**
+ * Spawns `entry` (ready with its HTTP port) and hands it to `use`; then, however `use` ends,
+ * stops it and deletes the run's Redis keys under `prefix`.
+ */
+export async function withSlackEventsApp<T>(
+  ctx: BenchContext,
+  entry: URL,
+  options: SpawnOptions & { prefix: string },
+  use: (app: SlackEventsApp) => Promise<T>,
+): Promise<T> {
+  const { prefix, ...spawn } = options;
+  const child = await Child.spawn<{ httpPort: number }>(entry, spawn);
+  const agent = new Agent({ keepAlive: true });
+  try {
+    return await use({ child, agent, url: new URL(`http://127.0.0.1:${child.readyValue.httpPort}/slack/events`) });
+  } finally {
+    agent.destroy();
+    await child.stop();
+    await deleteKeys(ctx.redis, prefix);
+  }
 }

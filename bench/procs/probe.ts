@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { now } from '../lib/clock.js';
-import type { Handlers } from '../lib/ipc.js';
+import { serve, type Handlers } from '../lib/ipc.js';
 
 /** What a worker process reports about one measured window. */
 export interface ProbeReading {
@@ -52,4 +52,15 @@ export function probeHandlers(): Handlers {
 /** Exits shortly after the reply to `stop` went out. */
 export function exitSoon(code = 0): void {
   setTimeout(() => process.exit(code), 50);
+}
+
+/** Answers the probe commands, and `stop`: runs `closers` one after the other, then exits. */
+export function serveProbesUntilStop(...closers: Array<() => unknown>): void {
+  serve({
+    ...probeHandlers(),
+    stop: async () => {
+      for (const close of closers) await close();
+      exitSoon();
+    },
+  });
 }

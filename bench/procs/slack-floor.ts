@@ -8,9 +8,9 @@ import { createServer } from 'node:http';
 import { once } from 'node:events';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { ready, serve } from '../lib/ipc.js';
+import { ready } from '../lib/ipc.js';
 import { BENCH_QUEUE, type FloorJob } from './floor-job.js';
-import { exitSoon, probeHandlers } from './probe.js';
+import { serveProbesUntilStop } from './probe.js';
 
 const secret = process.env.SLACK_SIGNING_SECRET ?? '';
 const connection = new Redis(process.env.REDIS_URL ?? '', { maxRetriesPerRequest: null });
@@ -47,14 +47,12 @@ server.listen(0, '127.0.0.1');
 await once(server, 'listening');
 const address = server.address();
 
-serve({
-  ...probeHandlers(),
-  stop: async () => {
+serveProbesUntilStop(
+  () => {
     server.closeAllConnections();
     server.close();
-    await queue.close();
-    await connection.quit();
-    exitSoon();
   },
-});
+  () => queue.close(),
+  () => connection.quit(),
+);
 ready({ httpPort: typeof address === 'object' && address ? address.port : 0 });

@@ -9,16 +9,10 @@
 import bolt from '@slack/bolt';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { Agent, request } from 'undici';
 import { freeLoopbackPort } from '../../src/free-port.js';
-import { ready, serve } from '../lib/ipc.js';
-import { exitSoon, probeHandlers } from './probe.js';
-
-const env = (name: string): string => {
-  const v = process.env[name];
-  if (!v) throw new Error(`${name} is missing`);
-  return v;
-};
+import { ready } from '../lib/ipc.js';
+import { plainAgentCall, requiredEnv } from './plain-bot.js';
+import { serveProbesUntilStop } from './probe.js';
 
 interface PeerJob {
   channel: string;
@@ -27,18 +21,16 @@ interface PeerJob {
 }
 
 const queueName = 'peer-chat';
-const prefix = env('QUEUE_PREFIX');
-const agentUrl = `${env('AGENT_API_BASE_URL')}/chat`;
-const apiKey = env('AGENT_API_KEY');
-const dispatcher = new Agent({ keepAliveTimeout: 30_000, connections: null, headersTimeout: 0, bodyTimeout: 0 });
-const connection = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null });
+const prefix = requiredEnv('QUEUE_PREFIX');
+const askAgent = plainAgentCall();
+const connection = new Redis(requiredEnv('REDIS_URL'), { maxRetriesPerRequest: null });
 const queue = new Queue<PeerJob>(queueName, { connection, prefix });
 
 const port = await freeLoopbackPort();
 const app = new bolt.App({
-  token: env('SLACK_BOT_TOKEN'),
-  signingSecret: env('SLACK_SIGNING_SECRET'),
-  clientOptions: { slackApiUrl: env('SLACK_API_URL') },
+  token: requiredEnv('SLACK_BOT_TOKEN'),
+  signingSecret: requiredEnv('SLACK_SIGNING_SECRET'),
+  clientOptions: { slackApiUrl: requiredEnv('SLACK_API_URL') },
   port,
 });
 app.event('app_mention', async ({ event }) => {
@@ -54,35 +46,24 @@ function inOrder(thread: string, work: () => Promise<void>): Promise<void> {
   return next;
 }
 
-const workerConnection = new Redis(env('REDIS_URL'), { maxRetriesPerRequest: null });
+const workerConnection = new Redis(requiredEnv('REDIS_URL'), { maxRetriesPerRequest: null });
 const worker = new Worker<PeerJob>(
   queueName,
   (job) =>
     inOrder(job.data.threadTs, async () => {
-      const res = await request(agentUrl, {
-        method: 'POST',
-        headers: { 'x-api-key': apiKey, 'content-type': 'application/json' },
-        body: JSON.stringify({ instanceId: 'demo-helper', message: job.data.text }),
-        dispatcher,
-      });
-      const { response } = (await res.body.json()) as { response: string };
-      if (res.statusCode !== 200) throw new Error(`agent answered ${res.statusCode}`);
+      const response = await askAgent('demo-helper', job.data.text);
       await app.client.chat.postMessage({ channel: job.data.channel, thread_ts: job.data.threadTs, text: response });
     }),
-  { connection: workerConnection, prefix, concurrency: Number(env('WORKER_CONCURRENCY')) },
+  { connection: workerConnection, prefix, concurrency: Number(requiredEnv('WORKER_CONCURRENCY')) },
 );
 worker.on('error', (err) => console.error(`peer worker error: ${err.message}`));
 await worker.waitUntilReady();
 await app.start();
 
-serve({
-  ...probeHandlers(),
-  stop: async () => {
-    await app.stop();
-    await worker.close();
-    await queue.close();
-    await Promise.all([connection.quit(), workerConnection.quit()]);
-    exitSoon();
-  },
-});
+serveProbesUntilStop(
+  () => app.stop(),
+  () => worker.close(),
+  () => queue.close(),
+  () => Promise.all([connection.quit(), workerConnection.quit()]),
+);
 ready({ httpPort: port });

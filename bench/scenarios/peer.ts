@@ -1,7 +1,4 @@
-import { Agent } from 'node:http';
-import { Child } from '../lib/children.js';
-import { benchBridgeEnv, postSigned, slackAppEnv } from '../lib/slack-events.js';
-import { deleteKeys } from '../lib/redis-admin.js';
+import { benchBridgeEnv, postSigned, slackAppEnv, withSlackEventsApp } from '../lib/slack-events.js';
 import { percentile } from '../lib/stats.js';
 import type { SlackInfo } from '../procs/services-types.js';
 import { row, TARGETS, type ResultRow } from '../report/rows.js';
@@ -33,10 +30,8 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
   const id = slack.identity;
   const common = { ...slackAppEnv(ctx, slack, prefix), WORKER_CONCURRENCY: '50' };
   const env: Record<string, string> = kind === 'bridge' ? { ...common, ROLE: 'all', ...benchBridgeEnv(CHANNEL) } : common;
-  const child = await Child.spawn<{ httpPort: number }>(kind === 'bridge' ? bridgeEntry : peerEntry, { label: `s7-${kind}`, profile: s.profile, env });
-  const agent = new Agent({ keepAlive: true });
-  try {
-    const url = new URL(`http://127.0.0.1:${child.readyValue.httpPort}/slack/events`);
+  const entry = kind === 'bridge' ? bridgeEntry : peerEntry;
+  return withSlackEventsApp(ctx, entry, { label: `s7-${kind}`, profile: s.profile, env, prefix }, async ({ url, agent }) => {
     const threads = await ctx.services.call<Array<{ threadTs: string; bodies: string[] }>>('slackBurst', {
       channel: CHANNEL,
       threads: s.peerThreads,
@@ -88,11 +83,7 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
       ackP99: percentile(acks, 99),
       outOfOrder,
     };
-  } finally {
-    agent.destroy();
-    await child.stop();
-    await deleteKeys(ctx.redis, prefix);
-  }
+  });
 }
 
 /** Scenario 7: the bridge against a plain Bolt + BullMQ bot, same burst, same emulators, same run. */

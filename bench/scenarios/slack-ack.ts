@@ -1,12 +1,9 @@
-import { Agent } from 'node:http';
 import { Queue } from 'bullmq';
 import { eventEnvelope, userMessage } from '../../test/emulators/slack/payloads.js';
 import { SlackState } from '../../test/emulators/slack/state.js';
-import { Child } from '../lib/children.js';
-import { benchBridgeEnv, postSigned, slackAppEnv } from '../lib/slack-events.js';
+import { benchBridgeEnv, postSigned, slackAppEnv, withSlackEventsApp } from '../lib/slack-events.js';
 import { now } from '../lib/clock.js';
 import { processCpuMs } from '../lib/proc-cpu.js';
-import { deleteKeys } from '../lib/redis-admin.js';
 import { percentile } from '../lib/stats.js';
 import type { SlackInfo } from '../procs/services-types.js';
 import { row, TARGETS, type ResultRow } from '../report/rows.js';
@@ -38,14 +35,8 @@ async function measureAcks(ctx: BenchContext, kind: PathKind, slack: SlackInfo):
     kind === 'bridge'
       ? { ROLE: 'ingress', ...slackAppEnv(ctx, slack, prefix), ...benchBridgeEnv(CHANNEL) }
       : { REDIS_URL: s.redisUrl, QUEUE_PREFIX: prefix, SLACK_SIGNING_SECRET: id.signingSecret };
-  const child = await Child.spawn<{ httpPort: number }>(kind === 'bridge' ? bridgeEntry : floorEntry, {
-    label: `s5-${kind}-ingress`,
-    profile: s.profile,
-    env,
-  });
-  const agent = new Agent({ keepAlive: true });
-  try {
-    const url = new URL(`http://127.0.0.1:${child.readyValue.httpPort}/slack/events`);
+  const entry = kind === 'bridge' ? bridgeEntry : floorEntry;
+  return withSlackEventsApp(ctx, entry, { label: `s5-${kind}-ingress`, profile: s.profile, env, prefix }, async ({ child, url, agent }) => {
     const state = new SlackState(id);
     const warmCount = Math.round((s.slackRate * s.slackWarmupMs) / 1000);
     const acks: number[] = [];
@@ -66,11 +57,7 @@ async function measureAcks(ctx: BenchContext, kind: PathKind, slack: SlackInfo):
     await queue.close();
     const queued = Object.values(counts).reduce((a, b) => a + b, 0);
     return { p50: percentile(acks, 50), p99: percentile(acks, 99), max: percentile(acks, 100), measured: acks.length, queued, sent: run.sent, cpuPerEventUs };
-  } finally {
-    agent.destroy();
-    await child.stop();
-    await deleteKeys(ctx.redis, prefix);
-  }
+  });
 }
 
 /** Scenario 5: signed Slack events → 200 acknowledgement, at a fixed rate. */
