@@ -28,6 +28,19 @@ export interface ChatQueueOptions {
  */
 export const WAKE_CONVERSATION = 'wake-conversation';
 
+/**
+ * The backoff of a job whose processing threw (not an agent error: those have their own
+ * policy): 1, 2, 4 s, then every 5 s. BullMQ's plain exponential backoff would leave a
+ * conversation that hit a few Redis errors around an outage waiting 30 s and more after
+ * Redis is back. The worker implements it (`retryAfterThrowMs`).
+ */
+export const RETRY_AFTER_THROW = 'bounded';
+
+/** Milliseconds before the next try of a job that threw for the `attemptsMade`-th time. */
+export function retryAfterThrowMs(attemptsMade: number): number {
+  return Math.min(1000 * 2 ** Math.max(0, attemptsMade - 1), 5000);
+}
+
 /** BullMQ's largest priority (2^21); lower runs first. */
 export const LOWEST_PRIORITY = 2_097_152;
 
@@ -48,9 +61,10 @@ export class ChatQueue {
       prefix: options.prefix,
       defaultJobOptions: {
         // Our own per-message attempts decide give-up; these only cover unexpected throws
-        // (a Redis outage mid-job), which must never drop a conversation.
+        // (a Redis outage mid-job), which must never drop a conversation, and must not leave
+        // it waiting long once Redis is back: see RETRY_AFTER_THROW.
         attempts: 50,
-        backoff: { type: 'exponential', delay: 1000 },
+        backoff: { type: RETRY_AFTER_THROW },
         removeOnComplete: options.keepCompleted,
         removeOnFail: options.keepFailed,
       },

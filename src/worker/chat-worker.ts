@@ -2,7 +2,7 @@ import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } fr
 import { errorFields } from '../logger.js';
 import type { Logger } from '../logger.js';
 import type { Fence, Mailbox } from '../queue/mailbox.js';
-import { LOWEST_PRIORITY, type ChatQueue, WAKE_CONVERSATION } from '../queue/chat-queue.js';
+import { LOWEST_PRIORITY, retryAfterThrowMs, type ChatQueue, WAKE_CONVERSATION } from '../queue/chat-queue.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData } from '../queue/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
 import { patiently, type MessageProcessor } from './process-message.js';
@@ -137,6 +137,8 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     maxStalledCount: 1_000,
     // queue.rateLimit() only takes effect on a worker that has a limiter (bullmq 6).
     limiter: { max: 1_000_000, duration: 1_000 },
+    // Jobs that threw (RETRY_AFTER_THROW); jobs queued with BullMQ's own types keep theirs.
+    settings: { backoffStrategy: (attemptsMade: number) => retryAfterThrowMs(attemptsMade) },
   });
 
   // A Redis outage has its own lost/back lines (app.ts); repeating it per retry buries them.

@@ -136,8 +136,10 @@ describe('Redis restarted during traffic', () => {
     const toldAfterMs = notice.at - started;
     await restarted;
     const after = await ask('after the outage');
-    await until(() => replied(after.ts).length > 0, 'answer after the restart', 30_000);
-    await until(() => early.every((e) => replied(e.ts).length > 0), `answers to ${early.map((e) => e.ts).join(', ')}`, 40_000);
+    // Generous deadlines: on a machine busy with other work recovery is slower, not different;
+    // a conversation that is really stuck still fails them.
+    await until(() => replied(after.ts).length > 0, 'answer after the restart', 60_000);
+    await until(() => early.every((e) => replied(e.ts).length > 0), `answers to ${early.map((e) => e.ts).join(', ')}`, 60_000);
     await sleep(1_000);
 
     figures('redis-restart-slack', {
@@ -163,5 +165,5 @@ describe('Redis restarted during traffic', () => {
     expect.soft(hs.slack.posted((c) => c.params.thread_ts === m.ts), 'notices for one message').toHaveLength(1);
     // The bound is 10 s of retries per message plus ioredis's own reconnect attempts.
     expect.soft(toldAfterMs, 'ms until the user was told').toBeLessThan(15_000);
-  }, 120_000);
+  }, 180_000);
 });
