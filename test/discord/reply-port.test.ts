@@ -31,12 +31,17 @@ function port(env: Record<string, string> = {}, apiUrl = emu.apiUrl): ReplyPort 
 const creates = (channelId: string) => emu.calls.filter((c) => c.method === 'POST' && c.path === `/channels/${channelId}/messages`);
 const userMessage = (channel = emu.world.channels.general) =>
   emu.sendMessage({ author: emu.world.users.alice, channel, content: 'question' });
+const targetOf = (m: ReturnType<typeof userMessage>) => ({ channelId: m.channel_id, messageId: m.id });
+/** A reply port (`env` on top of the defaults) and Alice's question in #general to answer, with its reply target. */
+function asked(env: Record<string, string> = {}) {
+  const p = port(env);
+  const m = userMessage();
+  return { p, m, target: targetOf(m) };
+}
 
 describe('discord reply port (REST only, against the emulator)', () => {
   it('replies to the user on the first chunk only; no mentions parsed on any', async () => {
-    const p = port();
-    const m = userMessage();
-    const target = { channelId: m.channel_id, messageId: m.id };
+    const { p, m, target } = asked();
     await p.postChunk(target, 'first @everyone', 0);
     await p.postChunk(target, 'second <@920000000000000002>', 1);
     const [a, b] = creates(m.channel_id).slice(-2).map((c) => c.json!);
@@ -49,16 +54,14 @@ describe('discord reply port (REST only, against the emulator)', () => {
   });
 
   it('pings the replied-to user only when DISCORD_REPLY_PING is on', async () => {
-    const m = userMessage();
-    await port({ DISCORD_REPLY_PING: 'true' }).postChunk({ channelId: m.channel_id, messageId: m.id }, 'hi', 0);
+    const { p, m, target } = asked({ DISCORD_REPLY_PING: 'true' });
+    await p.postChunk(target, 'hi', 0);
     expect(creates(m.channel_id).at(-1)!.json!.allowed_mentions).toEqual({ parse: [], replied_user: true });
     expect(emu.repliesTo(m.id)[0]!.mentions.map((u: { id: string }) => u.id)).toEqual([emu.world.users.alice.id]);
   });
 
   it('posts a chunk once when the same post is retried (nonce enforced by Discord)', async () => {
-    const p = port();
-    const m = userMessage();
-    const target = { channelId: m.channel_id, messageId: m.id };
+    const { p, m, target } = asked();
     await p.postChunk(target, 'same chunk', 0);
     await p.postChunk(target, 'same chunk', 0);
     expect(emu.repliesTo(m.id)).toHaveLength(1);
@@ -71,7 +74,7 @@ describe('discord reply port (REST only, against the emulator)', () => {
     expect(chunks.length).toBeGreaterThan(1);
     expect(chunks.every((c) => c.length <= 2000)).toBe(true);
     const m = userMessage();
-    await p.postNotice({ channelId: m.channel_id, messageId: m.id }, 'n'.repeat(2500));
+    await p.postNotice(targetOf(m), 'n'.repeat(2500));
     expect(emu.repliesTo(m.id)[0]!.content.length).toBe(2000);
   });
 
@@ -99,9 +102,7 @@ describe('discord reply port (REST only, against the emulator)', () => {
   });
 
   it('keeps typing until stopped, and adds a warning reaction on failure', async () => {
-    const p = port();
-    const m = userMessage();
-    const target = { channelId: m.channel_id, messageId: m.id };
+    const { p, m, target } = asked();
     const typing = () => emu.calls.filter((c) => c.path === `/channels/${m.channel_id}/typing`).length;
     await p.startWorking!(target);
     await emu.waitFor(() => typing() >= 3, 'typing refreshed');

@@ -58,23 +58,17 @@ describe('error policy per binding', () => {
     expect(p.sink.posts[1]!.text).toMatch(/instance wasn't found.*\(ref [A-Z0-9]{6}\)/);
   });
 
-  it('reaction: only the warning indicator', async () => {
+  it.each([
+    { policy: 'reaction', what: 'only the warning indicator', last: 'failed', kinds: ['working', 'failed'], log: undefined },
+    { policy: 'silent', what: 'nothing but the log line', last: 'done', kinds: ['working', 'done'], log: 'gave up on a message' },
+  ] as const)('$policy: $what', async ({ policy, last, kinds, log }) => {
     p = await startPipeline({}, { indicators: true });
-    await bind(p, 'c1', { errorPolicy: 'reaction' });
+    await bind(p, 'c1', { errorPolicy: policy });
     p.agent.failNext(1, { status: 400 }, { endpoint: 'chat' });
     await p.bridge.ingress.handle(webMessage('x'));
-    await p.sink.waitFor((posts) => posts.some((x) => x.kind === 'failed'));
-    expect(p.sink.posts.map((x) => x.kind)).toEqual(['working', 'failed']);
-  });
-
-  it('silent: nothing but the log line', async () => {
-    p = await startPipeline({}, { indicators: true });
-    await bind(p, 'c1', { errorPolicy: 'silent' });
-    p.agent.failNext(1, { status: 400 }, { endpoint: 'chat' });
-    await p.bridge.ingress.handle(webMessage('x'));
-    await p.sink.waitFor((posts) => posts.some((x) => x.kind === 'done'));
-    expect(p.sink.posts.map((x) => x.kind)).toEqual(['working', 'done']);
-    expect(p.logs.text).toContain('gave up on a message');
+    await p.sink.waitFor((posts) => posts.some((x) => x.kind === last));
+    expect(p.sink.posts.map((x) => x.kind)).toEqual(kinds);
+    if (log) expect(p.logs.text).toContain(log);
   });
 });
 

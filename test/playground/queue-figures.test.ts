@@ -109,15 +109,20 @@ async function failOneJob(): Promise<void> {
   await queue.close();
 }
 
+/** On a fresh start: `answered` is answered, then the agent refuses `refused` (400) and it is given up on. */
+async function answerThenRefuse(b: Bridge, answered: string, refused: string): Promise<void> {
+  await say(b, answered);
+  await settle(b, 1, 0);
+  agent.failNext(1, { status: 400, body: { error: 'bad request' } }, { endpoint: 'chat' });
+  await say(b, refused);
+  await settle(b, 1, 1);
+}
+
 describe('playground queue figures', () => {
   it('Completed, Gave up and Failed agree with /metrics and with Recent failures, after a restart too', async () => {
     // First run: one answered, one given up on.
     bridge = await start();
-    await say(bridge, '@agent first run, answered');
-    await settle(bridge, 1, 0);
-    agent.failNext(1, { status: 400, body: { error: 'bad request' } }, { endpoint: 'chat' });
-    await say(bridge, '@agent first run, refused');
-    await settle(bridge, 1, 1);
+    await answerThenRefuse(bridge, '@agent first run, answered', '@agent first run, refused');
     await bridge.stop();
     bridge = undefined;
 
@@ -125,11 +130,7 @@ describe('playground queue figures', () => {
 
     // Second run, same prefix: two answered, one given up on, one failed job from before.
     bridge = await start();
-    await say(bridge, '@agent second run, one');
-    await settle(bridge, 1, 0);
-    agent.failNext(1, { status: 400, body: { error: 'bad request' } }, { endpoint: 'chat' });
-    await say(bridge, '@agent second run, refused');
-    await settle(bridge, 1, 1);
+    await answerThenRefuse(bridge, '@agent second run, one', '@agent second run, refused');
     await say(bridge, '@agent second run, two');
     await settle(bridge, 2, 1);
 

@@ -1,11 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+import { describe, expect, it } from 'vitest';
+import { closeAfterEach } from '../support/close-after-each.js';
+import { startPipeline, webMessage } from '../support/pipeline.js';
 
-let p: Pipeline | undefined;
-afterEach(async () => {
-  await p?.close();
-  p = undefined;
-});
+const closing = closeAfterEach();
 
 /**
  * A message whose conversation a job already holds queues no job of its own: the holder
@@ -14,8 +11,7 @@ afterEach(async () => {
  */
 describe('messages behind a holder', () => {
   it('queue no job; the holder answers them in order, each once', async () => {
-    p = await startPipeline({ LOG_LEVEL: 'warn' });
-    const pl = p;
+    const pl = closing(await startPipeline({ LOG_LEVEL: 'warn' }));
     pl.agent.setDelay(600, { endpoint: 'chat' });
     const first = webMessage('first', { threadId: 't-held' });
     await pl.bridge.ingress.handle(first);

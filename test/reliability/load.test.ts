@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startSlackBridge, W, type SlackHarness } from '../slack/harness.js';
+import { describe, expect, it } from 'vitest';
+import { startSlackBridge, W } from '../slack/harness.js';
+import { closeAfterEach } from '../support/close-after-each.js';
 import { pool, sleep, untilProgress, watchProcessErrors } from './support/guards.js';
-import { startReliabilityDiscord, type ReliabilityDiscord } from './support/discord.js';
+import { startReliabilityDiscord } from './support/discord.js';
 import { figures, Ledger } from './support/ledger.js';
 
 /**
@@ -18,23 +19,14 @@ const SLACK_PER_CONVERSATION = Number(process.env.RELIABILITY_SLACK_PER_CONVERSA
 const DISCORD_CHANNELS = 25;
 const DISCORD_PER_CHANNEL = 20;
 
-let slack: SlackHarness | undefined;
-let discord: ReliabilityDiscord | undefined;
 const guard = watchProcessErrors();
-
-afterEach(async () => {
-  await slack?.close();
-  await discord?.close();
-  slack = undefined;
-  discord = undefined;
-});
+const closing = closeAfterEach();
 
 describe('load through the real adapters', () => {
   it(`Slack: ${SLACK_CONVERSATIONS * SLACK_PER_CONVERSATION} signed events over ${SLACK_CONVERSATIONS} conversations`, async () => {
-    slack = await startSlackBridge({ mode: 'http', agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn', MAX_PENDING_PER_CHANNEL: '0' } });
+    const h = closing(await startSlackBridge({ mode: 'http', agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn', MAX_PENDING_PER_CHANNEL: '0' } }));
     // No per-channel cap: each channel gets 250 messages in a burst, and this test is about
     // losing none of the accepted ones (the cap and its notice are tested in test/worker/fairness).
-    const h = slack;
     // 20 channels bound with mode `all`, 10 threads in each: 200 conversations.
     const channels = Array.from({ length: 20 }, (_, i) => `C0LOAD${String(i).padStart(3, '0')}`);
     for (const channel of channels) {
@@ -101,8 +93,7 @@ describe('load through the real adapters', () => {
   }, 1_200_000);
 
   it(`Discord: ${DISCORD_CHANNELS * DISCORD_PER_CHANNEL} gateway messages over ${DISCORD_CHANNELS} channels`, async () => {
-    discord = await startReliabilityDiscord({ agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn' }, extraChannels: DISCORD_CHANNELS });
-    const d = discord;
+    const d = closing(await startReliabilityDiscord({ agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn' }, extraChannels: DISCORD_CHANNELS }));
     const w = d.discord.world;
     const ledger = new Ledger();
     const started = Date.now();

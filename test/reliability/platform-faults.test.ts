@@ -1,8 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
-import { botMention, say, startSlackBridge, W, type SlackHarness } from '../slack/harness.js';
+import { closeAfterEach } from '../support/close-after-each.js';
+import { startPipeline, webMessage } from '../support/pipeline.js';
+import { botMention, say, startSlackBridge, W } from '../slack/harness.js';
 import { sleep, watchProcessErrors } from './support/guards.js';
-import { startReliabilityDiscord, type ReliabilityDiscord } from './support/discord.js';
+import { startReliabilityDiscord } from './support/discord.js';
 import { figures, Ledger } from './support/ledger.js';
 
 /**
@@ -10,25 +11,14 @@ import { figures, Ledger } from './support/ledger.js';
  * reply is retried and posted exactly once, the agent is asked once per message (the answer is
  * kept between attempts), and order holds within each conversation.
  */
-let p: Pipeline | undefined;
-let slack: SlackHarness | undefined;
-let discord: ReliabilityDiscord | undefined;
 const guard = watchProcessErrors();
-
-afterEach(async () => {
-  await p?.close();
-  await slack?.close();
-  await discord?.close();
-  p = undefined;
-  slack = undefined;
-  discord = undefined;
-  expect(guard.errors).toEqual([]);
-});
+afterEach(() => expect(guard.errors).toEqual([]));
+// Registered after the guard's hook, so it runs first: everything is closed before the check.
+const closing = closeAfterEach();
 
 describe('platform faults on posting a reply', () => {
   it('core: bursts of 429 and 5xx from the platform over 40 messages in 8 conversations', async () => {
-    p = await startPipeline({ JOB_ATTEMPTS: '8', RETRY_BASE_DELAY_MS: '30', LOG_LEVEL: 'warn' });
-    const pl = p;
+    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '8', RETRY_BASE_DELAY_MS: '30', LOG_LEVEL: 'warn' }));
     const ledger = new Ledger();
     pl.sink.fail({ status: 502 }, { status: 503 }, { status: 500 }, { status: 429, retryAfter: 1 }, { status: 429, retryAfter: 1 }, { status: 502 });
     const messages = [];
@@ -53,8 +43,7 @@ describe('platform faults on posting a reply', () => {
   }, 60_000);
 
   it('Slack: ratelimited (429 + Retry-After), HTTP 5xx and internal_error on chat.postMessage: each reply posted once', async () => {
-    slack = await startSlackBridge({ mode: 'http', agent: { reply: (_id, m) => `echo: ${m}` }, env: { JOB_ATTEMPTS: '8', LOG_LEVEL: 'warn' } });
-    const h = slack;
+    const h = closing(await startSlackBridge({ mode: 'http', agent: { reply: (_id, m) => `echo: ${m}` }, env: { JOB_ATTEMPTS: '8', LOG_LEVEL: 'warn' } }));
     h.slack.fail('chat.postMessage', { error: 'ratelimited', retryAfterSeconds: 1, times: 2 });
     h.slack.fail('chat.postMessage', { error: 'http_503', times: 2 });
     h.slack.fail('chat.postMessage', { error: 'internal_error' });
@@ -76,8 +65,7 @@ describe('platform faults on posting a reply', () => {
   }, 60_000);
 
   it('Discord: 429 with rate-limit headers and 5xx on message create: each reply posted once', async () => {
-    discord = await startReliabilityDiscord({ agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn' } });
-    const d = discord;
+    const d = closing(await startReliabilityDiscord({ agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn' } }));
     const w = d.discord.world;
     d.discord.failNextMessageCreates(3, { status: 429, retryAfterSeconds: 0.3 });
     d.discord.failNextMessageCreates(2, { status: 502 });
