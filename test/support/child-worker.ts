@@ -1,29 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach } from 'vitest';
+import { startBridgeProcess } from './bridge-process.js';
 import { startPipeline, type Pipeline } from './pipeline.js';
 
 const entry = fileURLToPath(new URL('./worker-process.ts', import.meta.url));
 
 /** Starts a worker process and resolves once it prints "ready". */
 export async function spawnWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ROLE: 'worker', HTTP_PORT: '0', PLAYGROUND: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start: ${err}`)), 20_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      if (d.toString().includes('ready')) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`worker exited (${code}): ${err}`)));
-  });
-  return child;
+  const worker = await startBridgeProcess(entry, { ROLE: 'worker', ...env }, { ready: /^ready$/m, what: 'worker', timeoutMs: 20_000 });
+  return worker.child;
 }
 
 export function kill9(child: ChildProcess): Promise<void> {

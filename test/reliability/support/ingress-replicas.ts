@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { startBridgeProcess } from '../../support/bridge-process.js';
 
 const entry = fileURLToPath(new URL('./slack-ingress-entry.ts', import.meta.url));
 
@@ -15,35 +16,14 @@ export interface IngressReplica {
 
 /** Starts a Slack ingress replica with only the given environment; resolves once it is reachable. */
 export async function startIngressReplica(env: Record<string, string>): Promise<IngressReplica> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ROLE: 'ingress', HTTP_PORT: '0', PLAYGROUND: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`ingress did not start: ${out}`)), 30_000);
-    const onData = () => {
-      const m = /^ready (\d+)$/m.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', onData);
-      resolve(Number(m[1]));
-    };
-    child.stdout!.on('data', onData);
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`ingress exited: ${out}`));
-    });
-  });
+  const ingress = await startBridgeProcess(entry, { ROLE: 'ingress', ...env }, { ready: /^ready (\d+)$/m, what: 'ingress', timeoutMs: 30_000 });
+  const { child, output } = ingress;
   return {
     child,
-    port,
-    output: () => out,
+    port: Number(ingress.ready[1]),
+    output,
     logs: (msg) =>
-      out
+      output()
         .split('\n')
         .flatMap((line) => {
           try {
@@ -53,9 +33,6 @@ export async function startIngressReplica(env: Record<string, string>): Promise<
           }
         })
         .filter((l) => typeof l.msg === 'string' && msg.test(l.msg)),
-    async kill9() {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
-      await exited;
-    },
+    kill9: ingress.kill9,
   };
 }

@@ -1,5 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { startBridgeProcess } from '../../support/bridge-process.js';
 
 const entry = fileURLToPath(new URL('./worker-entry.ts', import.meta.url));
 
@@ -22,41 +23,15 @@ export interface WorkerProcess {
  * given environment; resolves once it is ready.
  */
 export async function startWorker(env: Record<string, string>, entryFile = entry): Promise<WorkerProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', entryFile], {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ROLE: 'worker', HTTP_PORT: '0', PLAYGROUND: 'false', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let out = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    child.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker did not start: ${out}`)), 20_000);
-    const onData = () => {
-      if (out.includes('ready\n')) {
-        clearTimeout(timer);
-        child.stdout!.off('data', onData);
-        resolve();
-      }
-    };
-    child.stdout!.on('data', onData);
-    void exited.then(({ code }) => {
-      clearTimeout(timer);
-      reject(new Error(`worker exited (${code}): ${out}`));
-    });
-  });
+  const worker = await startBridgeProcess(entryFile, { ROLE: 'worker', ...env }, { ready: /^ready$/m, what: 'worker', timeoutMs: 20_000 });
+  const { child, exited } = worker;
   const gone = () => child.exitCode !== null || child.signalCode !== null;
   return {
     child,
     pid: child.pid!,
-    output: () => out,
+    output: worker.output,
     exited,
-    async kill9() {
-      if (!gone()) child.kill('SIGKILL');
-      await exited;
-    },
+    kill9: worker.kill9,
     async term() {
       const started = Date.now();
       if (!gone()) child.kill('SIGTERM');
