@@ -5,7 +5,7 @@ import { discordPlatform } from '../../adapters/discord/index.js';
 import { createDiscordAdapter, type DiscordAdapter } from '../../adapters/discord/adapter.js';
 import { createFeedbackStore, type FeedbackStore } from '../../src/feedback/index.js';
 import type { PlatformModule } from '../../src/core/platform-context.js';
-import { startDiscordEmulator, type DiscordEmulator, type DiscordEmulatorOptions, type Json } from '../emulators/discord/index.js';
+import { startDiscordEmulator, type DiscordEmulator, type DiscordEmulatorOptions, type EmuChannel, type Json } from '../emulators/discord/index.js';
 import { newPrefix, startTestBridge } from '../support/bridge-harness.js';
 import { discordEnv } from '../support/platform-env.js';
 import type { LogCapture } from '../support/log-capture.js';
@@ -20,6 +20,8 @@ export interface DiscordHarness {
   /** The feedback store the adapter records 👍/👎 clicks in. */
   feedback: FeedbackStore;
   logs: LogCapture;
+  /** Channels added to the emulated guild before the bot connected (`extraChannels`). */
+  extra: EmuChannel[];
   close(): Promise<void>;
 }
 
@@ -29,6 +31,11 @@ export interface HarnessOptions {
   agent?: AgentEmulatorOptions;
   /** Configure the agent emulator's dashboard session (needed for credentials). */
   session?: boolean;
+  /**
+   * Guild text channels to add to the world before the bot connects (so GUILD_CREATE lists
+   * them), ids from 931000000000000001 up, bound with mode `all`: traffic over many conversations.
+   */
+  extraChannels?: number;
 }
 
 /**
@@ -39,6 +46,7 @@ export async function startDiscordBridge(options: HarnessOptions = {}): Promise<
   const prefix = newPrefix('dtest');
   const agent = await startAgentEmulator(options.agent);
   const discord = await startDiscordEmulator(options.emulator);
+  const extra = addChannels(discord, options.extraChannels ?? 0);
   let adapter: DiscordAdapter | undefined;
   let feedback: FeedbackStore | undefined;
   const metrics = new Metrics();
@@ -57,8 +65,25 @@ export async function startDiscordBridge(options: HarnessOptions = {}): Promise<
     platforms: [platform],
     closeWith: [discord],
     metrics,
+    ready: async (bridge) => {
+      for (const c of extra) {
+        await bridge.bindings.set('discord', c.id, { instanceId: 'demo-helper', mode: 'all', errorPolicy: 'reply', context: 'off', source: 'admin' });
+      }
+    },
   });
-  return { prefix, discord, agent, bridge: t.bridge, adapter: adapter!, feedback: feedback!, logs: t.logs, close: t.close };
+  return { prefix, discord, agent, bridge: t.bridge, adapter: adapter!, feedback: feedback!, logs: t.logs, extra, close: t.close };
+}
+
+/** Adds `count` guild text channels (`load0`, `load1`, …) to the emulator's world. */
+function addChannels(discord: DiscordEmulator, count: number): EmuChannel[] {
+  const w = discord.world;
+  const extra: EmuChannel[] = [];
+  for (let i = 0; i < count; i++) {
+    const channel: EmuChannel = { id: String(931_000_000_000_000_001n + BigInt(i)), type: 0, name: `load-${i}`, guildId: w.guildId };
+    (w.channels as Record<string, EmuChannel>)[`load${i}`] = channel;
+    extra.push(channel);
+  }
+  return extra;
 }
 
 /** Polls until `predicate` returns a truthy value (for state outside the Discord emulator); 15 s by default. */

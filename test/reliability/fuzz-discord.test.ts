@@ -6,7 +6,7 @@ import { snowflake } from '../emulators/discord/world.js';
 import type { EmuInteraction, EmuUser, Json } from '../emulators/discord/index.js';
 import { NASTY, unsafeAgentCalls } from './support/agent-paths.js';
 import { sleep, until, watchProcessErrors } from './support/guards.js';
-import { startReliabilityDiscord, type ReliabilityDiscord } from './support/discord.js';
+import { startDiscordBridge, type DiscordHarness } from '../discord/harness.js';
 import { figures } from './support/ledger.js';
 
 /**
@@ -16,12 +16,12 @@ import { figures } from './support/ledger.js';
  * credential keys. Nothing crashes or rejects unhandled, every command interaction is answered
  * once, the bot keeps answering, and no request reaches the agent with an unescaped path.
  */
-let d: ReliabilityDiscord;
+let d: DiscordHarness;
 const guard = watchProcessErrors();
 const sentIds = new Set<string>(['demo-helper']);
 
 beforeAll(async () => {
-  d = await startReliabilityDiscord({ session: true, env: { LOG_LEVEL: 'debug' }, agent: { reply: (_id, m) => `echo: ${m.slice(0, 40)}` } });
+  d = await startDiscordBridge({ session: true, env: { LOG_LEVEL: 'debug' }, agent: { reply: (_id, m) => `echo: ${m.slice(0, 40)}` } });
   for (const id of NASTY.filter((s) => s.trim() && s.length < 300 && s !== '.' && s !== '..')) d.agent.instances.push({ id, name: 'odd', status: 'running', type: 'assistant' });
 });
 afterAll(async () => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { startSlackBridge, W } from '../slack/harness.js';
 import { closeAfterEach } from '../support/close-after-each.js';
 import { pool, sleep, untilProgress, watchProcessErrors } from './support/guards.js';
-import { startReliabilityDiscord } from './support/discord.js';
+import { startDiscordBridge } from '../discord/harness.js';
 import { figures, Ledger } from './support/ledger.js';
 
 /**
@@ -93,7 +93,7 @@ describe('load through the real adapters', () => {
   }, 1_200_000);
 
   it(`Discord: ${DISCORD_CHANNELS * DISCORD_PER_CHANNEL} gateway messages over ${DISCORD_CHANNELS} channels`, async () => {
-    const d = closing(await startReliabilityDiscord({ agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn' }, extraChannels: DISCORD_CHANNELS }));
+    const d = closing(await startDiscordBridge({ agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn' }, extraChannels: DISCORD_CHANNELS }));
     const w = d.discord.world;
     const ledger = new Ledger();
     const started = Date.now();

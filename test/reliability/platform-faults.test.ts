@@ -3,7 +3,7 @@ import { closeAfterEach } from '../support/close-after-each.js';
 import { startPipeline, webMessage } from '../support/pipeline.js';
 import { botMention, say, startSlackBridge, W } from '../slack/harness.js';
 import { sleep, watchProcessErrors } from './support/guards.js';
-import { startReliabilityDiscord } from './support/discord.js';
+import { startDiscordBridge } from '../discord/harness.js';
 import { figures, Ledger } from './support/ledger.js';
 
 /**
@@ -65,7 +65,7 @@ describe('platform faults on posting a reply', () => {
   }, 60_000);
 
   it('Discord: 429 with rate-limit headers and 5xx on message create: each reply posted once', async () => {
-    const d = closing(await startReliabilityDiscord({ agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn' } }));
+    const d = closing(await startDiscordBridge({ agent: { reply: (_id, m) => `echo: ${m}` }, env: { LOG_LEVEL: 'warn' } }));
     const w = d.discord.world;
     d.discord.failNextMessageCreates(3, { status: 429, retryAfterSeconds: 0.3 });
     d.discord.failNextMessageCreates(2, { status: 502 });
