@@ -1,24 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-
-const read = (name: string) => readFileSync(new URL(`../../adapters/slack/${name}`, import.meta.url), 'utf8');
-/** The YAML list items under a key, by indentation (enough for these two files). */
-const items = (yaml: string, key: string) => {
-  const lines = yaml.split('\n');
-  const start = lines.findIndex((l) => l.trim() === `${key}:`);
-  const out: string[] = [];
-  for (const l of lines.slice(start + 1)) {
-    const m = /^\s+- ([^\s#]+)/.exec(l);
-    if (!m) break;
-    out.push(m[1]!);
-  }
-  return out;
-};
+import { readSlackManifest, yamlListItems } from '../support/slack-manifest.js';
 
 describe.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])('%s', (file) => {
-  const yaml = read(file);
+  const yaml = readSlackManifest(file);
   it('subscribes to what the adapter listens for and grants what it calls', () => {
-    expect(items(yaml, 'bot_events').sort()).toEqual([
+    expect(yamlListItems(yaml, 'bot_events').sort()).toEqual([
       'app_mention',
       'app_uninstalled',
       'assistant_thread_context_changed',
@@ -29,7 +15,7 @@ describe.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])('%s', (file) 
       'message.mpim',
       'tokens_revoked',
     ]);
-    expect(items(yaml, 'bot')).toEqual(
+    expect(yamlListItems(yaml, 'bot')).toEqual(
       expect.arrayContaining(['app_mentions:read', 'channels:history', 'groups:history', 'im:history', 'mpim:history', 'chat:write', 'reactions:write', 'users:read', 'commands', 'assistant:write', 'files:read']),
     );
     expect(yaml).toMatch(/\n {2}assistant_view:\n {4}assistant_description: \S/);
@@ -46,7 +32,7 @@ describe.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])('%s', (file) 
       expect(yaml).toMatch(/socket_mode_enabled: false/);
       expect(yaml.match(/^\s+(request_)?url: https:\/\/bridge\.example\.com\/slack\/events$/gm)).toHaveLength(3);
       // "Add to Slack": Bolt's installer answers here (adapters/slack/oauth.ts).
-      expect(items(yaml, 'redirect_urls')).toEqual(['https://bridge.example.com/slack/oauth_redirect']);
+      expect(yamlListItems(yaml, 'redirect_urls')).toEqual(['https://bridge.example.com/slack/oauth_redirect']);
     }
   });
 });

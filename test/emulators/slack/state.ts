@@ -1,5 +1,5 @@
 import type { OAuthServer } from './oauth.js';
-import { readFileSync } from 'node:fs';
+import { readSlackManifest, yamlListItems } from '../../support/slack-manifest.js';
 import { EventEmitter } from 'node:events';
 
 /** One Web API call (or response_url post) as the emulator received it. */
@@ -99,19 +99,7 @@ export interface EmulatorIdentity {
  * The bot scopes adapters/slack/manifest.http.yaml asks for: what an installed bridge has. Read
  * from the manifest itself, so a scope added there is granted here and one removed is missing.
  */
-export const MANIFEST_SCOPES: readonly string[] = manifestBotScopes();
-
-function manifestBotScopes(): string[] {
-  const lines = readFileSync(new URL('../../../adapters/slack/manifest.http.yaml', import.meta.url), 'utf8').split('\n');
-  const start = lines.findIndex((l) => l.trim() === 'bot:');
-  const scopes: string[] = [];
-  for (const l of lines.slice(start + 1)) {
-    const m = /^\s+- ([^\s#]+)/.exec(l);
-    if (!m) break;
-    scopes.push(m[1]!);
-  }
-  return scopes;
-}
+export const MANIFEST_SCOPES: readonly string[] = yamlListItems(readSlackManifest('manifest.http.yaml'), 'bot');
 
 const PING = /<(?:!channel|!here|!everyone|!subteam\^[^>]*|@[UW][A-Z0-9]*)(?:\|[^>]*)?>/g;
 
