@@ -1,16 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { loadTestConfig } from '../support/config.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startBridge, type Bridge } from '../../src/app.js';
+import type { Bridge } from '../../src/app.js';
 
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
-import { createLogger, SecretRegistry } from '../../src/logger.js';
-import { Metrics } from '../../src/metrics.js';
 import { webPlatform } from '../../adapters/web/index.js';
 import { createWebEventStore, type WebEventStore } from '../../adapters/web/event-store.js';
 import type { StoredWebEvent } from '../../adapters/web/events.js';
-import { LogCapture } from '../support/pipeline.js';
-import { deleteKeys, dumpKeys } from '../support/redis-cleanup.js';
+import { startTestBridge } from '../support/bridge-harness.js';
+import type { LogCapture } from '../support/log-capture.js';
+import { dumpKeys } from '../support/redis-cleanup.js';
 
 /**
  * Issue 9 in the playground, end to end: the page's JSON API on the real bridge (real Redis, the
@@ -23,40 +21,29 @@ let bridge: Bridge;
 let agent: AgentEmulator;
 let events: WebEventStore;
 let base: string;
-const logs = new LogCapture();
+let logs: LogCapture;
+let close: () => Promise<void>;
 const prefix = `pgbeyond-${randomUUID().slice(0, 8)}`;
 
 beforeAll(async () => {
   agent = await startAgentEmulator({ reply: (_id, message) => `ok: ${lastLine(message).slice(0, 24)}` });
-  const config = loadTestConfig({
-    AGENT_API_BASE_URL: agent.baseUrl,
-    AGENT_API_KEY: agent.apiKey,
-    AGENT_SESSION_COOKIE: agent.sessionCookie,
-    QUEUE_PREFIX: prefix,
-    HTTP_PORT: '0',
-    PLAYGROUND: 'true',
-    RETRY_BASE_DELAY_MS: '20',
-    BINDINGS: 'web:general=demo-helper',
-    LOG_LEVEL: 'debug',
-    QUOTA_USER_PER_MINUTE: '2',
-    THREAD_CONTEXT_MAX_MESSAGES: '3',
-  });
-  const secrets = new SecretRegistry();
-  bridge = await startBridge({
-    config,
-    secrets,
-    logger: createLogger({ level: config.logLevel, registry: secrets, destination: logs }),
-    metrics: new Metrics(),
+  const t = await startTestBridge({
+    prefix,
+    agent,
+    env: {
+      AGENT_SESSION_COOKIE: agent.sessionCookie,
+      PLAYGROUND: 'true',
+      BINDINGS: 'web:general=demo-helper',
+      QUOTA_USER_PER_MINUTE: '2',
+      THREAD_CONTEXT_MAX_MESSAGES: '3',
+    },
     platforms: [webPlatform],
   });
-  events = createWebEventStore({ redis: bridge.redis, prefix: config.queue.prefix });
+  ({ bridge, logs, close } = t);
+  events = createWebEventStore({ redis: bridge.redis, prefix: t.config.queue.prefix });
   base = `http://127.0.0.1:${bridge.httpPort}/playground/api`;
 });
-afterAll(async () => {
-  await bridge?.stop();
-  await agent?.close();
-  await deleteKeys(prefix);
-});
+afterAll(async () => close?.());
 
 async function api(path: string, body: unknown): Promise<Record<string, any>> {
   const res = await fetch(`${base}/${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { somethingListens } from '../../src/private-redis.js';
 import { freeLoopbackPort } from '../../src/free-port.js';
@@ -42,6 +42,16 @@ describe('the playground in a browser, started as `npm start` with no configurat
   let browser: Browser;
   let page: Page;
   let baseUrl: string;
+
+  /** The delivery note ("sent to the agent", "not addressed", …) of the user's line that shows `shown`. */
+  const noteOf = (shown: string): Locator => page.locator('li.msg-user', { hasText: shown }).locator('.msg-result');
+
+  /** Sends `text` from the composer `box`; returns the delivery note of the line that shows it as `shown`. */
+  async function send(box: Locator, text: string, shown = text): Promise<Locator> {
+    await box.fill(text);
+    await box.press('Enter');
+    return noteOf(shown);
+  }
 
   beforeAll(async () => {
     if (!existsSync(CHROMIUM)) throw new Error(`${CHROMIUM} is missing: install it with \`apt-get install -y chromium\` (.ci/run does when needed)`);
@@ -105,16 +115,12 @@ describe('the playground in a browser, started as `npm start` with no configurat
 
     // A message that does not address the agent is not sent, and the page says why.
     const box = page.getByLabel('Message #general');
-    await box.fill('nobody asked the agent');
-    await box.press('Enter');
-    const unaddressed = page.locator('li.msg-user', { hasText: 'nobody asked the agent' });
-    await expect.poll(() => unaddressed.locator('.msg-result').innerText(), { timeout: 10_000 }).toContain('not addressed');
+    const unaddressed = await send(box, 'nobody asked the agent');
+    await expect.poll(() => unaddressed.innerText(), { timeout: 10_000 }).toContain('not addressed');
 
     // `@agent` addresses it: the reply arrives over SSE without a reload.
-    await box.fill('@agent hello from the browser');
-    await box.press('Enter');
-    const mine = page.locator('li.msg-user', { hasText: 'hello from the browser' });
-    await expect.poll(() => mine.locator('.msg-result').innerText(), { timeout: 10_000 }).toBe('sent to the agent');
+    const mine = await send(box, '@agent hello from the browser', 'hello from the browser');
+    await expect.poll(() => mine.innerText(), { timeout: 10_000 }).toBe('sent to the agent');
     const reply = page.locator('li.msg-agent', { hasText: 'You said' });
     await expect.poll(() => reply.count(), { timeout: 20_000 }).toBeGreaterThan(0);
     const replyText = await reply.first().innerText();
@@ -175,12 +181,12 @@ describe('the playground in a browser, started as `npm start` with no configurat
     await expect.poll(() => reply.count(), { timeout: 10_000 }).toBeGreaterThan(0);
     await expect.poll(() => page.locator('#messages').getAttribute('aria-busy')).toBe('false');
     // The delivery notes come back too.
-    const unaddressed = page.locator('li.msg-user', { hasText: 'nobody asked the agent' });
-    await expect.poll(() => unaddressed.locator('.msg-result').innerText(), { timeout: 10_000 }).toContain('not addressed');
+    const unaddressed = noteOf('nobody asked the agent');
+    await expect.poll(() => unaddressed.innerText(), { timeout: 10_000 }).toContain('not addressed');
     await page.getByRole('button', { name: /support/ }).click();
     await page.getByRole('button', { name: /general/ }).click();
-    await expect.poll(() => unaddressed.locator('.msg-result').innerText(), { timeout: 10_000 }).toContain('not addressed');
-    expect(await page.locator('li.msg-user', { hasText: 'hello from the browser' }).locator('.msg-result').innerText()).toBe('sent to the agent');
+    await expect.poll(() => unaddressed.innerText(), { timeout: 10_000 }).toContain('not addressed');
+    expect(await noteOf('hello from the browser').innerText()).toBe('sent to the agent');
   }, 30_000);
 
   it('keeps a "not sent: over the quota" note through a reload and a channel switch', async () => {
@@ -190,14 +196,10 @@ describe('the playground in a browser, started as `npm start` with no configurat
     await box.fill('/agent set quota user-per-day 1');
     await box.press('Enter');
     await expect.poll(() => page.locator('li.msg-ephemeral', { hasText: 'user-per-day' }).count(), { timeout: 10_000 }).toBeGreaterThan(0);
-    await box.fill('@agent within the quota');
-    await box.press('Enter');
-    const within = page.locator('li.msg-user', { hasText: 'within the quota' });
-    await expect.poll(() => within.locator('.msg-result').innerText(), { timeout: 10_000 }).toBe('sent to the agent');
-    await box.fill('@agent one message too many');
-    await box.press('Enter');
-    const refused = page.locator('li.msg-user', { hasText: 'one message too many' });
-    const note = () => refused.locator('.msg-result').innerText();
+    const within = await send(box, '@agent within the quota', 'within the quota');
+    await expect.poll(() => within.innerText(), { timeout: 10_000 }).toBe('sent to the agent');
+    const refused = await send(box, '@agent one message too many', 'one message too many');
+    const note = () => refused.innerText();
     await expect.poll(note, { timeout: 10_000 }).toBe('not sent: over the quota');
 
     await page.reload();
