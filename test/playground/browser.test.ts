@@ -46,10 +46,22 @@ describe('the playground in a browser, started as `npm start` with no configurat
   /** The delivery note ("sent to the agent", "not addressed", …) of the user's line that shows `shown`. */
   const noteOf = (shown: string): Locator => page.locator('li.msg-user', { hasText: shown }).locator('.msg-result');
 
-  /** Sends `text` from the composer `box`; returns the delivery note of the line that shows it as `shown`. */
-  async function send(box: Locator, text: string, shown = text): Promise<Locator> {
+  /** Waits until exactly one ephemeral line (a command's answer) shows `hasText`; returns it. */
+  async function oneEphemeral(hasText: string): Promise<Locator> {
+    const line = page.locator('li.msg-ephemeral', { hasText });
+    await expect.poll(() => line.count(), { timeout: 10_000 }).toBe(1);
+    return line;
+  }
+
+  /** Types `text` into the composer `box` and presses Enter. */
+  async function submit(box: Locator, text: string): Promise<void> {
     await box.fill(text);
     await box.press('Enter');
+  }
+
+  /** Sends `text` from the composer `box`; returns the delivery note of the line that shows it as `shown`. */
+  async function send(box: Locator, text: string, shown = text): Promise<Locator> {
+    await submit(box, text);
     return noteOf(shown);
   }
 
@@ -135,16 +147,14 @@ describe('the playground in a browser, started as `npm start` with no configurat
     await expect.poll(() => page.locator('#working').innerText(), { timeout: 10_000 }).toBe('');
 
     // Untrusted text is shown as text, never parsed as HTML.
-    await box.fill('@agent <img src=x onerror="window.__pwned=1"> <b>bold?</b>');
-    await box.press('Enter');
+    await submit(box, '@agent <img src=x onerror="window.__pwned=1"> <b>bold?</b>');
     const echoed = page.locator('li.msg-agent', { hasText: '<img src=x' });
     await expect.poll(() => echoed.count(), { timeout: 20_000 }).toBeGreaterThan(0);
     expect(await page.locator('#messages img').count()).toBe(0);
     expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
 
     // `/agent why` in the message box runs the command, visible only to this user.
-    await box.fill('/agent why');
-    await box.press('Enter');
+    await submit(box, '/agent why');
     await expect.poll(() => page.locator('li.msg-ephemeral').count(), { timeout: 10_000 }).toBe(1);
 
     // A credential: the confirmation names the key, and the value is nowhere on the page.
@@ -193,8 +203,7 @@ describe('the playground in a browser, started as `npm start` with no configurat
     await page.getByRole('button', { name: /general/ }).click();
     const box = page.locator('#composer-text');
     // A day's quota of 1 (quotas count from when one applies): the first message goes, the second not.
-    await box.fill('/agent set quota user-per-day 1');
-    await box.press('Enter');
+    await submit(box, '/agent set quota user-per-day 1');
     await expect.poll(() => page.locator('li.msg-ephemeral', { hasText: 'user-per-day' }).count(), { timeout: 10_000 }).toBeGreaterThan(0);
     const within = await send(box, '@agent within the quota', 'within the quota');
     await expect.poll(() => within.innerText(), { timeout: 10_000 }).toBe('sent to the agent');
@@ -210,8 +219,7 @@ describe('the playground in a browser, started as `npm start` with no configurat
     await expect.poll(note, { timeout: 10_000 }).toBe('not sent: over the quota');
 
     // Back to the default quota for the tests below.
-    await box.fill('/agent set quota user-per-day default');
-    await box.press('Enter');
+    await submit(box, '/agent set quota user-per-day default');
     await expect.poll(() => page.locator('li.msg-ephemeral', { hasText: 'user-per-day' }).count(), { timeout: 10_000 }).toBeGreaterThan(0);
   }, 60_000);
 
@@ -270,24 +278,19 @@ describe('the playground in a browser, started as `npm start` with no configurat
 
   it('`/agent credential <id>` opens the form with focus on the key; an unknown ID is refused with the known ones', async () => {
     const box = page.locator('#composer-text');
-    await box.fill('/agent credential nope-not-here');
-    await box.press('Enter');
-    const refusal = page.locator('li.msg-ephemeral', { hasText: 'nope-not-here' });
-    await expect.poll(() => refusal.count(), { timeout: 10_000 }).toBe(1);
+    await submit(box, '/agent credential nope-not-here');
+    const refusal = await oneEphemeral('nope-not-here');
     expect(await refusal.innerText()).toMatch(/Known instances:.*demo-helper/s);
 
-    await box.fill('/agent credential demo-poet');
-    await box.press('Enter');
+    await submit(box, '/agent credential demo-poet');
     await expect.poll(() => page.evaluate(() => document.activeElement?.id), { timeout: 10_000 }).toBe('cred-key');
     expect(await page.locator('#cred-instance').inputValue()).toBe('demo-poet');
   }, 30_000);
 
   it('`set errors loud` is not a valid value (not "not a command")', async () => {
     const box = page.locator('#composer-text');
-    await box.fill('/agent set errors loud');
-    await box.press('Enter');
-    const reply = page.locator('li.msg-ephemeral', { hasText: 'Error policy must be' });
-    await expect.poll(() => reply.count(), { timeout: 10_000 }).toBe(1);
+    await submit(box, '/agent set errors loud');
+    const reply = await oneEphemeral('Error policy must be');
     expect(await reply.innerText()).toContain('Not a valid value');
     expect(await reply.innerText()).not.toContain('Not a command');
   }, 30_000);
@@ -324,8 +327,7 @@ describe('the playground in a browser, started as `npm start` with no configurat
 
     // Sending meanwhile answers at once with the same words, not an error after seconds.
     const box = page.locator('#composer-text');
-    await box.fill('@agent while Redis is away');
-    await box.press('Enter');
+    await submit(box, '@agent while Redis is away');
     await expect.poll(() => page.locator('#send-button').isDisabled(), { timeout: 2_000, interval: 100 }).toBe(false);
     expect(await page.locator('#send-status').innerText()).toMatch(/the queue is unavailable, retrying/i);
     expect(await page.locator('#send-status').innerText()).not.toMatch(/Something went wrong/);
