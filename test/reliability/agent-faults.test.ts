@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { RATE_LIMIT_BUDGET } from '../../src/worker/error-policy.js';
+import type { IncomingMessage } from '../../src/core/message.js';
+import { closeAfterEach } from '../support/close-after-each.js';
 import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
 import type { SinkPost } from '../support/sink.js';
 import { sleep, watchProcessErrors } from './support/guards.js';
@@ -11,14 +13,10 @@ import { figures, Ledger } from './support/ledger.js';
  * Retry-After, malformed 200 bodies, connection resets. Retries are bounded and back off, the
  * user is told in plain words on give-up, and calls are counted so no hot loop goes unseen.
  */
-let p: Pipeline | undefined;
 const guard = watchProcessErrors();
-
-afterEach(async () => {
-  await p?.close();
-  p = undefined;
-  expect(guard.errors).toEqual([]);
-});
+afterEach(() => expect(guard.errors).toEqual([]));
+// Registered after the guard's hook, so it runs first: the pipeline is closed before the check.
+const closing = closeAfterEach();
 
 /** A channel bound to its own instance, so faults can be aimed at one message's calls. */
 async function lane(pl: Pipeline, name: string) {
@@ -35,6 +33,9 @@ async function lane(pl: Pipeline, name: string) {
   };
 }
 
+/** Waits until each of `ms` has had a post in the sink. */
+const untilPosted = (pl: Pipeline, ms: IncomingMessage[], timeoutMs: number) =>
+  pl.sink.waitFor((posts) => ms.every((m) => posts.some((x) => x.messageId === m.messageId)), timeoutMs);
 const postsFor = (pl: Pipeline, messageId: string) => pl.sink.posts.filter((x) => x.messageId === messageId);
 const gaps = (times: number[]) => times.slice(1).map((t, i) => t - times[i]!);
 const PLAIN = {
@@ -52,8 +53,7 @@ function expectPlainNotice(posts: SinkPost[], words: string) {
 
 describe('agent service faults', () => {
   it('5xx bursts and connection resets: retried with growing backoff, answered once, or given up after JOB_ATTEMPTS', async () => {
-    p = await startPipeline({ JOB_ATTEMPTS: '4', RETRY_BASE_DELAY_MS: '100', LOG_LEVEL: 'warn' });
-    const pl = p;
+    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '4', RETRY_BASE_DELAY_MS: '100', LOG_LEVEL: 'warn' }));
     const burst = await lane(pl, 'burst5xx');
     const resets = await lane(pl, 'resets');
     const doomed = await lane(pl, 'doomed5xx');
@@ -63,7 +63,7 @@ describe('agent service faults', () => {
     pl.agent.failNext(50, { status: 502, body: { error: 'bad gateway upstream' } }, doomed.scope);
     pl.agent.resetNext(50, doomedResets.scope);
     const [a, b, c, d] = [await burst.send('after a burst'), await resets.send('after resets'), await doomed.send('never'), await doomedResets.send('never either')];
-    await pl.sink.waitFor((posts) => [a, b, c, d].every((m) => posts.some((x) => x.messageId === m.messageId)), 20_000);
+    await untilPosted(pl, [a, b, c, d], 20_000);
     await sleep(800);
 
     expect(postsFor(pl, a.messageId).map((x) => x.kind)).toEqual(['chunk']);
@@ -83,8 +83,7 @@ describe('agent service faults', () => {
   }, 40_000);
 
   it('hangs past AGENT_TIMEOUT_MS: each call cut at the limit, JOB_ATTEMPTS calls, then "didn\'t answer in time"', async () => {
-    p = await startPipeline({ JOB_ATTEMPTS: '3', AGENT_TIMEOUT_MS: '300', RETRY_BASE_DELAY_MS: '50', LOG_LEVEL: 'warn' });
-    const pl = p;
+    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '3', AGENT_TIMEOUT_MS: '300', RETRY_BASE_DELAY_MS: '50', LOG_LEVEL: 'warn' }));
     const hang = await lane(pl, 'hangs');
     const once = await lane(pl, 'hangsonce');
     pl.agent.hangNext(10, hang.scope);
@@ -106,8 +105,7 @@ describe('agent service faults', () => {
   }, 30_000);
 
   it('a 429 storm with Retry-After pauses every job for the wait, costs no attempt, and gives up after its own budget', async () => {
-    p = await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' });
-    const pl = p;
+    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' }));
     const storm = await lane(pl, 'storm');
     const endless = await lane(pl, 'endless429');
     const bystander = await lane(pl, 'bystander');
@@ -118,7 +116,7 @@ describe('agent service faults', () => {
     const e = await endless.send('never let in');
     await pl.agent.waitForCalls(2, (c) => c.endpoint === 'chat');
     const b = await bystander.send('innocent bystander');
-    await pl.sink.waitFor((posts) => [a, b, e].every((m) => posts.some((x) => x.messageId === m.messageId)), 25_000);
+    await untilPosted(pl, [a, b, e], 25_000);
     await sleep(500);
 
     expect(postsFor(pl, a.messageId).map((x) => x.kind)).toEqual(['chunk']);
@@ -139,17 +137,16 @@ describe('agent service faults', () => {
   }, 40_000);
 
   it('Retry-After: 0 and unreadable Retry-After values do not turn into a hot loop', async () => {
-    p = await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' });
-    const pl = p;
+    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' }));
     const zero = await lane(pl, 'zero429');
     const junk = await lane(pl, 'junk429');
     pl.agent.rateLimitNext(100, 0, zero.scope);
     pl.agent.failNext(100, { status: 429, body: { error: 'slow down' }, retryAfter: 'soon-ish' }, junk.scope);
     // One after the other: the pause is queue-wide, so each lane's waits are measured alone.
     const a = await zero.send('zero');
-    await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === a.messageId), 20_000);
+    await untilPosted(pl, [a], 20_000);
     const b = await junk.send('junk');
-    await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === b.messageId), 20_000);
+    await untilPosted(pl, [b], 20_000);
     await sleep(300);
     expectPlainNotice(postsFor(pl, a.messageId), PLAIN.busy);
     expectPlainNotice(postsFor(pl, b.messageId), PLAIN.busy);
@@ -162,8 +159,7 @@ describe('agent service faults', () => {
   }, 30_000);
 
   it('a later 429 with a shorter Retry-After does not cut a longer pause short', async () => {
-    p = await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' });
-    const pl = p;
+    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' }));
     const long = await lane(pl, 'long429');
     const short = await lane(pl, 'short429');
     pl.agent.rateLimitNext(1, 2, long.scope);
@@ -181,8 +177,7 @@ describe('agent service faults', () => {
   }, 20_000);
 
   it('malformed 200 bodies are given up at once (one call each) with plain words', async () => {
-    p = await startPipeline({ JOB_ATTEMPTS: '5', LOG_LEVEL: 'warn' });
-    const pl = p;
+    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '5', LOG_LEVEL: 'warn' }));
     const bodies = ['{"nope":1}', 'not json at all', '', '[]', '{"response":5}', 'null', '<html>200 OK</html>', '{"response":"half', `{"response":${'1'.repeat(400)}}`];
     const sent: Array<{ l: Awaited<ReturnType<typeof lane>>; m: ReturnType<typeof webMessage> }> = [];
     for (const [i, body] of bodies.entries()) {
@@ -190,7 +185,7 @@ describe('agent service faults', () => {
       pl.agent.malformedNext(1, body, l.scope);
       sent.push({ l, m: await l.send(`malformed ${i}`) });
     }
-    await pl.sink.waitFor((posts) => sent.every(({ m }) => posts.some((x) => x.messageId === m.messageId)), 15_000);
+    await untilPosted(pl, sent.map(({ m }) => m), 15_000);
     await sleep(300);
     for (const { l, m } of sent) {
       expectPlainNotice(postsFor(pl, m.messageId), PLAIN.unreadable);
@@ -202,8 +197,7 @@ describe('agent service faults', () => {
   it('a random mix of faults over 60 messages: each answered once or given up once, in order, calls within budget', async () => {
     const attempts = 3;
     // 1 s: a 250 ms limit also cut ordinary calls short when CI ran two suites on the 2 cores.
-    p = await startPipeline({ JOB_ATTEMPTS: String(attempts), AGENT_TIMEOUT_MS: '1000', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' });
-    const pl = p;
+    const pl = closing(await startPipeline({ JOB_ATTEMPTS: String(attempts), AGENT_TIMEOUT_MS: '1000', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' }));
     const fault = fc.constantFrom('ok', 'ok', 'ok', '500', '503html', 'reset', 'hang', 'malformed', '400');
     const plans = fc.sample(fc.array(fault, { minLength: 0, maxLength: 4 }), { numRuns: 60, seed: 4242 });
     const ledger = new Ledger();
@@ -236,7 +230,7 @@ describe('agent service faults', () => {
           const m = await l.send(`mix ${i}`);
           ledger.send(`mix${c}`, m.messageId);
           expected.set(m.messageId, outcome);
-          await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId), 15_000);
+          await untilPosted(pl, [m], 15_000);
           callBudget.set(m.messageId, l.calls().length - before);
           // Faults not consumed by this message would hit the next one: there must be none left.
           expect(outcome === 'notice' || l.calls().length - before === failures + 1).toBe(true);
