@@ -62,7 +62,12 @@ export function createSeenLedger(options: SeenLedgerOptions): SeenLedger {
   const local = new Map<string, number>();
   const seenLocally = (id: string) => {
     const now = Date.now();
-    for (const [seen, at] of local) if (now - at > LOCAL_MS) local.delete(seen);
+    // Oldest first (a Map keeps insertion order): stop at the first one still fresh, so a
+    // busy process does not walk all 10,000 entries for every event.
+    for (const [seen, at] of local) {
+      if (now - at <= LOCAL_MS) break;
+      local.delete(seen);
+    }
     if (local.has(id)) return true;
     if (local.size < LOCAL_MAX) local.set(id, now);
     return false;
