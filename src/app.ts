@@ -192,6 +192,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const q = config.quotas;
   const anyDefaultQuota = q.userPerDay + q.userPerMinute + q.channelPerDay + q.channelPerMinute > 0;
   const seen = createSeenLedger({ redis, prefix: storePrefix, logger });
+  // Each platform's wording, for the notices ingress and the worker post.
+  const vocabularies = Object.fromEntries(options.platforms.map((p) => [p.platform, p.vocabulary(config)]));
   const ingress = createIngress({
     bindings,
     queue,
@@ -204,7 +206,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     quotasActive: (b) => anyDefaultQuota || Object.values(b.quota ?? {}).some((n) => (n ?? 0) > 0),
     drops: dropLog,
     ...(accounts.mode === 'per-workspace' ? { accounts } : {}),
-    vocabularies: Object.fromEntries(options.platforms.map((p) => [p.platform, p.vocabulary(config)])),
+    vocabularies,
   });
 
   const agentReady = agentReadiness(agentApi);
@@ -246,7 +248,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       callGuarantee: config.queue.callGuarantee,
       maxReplyChunks: config.queue.maxReplyChunks,
       workingIndicatorDelayMs: config.queue.workingIndicatorDelayMs,
-      vocabularies: Object.fromEntries(options.platforms.map((p) => [p.platform, p.vocabulary(config)])),
+      vocabularies,
     });
     worker = startChatWorker({
       connection: blocking,

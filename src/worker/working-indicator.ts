@@ -1,5 +1,6 @@
 import type { ReplyPort } from '../core/reply-port.js';
 import type { ReplyTarget } from '../core/message.js';
+import { withTimeout } from '../core/with-timeout.js';
 import { errorFields, type Logger } from '../logger.js';
 
 /**
@@ -42,10 +43,7 @@ export class WorkingIndicator {
    * waiting at most `maxWaitMs`: a slow platform call never holds up the reply.
    */
   async landed(maxWaitMs = 1_000): Promise<void> {
-    if (!this.shown) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.shown, new Promise<void>((resolve) => (timer = setTimeout(resolve, maxWaitMs)))]);
-    clearTimeout(timer);
+    if (this.shown) await withTimeout(this.shown, maxWaitMs, () => undefined);
   }
 
   /** The call is over (answered or failed): no signal from now on if none was shown. */
