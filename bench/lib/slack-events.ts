@@ -65,23 +65,36 @@ export interface SlackEventsApp {
   url: URL;
   /** A keep-alive agent for posting to it. */
   agent: Agent;
+  /** Where its Redis keys live (deleted once it has stopped). */
+  prefix: string;
+}
+
+/** One run of a Slack events app in a scenario: its name, its process label, its environment given its Redis prefix. */
+export interface SlackEventsRun {
+  /** The run's name in the scenario, e.g. `s5-bridge`: its Redis keys live under `<runId>-<run>`. */
+  run: string;
+  /** Name in logs and of the CPU profile; the run's name when not given. */
+  label?: string;
+  env: (prefix: string) => Record<string, string>;
 }
 
 /**
- * Spawns `entry` (ready with its HTTP port) and hands it to `use`; then, however `use` ends,
- * stops it and deletes the run's Redis keys under `prefix`.
+ * Spawns `entry` (ready with its HTTP port; profiled when the bench profiles) with its Redis keys
+ * under the run's own prefix, and hands it to `use`; then, however `use` ends, stops it and
+ * deletes those keys.
  */
 export async function withSlackEventsApp<T>(
   ctx: BenchContext,
   entry: URL,
-  options: SpawnOptions & { prefix: string },
+  options: SlackEventsRun,
   use: (app: SlackEventsApp) => Promise<T>,
 ): Promise<T> {
-  const { prefix, ...spawn } = options;
+  const prefix = `${ctx.runId}-${options.run}`;
+  const spawn: SpawnOptions = { label: options.label ?? options.run, profile: ctx.settings.profile, env: options.env(prefix) };
   const child = await Child.spawn<{ httpPort: number }>(entry, spawn);
   const agent = new Agent({ keepAlive: true });
   try {
-    return await use({ child, agent, url: new URL(`http://127.0.0.1:${child.readyValue.httpPort}/slack/events`) });
+    return await use({ child, agent, prefix, url: new URL(`http://127.0.0.1:${child.readyValue.httpPort}/slack/events`) });
   } finally {
     agent.destroy();
     await child.stop();

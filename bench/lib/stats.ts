@@ -8,6 +8,15 @@ export function percentile(values: readonly number[], p: number): number {
 
 export const median = (values: readonly number[]): number => percentile(values, 50);
 
+/** The median and the tail of one set of timings (ms). */
+export interface Percentiles {
+  p50: number;
+  p99: number;
+}
+
+/** p50 and p99 of unsorted values; NaN when empty. */
+export const percentiles = (values: readonly number[]): Percentiles => ({ p50: percentile(values, 50), p99: percentile(values, 99) });
+
 export function max(values: readonly number[]): number {
   let m = Number.NEGATIVE_INFINITY;
   for (const v of values) if (v > m) m = v;

@@ -1,5 +1,5 @@
 import { benchBridgeEnv, postSigned, slackAppEnv, withSlackEventsApp } from '../lib/slack-events.js';
-import { percentile } from '../lib/stats.js';
+import { percentiles, type Percentiles } from '../lib/stats.js';
 import type { SlackInfo } from '../procs/services-types.js';
 import { row, TARGETS, type ResultRow } from '../report/rows.js';
 import type { BenchContext } from './context.js';
@@ -11,10 +11,10 @@ type Kind = 'bridge' | 'peer';
 
 interface BurstResult {
   throughput: number;
-  endToEndP50: number;
-  endToEndP99: number;
-  ackP50: number;
-  ackP99: number;
+  /** Event sent → reply stored. */
+  endToEnd: Percentiles;
+  /** Event sent → 200 acknowledgement. */
+  ack: Percentiles;
   /** Replies that came back out of their thread's order. */
   outOfOrder: number;
 }
@@ -25,13 +25,13 @@ interface BurstResult {
  * read where they land, in the Slack emulator. End to end = event sent → reply stored.
  */
 async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<BurstResult> {
-  const s = ctx.settings;
-  const prefix = `${ctx.runId}-s7-${kind}`;
-  const id = slack.identity;
-  const common = { ...slackAppEnv(ctx, slack, prefix), WORKER_CONCURRENCY: '50' };
-  const env: Record<string, string> = kind === 'bridge' ? { ...common, ROLE: 'all', ...benchBridgeEnv(CHANNEL) } : common;
+  const env = (prefix: string) => {
+    const common = { ...slackAppEnv(ctx, slack, prefix), WORKER_CONCURRENCY: '50' };
+    return kind === 'bridge' ? { ...common, ROLE: 'all', ...benchBridgeEnv(CHANNEL) } : common;
+  };
   const entry = kind === 'bridge' ? bridgeEntry : peerEntry;
-  return withSlackEventsApp(ctx, entry, { label: `s7-${kind}`, profile: s.profile, env, prefix }, async ({ url, agent }) => {
+  return withSlackEventsApp(ctx, entry, { run: `s7-${kind}`, env }, async ({ url, agent }) => {
+    const s = ctx.settings;
     const threads = await ctx.services.call<Array<{ threadTs: string; bodies: string[] }>>('slackBurst', {
       channel: CHANNEL,
       threads: s.peerThreads,
@@ -49,7 +49,7 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
         for (const t of own) {
           const at = Date.now();
           sentAt.get(t.threadTs)!.push(at);
-          const status = await postSigned(url, agent, id.signingSecret, t.bodies[k]!);
+          const status = await postSigned(url, agent, slack.identity.signingSecret, t.bodies[k]!);
           acks.push(Date.now() - at);
           if (status !== 200) throw new Error(`${kind}: event answered ${status}`);
         }
@@ -77,10 +77,8 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
     const last = Math.max(...posts.map((p) => p.at));
     return {
       throughput: total / ((last - started) / 1000),
-      endToEndP50: percentile(endToEnd, 50),
-      endToEndP99: percentile(endToEnd, 99),
-      ackP50: percentile(acks, 50),
-      ackP99: percentile(acks, 99),
+      endToEnd: percentiles(endToEnd),
+      ack: percentiles(acks),
       outOfOrder,
     };
   });
@@ -94,8 +92,8 @@ export async function peerScenario(ctx: BenchContext): Promise<ResultRow[]> {
   for (const kind of ['peer', 'bridge'] as const) {
     r[kind] = await burst(ctx, kind, slack);
     ctx.log(
-      `  s7 ${kind}: ${Math.round(r[kind].throughput)} msg/s, end-to-end p50 ${r[kind].endToEndP50.toFixed(0)} p99 ${r[kind].endToEndP99.toFixed(0)} ms, ` +
-        `ack p50 ${r[kind].ackP50.toFixed(1)} p99 ${r[kind].ackP99.toFixed(1)} ms, ${r[kind].outOfOrder} out of thread order`,
+      `  s7 ${kind}: ${Math.round(r[kind].throughput)} msg/s, end-to-end p50 ${r[kind].endToEnd.p50.toFixed(0)} p99 ${r[kind].endToEnd.p99.toFixed(0)} ms, ` +
+        `ack p50 ${r[kind].ack.p50.toFixed(1)} p99 ${r[kind].ack.p99.toFixed(1)} ms, ${r[kind].outOfOrder} out of thread order`,
     );
   }
   const s = ctx.settings;
@@ -103,7 +101,7 @@ export async function peerScenario(ctx: BenchContext): Promise<ResultRow[]> {
   const order = `replies out of thread order: bridge ${r.bridge.outOfOrder}, peer ${r.peer.outOfOrder}`;
   return [
     row('7 · burst vs plain-bot peer: throughput', 'msg/s', r.bridge.throughput, r.peer.throughput, TARGETS.peerThroughput, note, 0),
-    row('7 · burst vs plain-bot peer: end-to-end p99', 'ms', r.bridge.endToEndP99, r.peer.endToEndP99, TARGETS.peerEndToEndP99, `p50 bridge ${r.bridge.endToEndP50.toFixed(0)}, peer ${r.peer.endToEndP50.toFixed(0)} ms; ${order}`, 0),
-    row('7 · burst vs plain-bot peer: ack p99', 'ms', r.bridge.ackP99, r.peer.ackP99, TARGETS.peerAckP99, `p50 bridge ${r.bridge.ackP50.toFixed(1)}, peer ${r.peer.ackP50.toFixed(1)} ms`, 1),
+    row('7 · burst vs plain-bot peer: end-to-end p99', 'ms', r.bridge.endToEnd.p99, r.peer.endToEnd.p99, TARGETS.peerEndToEndP99, `p50 bridge ${r.bridge.endToEnd.p50.toFixed(0)}, peer ${r.peer.endToEnd.p50.toFixed(0)} ms; ${order}`, 0),
+    row('7 · burst vs plain-bot peer: ack p99', 'ms', r.bridge.ack.p99, r.peer.ack.p99, TARGETS.peerAckP99, `p50 bridge ${r.bridge.ack.p50.toFixed(1)}, peer ${r.peer.ack.p50.toFixed(1)} ms`, 1),
   ];
 }

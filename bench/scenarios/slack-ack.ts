@@ -4,7 +4,7 @@ import { SlackState } from '../../test/emulators/slack/state.js';
 import { benchBridgeEnv, postSigned, slackAppEnv, withSlackEventsApp } from '../lib/slack-events.js';
 import { now } from '../lib/clock.js';
 import { processCpuMs } from '../lib/proc-cpu.js';
-import { percentile } from '../lib/stats.js';
+import { percentile, percentiles, type Percentiles } from '../lib/stats.js';
 import type { SlackInfo } from '../procs/services-types.js';
 import { row, TARGETS, type ResultRow } from '../report/rows.js';
 import type { BenchContext } from './context.js';
@@ -15,9 +15,8 @@ const CHANNEL = 'C0GENERAL';
 const bridgeEntry = new URL('../procs/bridge-app.ts', import.meta.url);
 const floorEntry = new URL('../procs/slack-floor.ts', import.meta.url);
 
-export interface AckResult {
-  p50: number;
-  p99: number;
+/** Event sent → 200 acknowledgement: p50 and p99 (ms) of the measured events, and more. */
+export interface AckResult extends Percentiles {
   max: number;
   measured: number;
   /** Jobs found in Redis afterwards: every event should have made one. */
@@ -29,14 +28,13 @@ export interface AckResult {
 
 async function measureAcks(ctx: BenchContext, kind: PathKind, slack: SlackInfo): Promise<AckResult> {
   const s = ctx.settings;
-  const prefix = `${ctx.runId}-s5-${kind}`;
   const id = slack.identity;
-  const env: Record<string, string> =
+  const env = (prefix: string): Record<string, string> =>
     kind === 'bridge'
       ? { ROLE: 'ingress', ...slackAppEnv(ctx, slack, prefix), ...benchBridgeEnv(CHANNEL) }
       : { REDIS_URL: s.redisUrl, QUEUE_PREFIX: prefix, SLACK_SIGNING_SECRET: id.signingSecret };
   const entry = kind === 'bridge' ? bridgeEntry : floorEntry;
-  return withSlackEventsApp(ctx, entry, { label: `s5-${kind}-ingress`, profile: s.profile, env, prefix }, async ({ child, url, agent }) => {
+  return withSlackEventsApp(ctx, entry, { run: `s5-${kind}`, label: `s5-${kind}-ingress`, env }, async ({ child, url, agent, prefix }) => {
     const state = new SlackState(id);
     const warmCount = Math.round((s.slackRate * s.slackWarmupMs) / 1000);
     const acks: number[] = [];
@@ -56,7 +54,7 @@ async function measureAcks(ctx: BenchContext, kind: PathKind, slack: SlackInfo):
     const counts = await queue.getJobCounts('waiting', 'prioritized', 'active', 'completed');
     await queue.close();
     const queued = Object.values(counts).reduce((a, b) => a + b, 0);
-    return { p50: percentile(acks, 50), p99: percentile(acks, 99), max: percentile(acks, 100), measured: acks.length, queued, sent: run.sent, cpuPerEventUs };
+    return { ...percentiles(acks), max: percentile(acks, 100), measured: acks.length, queued, sent: run.sent, cpuPerEventUs };
   });
 }
 

@@ -61,27 +61,24 @@ afterAll(() => {
 
 describe('isTextLike', () => {
   it('accepts text, JSON, CSV, Markdown and source code; refuses images, audio, PDF and archives', () => {
-    for (const f of [
-      { name: 'a.txt', mimetype: 'text/plain' },
-      { name: 'a.json', mimetype: 'application/json' },
-      { name: 'a.csv', mimetype: 'text/csv' },
-      { name: 'README.md', mimetype: 'application/octet-stream' },
-      { name: 'main.rs', mimetype: '' },
-      { name: 'x.ts' },
-      { name: 'Dockerfile', mimetype: 'application/octet-stream' },
-      { name: 'feed', mimetype: 'application/atom+xml' },
+    for (const { textLike, ...f } of [
+      { name: 'a.txt', mimetype: 'text/plain', textLike: true },
+      { name: 'a.json', mimetype: 'application/json', textLike: true },
+      { name: 'a.csv', mimetype: 'text/csv', textLike: true },
+      { name: 'README.md', mimetype: 'application/octet-stream', textLike: true },
+      { name: 'main.rs', mimetype: '', textLike: true },
+      { name: 'x.ts', textLike: true },
+      { name: 'Dockerfile', mimetype: 'application/octet-stream', textLike: true },
+      { name: 'feed', mimetype: 'application/atom+xml', textLike: true },
+      { name: 'a.png', mimetype: 'image/png', textLike: false },
+      { name: 'a.mp3', mimetype: 'audio/mpeg', textLike: false },
+      { name: 'a.pdf', mimetype: 'application/pdf', textLike: false },
+      { name: 'a.zip', mimetype: 'application/zip', textLike: false },
+      { name: 'a.docx', mimetype: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', textLike: false },
+      { name: 'fake.txt', mimetype: 'image/png', textLike: false },
+      { name: 'blob', mimetype: 'application/octet-stream', textLike: false },
     ])
-      expect(isTextLike(f), f.name).toBe(true);
-    for (const f of [
-      { name: 'a.png', mimetype: 'image/png' },
-      { name: 'a.mp3', mimetype: 'audio/mpeg' },
-      { name: 'a.pdf', mimetype: 'application/pdf' },
-      { name: 'a.zip', mimetype: 'application/zip' },
-      { name: 'a.docx', mimetype: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document' },
-      { name: 'fake.txt', mimetype: 'image/png' },
-      { name: 'blob', mimetype: 'application/octet-stream' },
-    ])
-      expect(isTextLike(f), f.name).toBe(false);
+      expect(isTextLike(f), f.name).toBe(textLike);
   });
 });
 

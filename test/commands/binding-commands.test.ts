@@ -1,23 +1,36 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { AgentApiError } from '../../src/core/errors.js';
+import type { CommandReply } from '../../src/commands/types.js';
 import { cleanup, testRedis } from '../support/redis-helpers.js';
 import { caller, setup, text } from './setup.js';
 
 const { redis, prefix } = testRedis();
 afterAll(() => cleanup(redis, prefix));
 
+/** The settings `bind` gives a channel that had no binding, when given no mode. */
+const DEFAULT_SETTINGS = { mode: 'mention', errorPolicy: 'reply', context: 'off' };
+
+/** The command answered ok (or not) and its answer says each of `says`. */
+function expectAnswer(r: CommandReply, ok: boolean, ...says: string[]) {
+  expect(r.ok).toBe(ok);
+  for (const s of says) expect(text(r)).toContain(s);
+}
+
+/** Commands whose channel (C1) is bound to `inst_a`. */
+async function boundToAlpha() {
+  const t = setup(redis, prefix);
+  await t.commands.bind(caller, 'inst_a');
+  return t;
+}
+
 describe('bind', () => {
   it('binds the channel with the default settings and records it', async () => {
     const t = setup(redis, prefix, { now: () => 1_700_000_000_000 });
     const r = await t.commands.bind(caller, 'inst_a');
-    expect(r.ok).toBe(true);
-    expect(text(r)).toContain('`Alpha` (`inst_a`)');
-    expect(text(r)).toContain('Mode `mention`');
+    expectAnswer(r, true, '`Alpha` (`inst_a`)', 'Mode `mention`');
     expect(await t.bindings.get('slack', 'C1')).toEqual({
       instanceId: 'inst_a',
-      mode: 'mention',
-      errorPolicy: 'reply',
-      context: 'off',
+      ...DEFAULT_SETTINGS,
       source: 'admin',
       updatedBy: 'UADMIN',
       updatedAt: 1_700_000_000_000,
@@ -34,9 +47,7 @@ describe('bind', () => {
     await t.commands.set(caller, 'context', 'thread');
     await t.commands.set(caller, 'quota', 'user-per-minute 2');
     const r = await t.commands.bind(caller, 'inst_b');
-    expect(r.ok).toBe(true);
-    expect(text(r)).toContain('bound to `inst_a` before');
-    expect(text(r)).toContain("status is `stopped`");
+    expectAnswer(r, true, 'bound to `inst_a` before', 'status is `stopped`');
     expect(await t.bindings.get('slack', 'C1')).toMatchObject({
       instanceId: 'inst_b',
       mode: 'mention',
@@ -66,8 +77,7 @@ describe('bind', () => {
     const t = setup(redis, prefix);
     t.agentApi.listError = new AgentApiError('network', 'connect ECONNREFUSED');
     const r = await t.commands.bind(caller, 'inst_a');
-    expect(r.ok).toBe(false);
-    expect(text(r)).toContain("Couldn't check instance `inst_a`: the agent service can't be reached. Nothing was changed.");
+    expectAnswer(r, false, "Couldn't check instance `inst_a`: the agent service can't be reached. Nothing was changed.");
     expect(await t.bindings.get('slack', 'C1')).toBeUndefined();
   });
 
@@ -79,11 +89,9 @@ describe('bind', () => {
 
 describe('unbind', () => {
   it('removes the binding and records it', async () => {
-    const t = setup(redis, prefix);
-    await t.commands.bind(caller, 'inst_a');
+    const t = await boundToAlpha();
     const r = await t.commands.unbind(caller);
-    expect(r.ok).toBe(true);
-    expect(text(r)).toContain('no longer talks to `inst_a`');
+    expectAnswer(r, true, 'no longer talks to `inst_a`');
     expect(await t.bindings.get('slack', 'C1')).toBeUndefined();
     expect((await t.audit.recent(1))[0]).toMatchObject({ action: 'unbind', instanceId: 'inst_a', outcome: 'ok' });
   });
@@ -98,8 +106,7 @@ describe('unbind', () => {
   it('answers ok:false when the channel is not bound', async () => {
     const t = setup(redis, prefix);
     const r = await t.commands.unbind(caller);
-    expect(r.ok).toBe(false);
-    expect(text(r)).toContain("isn't bound");
+    expectAnswer(r, false, "isn't bound");
   });
 });
 
@@ -107,13 +114,11 @@ describe('set', () => {
   it('needs a binding', async () => {
     const t = setup(redis, prefix);
     const r = await t.commands.set(caller, 'errors', 'reaction');
-    expect(r.ok).toBe(false);
-    expect(text(r)).toContain('Bind it first: `/agent bind <instance-id>`');
+    expectAnswer(r, false, 'Bind it first: `/agent bind <instance-id>`');
   });
 
   it('changes the error policy, the thread context and quotas, and records each', async () => {
-    const t = setup(redis, prefix);
-    await t.commands.bind(caller, 'inst_a');
+    const t = await boundToAlpha();
     expect(text(await t.commands.set(caller, 'errors', 'reaction'))).toContain('warning reaction');
     expect(text(await t.commands.set(caller, 'CONTEXT', ' thread '))).toContain("thread's earlier messages");
     expect(text(await t.commands.set(caller, 'quota', 'channel-per-day 0'))).toContain('`channel-per-day` is now unlimited');
@@ -137,8 +142,7 @@ describe('set', () => {
   });
 
   it('refuses unknown settings and values with a clear error', async () => {
-    const t = setup(redis, prefix);
-    await t.commands.bind(caller, 'inst_a');
+    const t = await boundToAlpha();
     expect(text(await t.commands.set(caller, 'errors', 'loud'))).toContain('`reply`, `reaction` or `silent`');
     expect(text(await t.commands.set(caller, 'quota', 'user-per-minute lots'))).toContain('whole number');
     expect(text(await t.commands.set(caller, 'volume', '11'))).toContain('no such setting');

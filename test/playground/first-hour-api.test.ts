@@ -1,14 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { openForAll } from '../support/open-for-all.js';
 import { post, startHarness, type Harness } from './harness.js';
 
 describe('playground API: what the first hour needs', () => {
   let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(async () => {
-    await h.close();
-  });
+  openForAll(async () => (h = await startHarness()));
 
   const typed = async (text: string) => (await post(h, 'command-text', { channel: 'general', userName: 'Ann', text })).json as {
     reply: { ok: boolean; title: string; lines: string[] };

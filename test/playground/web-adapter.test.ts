@@ -3,7 +3,8 @@ import { loadTestConfig } from '../support/config.js';
 import { request } from 'node:http';
 import express from 'express';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { openForAll } from '../support/open-for-all.js';
 
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { webPlatform } from '../../adapters/web/index.js';
@@ -17,12 +18,7 @@ const target = (messageId: string, channelId = 'general') => ({ channelId, messa
 
 describe('web adapter (no token)', () => {
   let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness();
-  });
-  afterAll(async () => {
-    await h.close();
-  });
+  openForAll(async () => (h = await startHarness()));
 
   it('serves the page at / and /playground/ with a strict content security policy', async () => {
     for (const path of ['/', '/playground/', '/playground']) {
@@ -297,12 +293,7 @@ describe('web adapter (no token)', () => {
 describe('web adapter with PLAYGROUND_TOKEN', () => {
   const token = `tok-${randomUUID()}`;
   let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness({ PLAYGROUND_TOKEN: token });
-  });
-  afterAll(async () => {
-    await h.close();
-  });
+  openForAll(async () => (h = await startHarness({ PLAYGROUND_TOKEN: token })));
 
   it('opening the banner\'s URL in a browser shows a page that asks for the token, and its form logs in', async () => {
     const browserAccept = 'text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,image/webp,*/*;q=0.8';

@@ -33,6 +33,16 @@ async function lane(pl: Pipeline, name: string) {
   };
 }
 
+type Lane = Awaited<ReturnType<typeof lane>>;
+
+/** A pipeline (closed after the test, logging warnings only) and a lane for each of `names`, made in that order. */
+async function withLanes<const N extends readonly string[]>(env: Record<string, string>, names: N): Promise<{ pl: Pipeline; lanes: { -readonly [K in keyof N]: Lane } }> {
+  const pl = closing(await startPipeline({ ...env, LOG_LEVEL: 'warn' }));
+  const lanes: Lane[] = [];
+  for (const name of names) lanes.push(await lane(pl, name));
+  return { pl, lanes: lanes as { -readonly [K in keyof N]: Lane } };
+}
+
 /** Waits until each of `ms` has had a post in the sink. */
 const untilPosted = (pl: Pipeline, ms: IncomingMessage[], timeoutMs: number) =>
   pl.sink.waitFor((posts) => ms.every((m) => posts.some((x) => x.messageId === m.messageId)), timeoutMs);
@@ -53,11 +63,7 @@ function expectPlainNotice(posts: SinkPost[], words: string) {
 
 describe('agent service faults', () => {
   it('5xx bursts and connection resets: retried with growing backoff, answered once, or given up after JOB_ATTEMPTS', async () => {
-    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '4', RETRY_BASE_DELAY_MS: '100', LOG_LEVEL: 'warn' }));
-    const burst = await lane(pl, 'burst5xx');
-    const resets = await lane(pl, 'resets');
-    const doomed = await lane(pl, 'doomed5xx');
-    const doomedResets = await lane(pl, 'doomedresets');
+    const { pl, lanes: [burst, resets, doomed, doomedResets] } = await withLanes({ JOB_ATTEMPTS: '4', RETRY_BASE_DELAY_MS: '100' }, ['burst5xx', 'resets', 'doomed5xx', 'doomedresets']);
     pl.agent.failNext(3, { status: 503, body: '<html><body><h1>503 Service Unavailable</h1></body></html>' }, burst.scope);
     pl.agent.resetNext(2, resets.scope);
     pl.agent.failNext(50, { status: 502, body: { error: 'bad gateway upstream' } }, doomed.scope);
@@ -83,9 +89,7 @@ describe('agent service faults', () => {
   }, 40_000);
 
   it('hangs past AGENT_TIMEOUT_MS: each call cut at the limit, JOB_ATTEMPTS calls, then "didn\'t answer in time"', async () => {
-    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '3', AGENT_TIMEOUT_MS: '300', RETRY_BASE_DELAY_MS: '50', LOG_LEVEL: 'warn' }));
-    const hang = await lane(pl, 'hangs');
-    const once = await lane(pl, 'hangsonce');
+    const { pl, lanes: [hang, once] } = await withLanes({ JOB_ATTEMPTS: '3', AGENT_TIMEOUT_MS: '300', RETRY_BASE_DELAY_MS: '50' }, ['hangs', 'hangsonce']);
     pl.agent.hangNext(10, hang.scope);
     pl.agent.hangNext(1, once.scope);
     const started = Date.now();
@@ -105,10 +109,7 @@ describe('agent service faults', () => {
   }, 30_000);
 
   it('a 429 storm with Retry-After pauses every job for the wait, costs no attempt, and gives up after its own budget', async () => {
-    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' }));
-    const storm = await lane(pl, 'storm');
-    const endless = await lane(pl, 'endless429');
-    const bystander = await lane(pl, 'bystander');
+    const { pl, lanes: [storm, endless, bystander] } = await withLanes({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20' }, ['storm', 'endless429', 'bystander']);
     // Two 429s (Retry-After: 1) then an answer; and one lane that is refused with 429 forever.
     pl.agent.rateLimitNext(2, 1, storm.scope);
     pl.agent.rateLimitNext(100, 1, endless.scope);
@@ -137,9 +138,7 @@ describe('agent service faults', () => {
   }, 40_000);
 
   it('Retry-After: 0 and unreadable Retry-After values do not turn into a hot loop', async () => {
-    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' }));
-    const zero = await lane(pl, 'zero429');
-    const junk = await lane(pl, 'junk429');
+    const { pl, lanes: [zero, junk] } = await withLanes({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20' }, ['zero429', 'junk429']);
     pl.agent.rateLimitNext(100, 0, zero.scope);
     pl.agent.failNext(100, { status: 429, body: { error: 'slow down' }, retryAfter: 'soon-ish' }, junk.scope);
     // One after the other: the pause is queue-wide, so each lane's waits are measured alone.
@@ -159,9 +158,7 @@ describe('agent service faults', () => {
   }, 30_000);
 
   it('a later 429 with a shorter Retry-After does not cut a longer pause short', async () => {
-    const pl = closing(await startPipeline({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20', LOG_LEVEL: 'warn' }));
-    const long = await lane(pl, 'long429');
-    const short = await lane(pl, 'short429');
+    const { pl, lanes: [long, short] } = await withLanes({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20' }, ['long429', 'short429']);
     pl.agent.rateLimitNext(1, 2, long.scope);
     pl.agent.rateLimitNext(1, 0, short.scope);
     // Both calls in flight together: the 2 s answer comes first, the 0 s answer 300 ms later.
@@ -179,7 +176,7 @@ describe('agent service faults', () => {
   it('malformed 200 bodies are given up at once (one call each) with plain words', async () => {
     const pl = closing(await startPipeline({ JOB_ATTEMPTS: '5', LOG_LEVEL: 'warn' }));
     const bodies = ['{"nope":1}', 'not json at all', '', '[]', '{"response":5}', 'null', '<html>200 OK</html>', '{"response":"half', `{"response":${'1'.repeat(400)}}`];
-    const sent: Array<{ l: Awaited<ReturnType<typeof lane>>; m: ReturnType<typeof webMessage> }> = [];
+    const sent: Array<{ l: Lane; m: ReturnType<typeof webMessage> }> = [];
     for (const [i, body] of bodies.entries()) {
       const l = await lane(pl, `malformed${i}`);
       pl.agent.malformedNext(1, body, l.scope);

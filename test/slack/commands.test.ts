@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { openForAll } from '../support/open-for-all.js';
 import { sendSigned, type RecordedCall } from '../emulators/slack/index.js';
 import { botMention, chatCalls, say, startSlackBridge, W, type SlackHarness } from './harness.js';
 
@@ -22,10 +23,7 @@ const ADMIN_COMMANDS = ['instances', 'bind demo-poet', 'unbind', 'status', 'set 
 
 describe.each(['http', 'socket'] as const)('/agent over %s', (mode) => {
   let h: SlackHarness;
-  beforeAll(async () => {
-    h = await startSlackBridge({ mode });
-  });
-  afterAll(async () => h?.close());
+  openForAll(async () => (h = await startSlackBridge({ mode })));
 
   it('answers help to anyone, for a bare command and an unknown one too', async () => {
     for (const text of ['help', '', 'frobnicate']) {
@@ -86,10 +84,7 @@ describe.each(['http', 'socket'] as const)('/agent over %s', (mode) => {
 
 describe('/agent with SLACK_WORKSPACE_ADMINS=false', () => {
   let h: SlackHarness;
-  beforeAll(async () => {
-    h = await startSlackBridge({ mode: 'http', env: { SLACK_WORKSPACE_ADMINS: 'false' } });
-  });
-  afterAll(async () => h?.close());
+  openForAll(async () => (h = await startSlackBridge({ mode: 'http', env: { SLACK_WORKSPACE_ADMINS: 'false' } })));
 
   it('refuses a workspace owner who is not listed, and never asks users.info', async () => {
     expect((await run(h, 'instances', W.owner)).text).toContain('Only admins');
@@ -100,10 +95,7 @@ describe('/agent with SLACK_WORKSPACE_ADMINS=false', () => {
 
 describe('POST /slack/events signatures', () => {
   let h: SlackHarness;
-  beforeAll(async () => {
-    h = await startSlackBridge({ mode: 'http' });
-  });
-  afterAll(async () => h?.close());
+  openForAll(async () => (h = await startSlackBridge({ mode: 'http' })));
 
   it.each(['bad', 'stale', 'missing'] as const)('refuses a %s signature with 401 and does nothing', async (signature) => {
     const before = chatCalls(h).length;

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { openForAll } from '../support/open-for-all.js';
 import { CREDENTIAL_CALLBACK_ID, INPUT_ACTION, KEY_BLOCK, VALUE_BLOCK } from '../../adapters/slack/credential-modal.js';
 import { dumpKeys } from '../support/redis-cleanup.js';
 import { startSlackBridge, until, W, type SlackHarness } from './harness.js';
@@ -32,10 +33,7 @@ async function expectNowhere(h: SlackHarness, value: string) {
 
 describe.each(['http', 'socket'] as const)('credential modal over %s', (mode) => {
   let h: SlackHarness;
-  beforeAll(async () => {
-    h = await startSlackBridge({ mode });
-  });
-  afterAll(async () => h?.close());
+  openForAll(async () => (h = await startSlackBridge({ mode })));
 
   it('adds the credential at once, confirms with the key only, and leaks the value nowhere', async () => {
     const value = `sk-canary-${randomUUID()}`;
@@ -83,10 +81,7 @@ describe.each(['http', 'socket'] as const)('credential modal over %s', (mode) =>
 
 describe('credential modal without a dashboard session', () => {
   let h: SlackHarness;
-  beforeAll(async () => {
-    h = await startSlackBridge({ mode: 'http', env: { AGENT_SESSION_COOKIE: '' } });
-  });
-  afterAll(async () => h?.close());
+  openForAll(async () => (h = await startSlackBridge({ mode: 'http', env: { AGENT_SESSION_COOKIE: '' } })));
 
   it('says in the modal that a session is needed; the API key alone is never used', async () => {
     const value = `sk-canary-${randomUUID()}`;
@@ -100,10 +95,7 @@ describe('credential modal without a dashboard session', () => {
 
 describe('credential modal with a slow agent service', () => {
   let h: SlackHarness;
-  beforeAll(async () => {
-    h = await startSlackBridge({ mode: 'http', adapter: { credentialAckBudgetMs: 200 } });
-  });
-  afterAll(async () => h?.close());
+  openForAll(async () => (h = await startSlackBridge({ mode: 'http', adapter: { credentialAckBudgetMs: 200 } })));
 
   it('acks within Slack’s 3 s with a “saving” view, then updates it and confirms', async () => {
     const value = `sk-canary-${randomUUID()}`;
