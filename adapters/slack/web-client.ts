@@ -1,5 +1,6 @@
 import { WebClient, type WebClientOptions } from '@slack/web-api';
 import type { Logger as SlackLogger } from '@slack/bolt';
+import { createSlackFetch } from './slack-fetch.js';
 
 /** Slack's own Web API, used when SLACK_API_URL is not set. */
 export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
@@ -17,6 +18,9 @@ export interface SlackClientOptions {
   timeoutMs?: number;
 }
 
+/** One connection pool for every WebClient of the process (one per workspace with "Add to Slack"). */
+let sharedFetch: typeof fetch | undefined;
+
 /**
  * WebClient options for calls whose retries belong to someone else: the queue for reply
  * posts, the user for interactive calls (a trigger_id lasts 3 s). A 429 is rejected at once
@@ -29,6 +33,7 @@ export function webClientOptions(options: SlackClientOptions): WebClientOptions 
     rejectRateLimitedCalls: true,
     retryConfig: { retries: 0 },
     timeout: options.timeoutMs ?? 10_000,
+    fetch: (sharedFetch ??= createSlackFetch()),
   };
 }
 
