@@ -1,3 +1,4 @@
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { Agent, request } from 'undici';
 
 /**
@@ -32,9 +33,12 @@ export function createSlackFetch(dispatcher: Agent = new Agent({ keepAliveTimeou
       return v === undefined ? null : Array.isArray(v) ? v.join(', ') : String(v);
     };
     let bytes: Promise<Buffer> | undefined;
+    // `request` asks for no compression, so none should come; a server that compresses anyway
+    // is read as fetch would read it.
+    const encoding = get('content-encoding')?.trim().toLowerCase();
     const read = () =>
       (bytes ??= res.body.arrayBuffer().then(
-        (b) => Buffer.from(b),
+        (b) => decode(Buffer.from(b), encoding),
         (err: unknown) => Promise.reject(new TypeError('fetch failed', { cause: err })),
       ));
     const response = {
@@ -52,4 +56,15 @@ export function createSlackFetch(dispatcher: Agent = new Agent({ keepAliveTimeou
     };
     return response as unknown as Response;
   }) as typeof fetch;
+}
+
+function decode(body: Buffer, encoding: string | undefined): Buffer {
+  try {
+    if (encoding === 'gzip' || encoding === 'x-gzip') return gunzipSync(body);
+    if (encoding === 'deflate') return inflateSync(body);
+    if (encoding === 'br') return brotliDecompressSync(body);
+  } catch (err) {
+    throw new TypeError('fetch failed', { cause: err });
+  }
+  return body;
 }

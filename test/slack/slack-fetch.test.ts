@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { ErrorCode, WebClient, type WebAPIPlatformError, type WebAPIRateLimitedError, type WebAPIRequestError } from '@slack/web-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createSlackFetch } from '../../adapters/slack/slack-fetch.js';
@@ -47,6 +48,14 @@ describe('the WebClient on the lean fetch', () => {
     const form = new URLSearchParams(req.body);
     expect(form.get('text')).toBe('hi & bye');
     expect(JSON.parse(form.get('metadata')!)).toEqual({ event_type: 'agent_bridge_reply', event_payload: { chunk: 0 } });
+  });
+
+  it('reads a gzip-compressed answer (a server that compresses unasked)', async () => {
+    answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-encoding': 'gzip' });
+      res.end(gzipSync(JSON.stringify({ ok: true, ts: '2.000100' })));
+    };
+    expect(await client().chat.postMessage({ channel: 'C1', text: 'x' })).toMatchObject({ ok: true, ts: '2.000100' });
   });
 
   it("rejects Slack's refusal as a platform error carrying its code", async () => {
