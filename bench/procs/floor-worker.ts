@@ -29,6 +29,8 @@ const worker = new Worker<FloorJob>(
   { connection, prefix: requiredEnv('QUEUE_PREFIX'), concurrency: Number(requiredEnv('WORKER_CONCURRENCY')) },
 );
 worker.on('error', (err) => console.error(`floor worker error: ${err.message}`));
+// A failed job is a lost message (the floor never retries): say which and why.
+worker.on('failed', (job, err) => console.error(`floor job ${job?.id ?? '?'} failed: ${err.message} ${String((err as { cause?: unknown }).cause ?? '')}`));
 await worker.waitUntilReady();
 
 serveProbesUntilStop(

@@ -12,7 +12,10 @@ import { BenchSink } from './sink.js';
 import { exitSoon, probeHandlers } from './probe.js';
 import type { DiscordInfo, ServicesInfo, SlackInfo } from './services-types.js';
 
-const agent = await startAgentEmulator({ apiKey: 'bench-agent-key', maxCalls: 100 });
+// A load balancer's idle timeout (60 s, as the sink's): with Node's 5 s default, a worker
+// starved of CPU at the end of a wave of 5,000 slow calls reused connections the emulator was
+// closing, and the floor (which never retries) lost those messages ("other side closed").
+const agent = await startAgentEmulator({ apiKey: 'bench-agent-key', maxCalls: 100, keepAliveTimeoutMs: 60_000 });
 const sink = await new BenchSink().start();
 let slack: SlackEmulator | undefined;
 let discord: DiscordEmulator | undefined;

@@ -113,6 +113,7 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
       else res.destroy();
     });
   });
+  if (options.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = options.keepAliveTimeoutMs;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {

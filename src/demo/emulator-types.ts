@@ -31,6 +31,12 @@ export interface AgentEmulatorOptions {
    * served as the account its key or session belongs to), for per-workspace account tests.
    */
   otherAccounts?: Array<{ apiKey: string; sessionToken?: string; instances: Instance[] }>;
+  /**
+   * How long an idle keep-alive connection stays open. Node's 5 s default races a CPU-starved
+   * client that reuses a connection as the server closes it ("other side closed"); the bench
+   * sets a load balancer's 60 s. @defaultValue Node's (5000)
+   */
+  keepAliveTimeoutMs?: number;
 }
 
 /** A request the emulator received (control requests excluded). */
