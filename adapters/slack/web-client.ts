@@ -1,6 +1,7 @@
 import { WebClient, type WebClientOptions } from '@slack/web-api';
 import type { Logger as SlackLogger } from '@slack/bolt';
-import { createSlackFetch } from './slack-fetch.js';
+import { Agent } from 'undici';
+import { createUndiciFetch } from '../../src/undici-fetch.js';
 
 /** Slack's own Web API, used when SLACK_API_URL is not set. */
 export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
@@ -33,7 +34,7 @@ export function webClientOptions(options: SlackClientOptions): WebClientOptions 
     rejectRateLimitedCalls: true,
     retryConfig: { retries: 0 },
     timeout: options.timeoutMs ?? 10_000,
-    fetch: (sharedFetch ??= createSlackFetch()),
+    fetch: (sharedFetch ??= createUndiciFetch(new Agent({ keepAliveTimeout: 30_000 }))),
   };
 }
 

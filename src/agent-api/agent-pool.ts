@@ -101,3 +101,10 @@ export class AgentPool {
     };
   }
 }
+
+let processPool: AgentPool | undefined;
+
+/** The pool every agent client of this process shares unless given its own: no cap on connections. */
+export function defaultAgentPool(): AgentPool {
+  return (processPool ??= new AgentPool());
+}

@@ -1,5 +1,5 @@
-import { createUndiciFetch, defaultAgentPool } from './undici-fetch.js';
-import type { AgentPool } from './agent-pool.js';
+import { createUndiciFetch } from '../undici-fetch.js';
+import { defaultAgentPool, type AgentPool } from './agent-pool.js';
 import { AgentApiError } from '../core/errors.js';
 import type { AgentConfig } from '../config/load.js';
 import type { Logger } from '../logger.js';
@@ -15,12 +15,12 @@ export const NO_SESSION_CODE = 'no_session';
 export interface AgentApiOptions {
   /**
    * The fetch to use.
-   * @defaultValue undici's request API (keep-alive pool per origin; see undici-fetch.ts)
+   * @defaultValue undici's request API on the pool below (see src/undici-fetch.ts)
    */
   fetch?: typeof fetch;
   /**
    * The connection pool of the default fetch.
-   * @defaultValue the process's pool, with no cap on connections (see undici-fetch.ts)
+   * @defaultValue the process's pool, with no cap on connections (see agent-pool.ts)
    */
   pool?: AgentPool;
   /**
@@ -54,7 +54,7 @@ export function createAgentApi(config: AgentConfig, options: AgentApiOptions = {
 
   const pool = options.fetch ? undefined : (options.pool ?? defaultAgentPool());
   const deps: HttpDeps = {
-    fetch: options.fetch ?? createUndiciFetch(pool),
+    fetch: options.fetch ?? createUndiciFetch(pool!.dispatcher),
     reportsDispatch: pool !== undefined,
     maxResponseBytes: config.maxResponseBytes,
     connectionWaitMs: options.connectionWaitMs,

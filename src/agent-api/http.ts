@@ -8,7 +8,7 @@ import { scrub } from '../core/scrub.js';
 import { DEFAULT_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
 import { deadline, type Deadline } from './deadline.js';
 import { describeIssues } from './schemas.js';
-import { ResponseTooLarge, type AgentFetchInit } from './undici-fetch.js';
+import { ResponseTooLarge, type UndiciFetchInit } from '../undici-fetch.js';
 
 /** One call of the agent service, as the client describes it. */
 export interface AgentRequest<T> {
@@ -36,7 +36,7 @@ export interface HttpDeps {
   logger?: Logger;
   onCall?: (event: AgentCallEvent) => void;
   /**
-   * The fetch reports when a request got its connection (AgentFetchInit.onDispatch): the time
+   * The fetch reports when a request got its connection (UndiciFetchInit.onDispatch): the time
    * limit then runs from there, and the wait before it is bounded separately by the same length.
    */
   reportsDispatch: boolean;
@@ -76,7 +76,7 @@ async function exchange<T>(deps: HttpDeps, req: AgentRequest<T>, seen: (status: 
   const maxBytes = deps.maxResponseBytes;
   try {
     // Redirects are not followed: a redirect to another host would carry X-API-Key along.
-    const init: AgentFetchInit = {
+    const init: UndiciFetchInit = {
       method: req.method,
       headers,
       body: req.body === undefined ? undefined : JSON.stringify(req.body),

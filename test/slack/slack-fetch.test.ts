@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { ErrorCode, WebClient, type WebAPIPlatformError, type WebAPIRateLimitedError, type WebAPIRequestError } from '@slack/web-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSlackFetch } from '../../adapters/slack/slack-fetch.js';
+import { Agent } from 'undici';
+import { createUndiciFetch } from '../../src/undici-fetch.js';
 import { webClientOptions } from '../../adapters/slack/web-client.js';
 
 /**
@@ -30,7 +31,7 @@ beforeAll(async () => {
 afterAll(() => new Promise<void>((r) => server.close(() => r())));
 
 const silent = { debug() {}, info() {}, warn() {}, error() {}, setLevel() {}, getLevel: () => 'error', setName() {} } as never;
-const client = (timeoutMs = 2_000) => new WebClient('xoxb-test-token', { ...webClientOptions({ apiUrl: base, logger: silent, timeoutMs }), fetch: createSlackFetch() });
+const client = (timeoutMs = 2_000) => new WebClient('xoxb-test-token', { ...webClientOptions({ apiUrl: base, logger: silent, timeoutMs }), fetch: createUndiciFetch(new Agent()) });
 const json = (status: number, body: unknown, headers: Record<string, string> = {}) => (_req: IncomingMessage, res: ServerResponse) => {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
@@ -91,7 +92,7 @@ describe('the WebClient on the lean fetch', () => {
   });
 
   it('rejects a closed port as a request error', async () => {
-    const dead = new WebClient('xoxb-test-token', { ...webClientOptions({ apiUrl: 'http://127.0.0.1:1/api/', logger: silent }), fetch: createSlackFetch() });
+    const dead = new WebClient('xoxb-test-token', { ...webClientOptions({ apiUrl: 'http://127.0.0.1:1/api/', logger: silent }), fetch: createUndiciFetch(new Agent()) });
     const err = (await dead.chat.postMessage({ channel: 'C1', text: 'x' }).catch((e: unknown) => e)) as WebAPIRequestError;
     expect(err.code).toBe(ErrorCode.RequestError);
   });
