@@ -8,7 +8,8 @@ import type { Logger, SecretRegistry } from '../../src/logger.js';
 import { commandReplyMessage } from './blocks.js';
 import { slackCaller } from './caller.js';
 import { escapeSlackText } from './escape.js';
-import { formModal, INPUT_ACTION, messageView, registerMessageView, slackErrorCode } from './modal-views.js';
+import { slackErrorCode } from './errors.js';
+import { formModal, INPUT_ACTION, messageView, registerMessageView } from './modal-views.js';
 
 export const CREDENTIAL_CALLBACK_ID = 'agent_bridge_credential';
 export const KEY_BLOCK = 'credential_key';

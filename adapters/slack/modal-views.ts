@@ -63,6 +63,3 @@ export function registerMessageView(app: App, formCallbackId: string): void {
     await ack();
   });
 }
-
-/** Slack's error code of a failed Web API call (`not_in_channel`…), for a log line. */
-export const slackErrorCode = (err: unknown) => (err as { data?: { error?: string } }).data?.error;

@@ -3,7 +3,8 @@ import type { View, WebClient } from '@slack/web-api';
 import type { CommandReply, Commands } from '../../src/commands/types.js';
 import type { Logger, SecretRegistry } from '../../src/logger.js';
 import { slackCaller } from './caller.js';
-import { formModal, INPUT_ACTION, messageView, registerMessageView, slackErrorCode } from './modal-views.js';
+import { slackErrorCode } from './errors.js';
+import { formModal, INPUT_ACTION, messageView, registerMessageView } from './modal-views.js';
 
 export const SETUP_CALLBACK_ID = 'agent_bridge_setup';
 export const API_KEY_BLOCK = 'setup_api_key';

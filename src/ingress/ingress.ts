@@ -13,7 +13,7 @@ import type { Metrics } from '../metrics.js';
 import type { ChatQueue } from '../queue/chat-queue.js';
 import { jobIdFor, type ChatMessage } from '../queue/types.js';
 import type { PlatformVocabulary } from '../core/platform-context.js';
-import { DEFAULT_VOCABULARY, notices, platformNotices, type PlatformNotices } from './notices.js';
+import { notices, noticesByPlatform } from './notices.js';
 import { isRedisConnectionError } from '../redis-errors.js';
 import { describeQuotaHit } from '../quota/message.js';
 import type { QuotaResult } from '../quota/quota.js';
@@ -65,13 +65,8 @@ const BUSY_NOTICE_WINDOW_SECONDS = 60;
 /** The single entry point of every adapter (see src/ingress/types.ts). */
 export function createIngress(options: IngressOptions): Ingress {
   const retryFor = options.enqueueRetryMs ?? 10_000;
-  const wording = new Map<Platform, PlatformNotices>();
   /** The notices in the words of the message's platform. */
-  const noticesOf = (platform: Platform): PlatformNotices => {
-    let words = wording.get(platform);
-    if (!words) wording.set(platform, (words = platformNotices(options.vocabularies?.[platform] ?? DEFAULT_VOCABULARY)));
-    return words;
-  };
+  const noticesOf = noticesByPlatform(options.vocabularies);
 
   const notify = async (m: IncomingMessage, text: string) => {
     const port = options.ports[m.platform];

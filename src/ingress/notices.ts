@@ -1,3 +1,4 @@
+import type { Platform } from '../core/conversation.js';
 import type { PlatformVocabulary } from '../core/platform-context.js';
 
 /** The wording of a platform that has not registered one: Slack's and Discord's defaults. */
@@ -21,6 +22,16 @@ export function platformNotices(vocabulary: PlatformVocabulary): PlatformNotices
     notBound: own?.notBound ?? `This channel isn't connected to an agent yet. An admin can connect one with \`${command} bind <instance-id>\`.`,
     empty: own?.empty ?? 'Mention me with a question, for example: `@agent what changed this week?`',
     noAccount: own?.noAccount ?? `This workspace has no agent account yet, so I can't send your message. An admin can set one up with \`${command} setup\`.`,
+  };
+}
+
+/** Each platform's notices, worked out once per platform (ingress and the worker both post them). */
+export function noticesByPlatform(vocabularies: Partial<Record<Platform, PlatformVocabulary>> = {}): (platform: Platform) => PlatformNotices {
+  const wording = new Map<Platform, PlatformNotices>();
+  return (platform) => {
+    let words = wording.get(platform);
+    if (!words) wording.set(platform, (words = platformNotices(vocabularies[platform] ?? DEFAULT_VOCABULARY)));
+    return words;
   };
 }
 

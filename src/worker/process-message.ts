@@ -11,7 +11,7 @@ import type { ChatMessage } from '../queue/types.js';
 import { decide, type Decision, type RetryPolicy } from './error-policy.js';
 import { answerLostNotice, newReference, replyCutNote } from './plain-words.js';
 import { buildThreadPrompt } from './thread-context.js';
-import { DEFAULT_VOCABULARY, platformNotices } from '../ingress/notices.js';
+import { noticesByPlatform } from '../ingress/notices.js';
 import type { PlatformVocabulary } from '../core/platform-context.js';
 import type { Platform } from '../core/conversation.js';
 import type { FailureLog } from '../diagnostics/failure-log.js';
@@ -67,7 +67,11 @@ export type StepResult =
  * Redis errors propagate (the job is retried); agent and platform errors are decided here.
  */
 export class MessageProcessor {
-  constructor(private readonly options: MessageProcessorOptions) {}
+  private readonly noticesOf: ReturnType<typeof noticesByPlatform>;
+
+  constructor(private readonly options: MessageProcessorOptions) {
+    this.noticesOf = noticesByPlatform(options.vocabularies);
+  }
 
   async process({ messageId, message: m, progress }: ReadyHead, fence: Fence): Promise<StepResult> {
     const port = this.options.ports[m.platform];
@@ -183,7 +187,7 @@ export class MessageProcessor {
   /** Per-workspace accounts: the workspace has none (any more); say so, call nothing. */
   private async noAccount(m: ChatMessage, port: ReplyPort): Promise<StepResult> {
     this.options.logger.warn({ conversationId: m.conversationId, messageId: m.messageId, workspaceId: m.workspaceId }, 'no agent account for this workspace; message not sent');
-    await port.postNotice(m.reply, platformNotices(this.options.vocabularies?.[m.platform] ?? DEFAULT_VOCABULARY).noAccount).catch((e) => this.options.logger.warn({ ...errorFields(e) }, 'could not post a notice'));
+    await port.postNotice(m.reply, this.noticesOf(m.platform).noAccount).catch((e) => this.options.logger.warn({ ...errorFields(e) }, 'could not post a notice'));
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
     return { outcome: 'gave_up' };
   }
