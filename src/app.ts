@@ -165,7 +165,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
           onSecret: (value) => void secrets.add(value),
         })
       : sharedAccount(agentApi);
-  const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n), gaveUp: () => failures.total() };
+  const queueInfo: QueueInfo = { counts: () => queue.counts(), recentFailures: (n) => failures.recent(n) };
 
   const ports: ReplyPorts = {};
   for (const p of options.platforms) ports[p.platform] = p.createReplyPort({ config, logger, redis, secrets });

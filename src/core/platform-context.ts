@@ -37,8 +37,6 @@ export interface QueueCounts {
 export interface QueueInfo {
   counts(): Promise<QueueCounts>;
   recentFailures(limit: number): Promise<FailureEntry[]>;
-  /** Messages given up on, in total; optional so other implementations need not count. */
-  gaveUp?(): Promise<number>;
 }
 
 /**

@@ -40,8 +40,6 @@ export function queueKeys(base: string) {
     noticeSent: (kind: string, platform: Platform, userId: string) => `${base}:notice:${kind}:${platform}:${userId}`,
     /** List: the most recent messages the bridge gave up on (src/diagnostics/failure-log.ts). */
     failures: `${base}:failures`,
-    /** String: how many messages the bridge gave up on, ever (outlives the trimmed list). */
-    failuresTotal: `${base}:failures:total`,
     /** List: a channel's recent messages that got no answer, for `why` (src/diagnostics/drop-log.ts). */
     dropLog: (platform: Platform, channelId: string) => `${base}:why:${platform}:${encodeURIComponent(channelId)}`,
     /** Hash: Slack's suggested prompts per channel, field `<platform>:<channelId>` (src/prompts). */

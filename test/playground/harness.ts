@@ -118,7 +118,6 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const queueInfo: QueueInfo = {
     counts: async () => ({ waiting: 1, active: 2, completed: 3, failed: h.failures.length, delayed: 0 }),
     recentFailures: async (n) => h.failures.slice(0, n),
-    gaveUp: async () => h.failures.length,
   };
 
   const app = express();
