@@ -76,7 +76,7 @@ async function main(): Promise<number> {
   const ticksAtStart = cpuTicks();
   log(`agent-bridge benchmark (${machine.mode}, run ${runId}) on ${machine.cores} cores, Node ${machine.node}, Redis ${machine.redis}; load average ${machine.loadAverageAtStart.join(' ')}`);
 
-  services = await Child.spawn<ServicesInfo>(new URL('./procs/services.ts', import.meta.url), { label: 'services', env: {} });
+  services = await Child.spawn<ServicesInfo>(new URL('./procs/services.ts', import.meta.url), { label: 'services', env: {}, profile: settings.profile });
   const ctx: BenchContext = { settings, runId, services, servicesOffset: await services.clockOffset(), redis, log };
   log(`services up (agent emulator + sink, pid ${services.pid}); clock offset ${ctx.servicesOffset.toFixed(3)} ms`);
 

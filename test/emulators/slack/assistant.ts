@@ -62,7 +62,7 @@ export function assistantMethods(state: SlackState): Record<string, (p: Params) 
     },
     'chat.getPermalink': (p) => {
       if (!p.channel || !CHANNEL.test(p.channel)) return fail('channel_not_found');
-      if (!p.message_ts || !state.messages.some((m) => m.channel === p.channel && m.ts === p.message_ts)) return fail('message_not_found');
+      if (!p.message_ts || !state.findMessage(p.channel, p.message_ts)) return fail('message_not_found');
       return { channel: p.channel, permalink: `https://emulated.slack.com/archives/${p.channel}/p${p.message_ts.replace('.', '')}` };
     },
   };
@@ -72,7 +72,7 @@ export function assistantMethods(state: SlackState): Record<string, (p: Params) 
 export function assistantThreadStarted(state: SlackState, o: { user: string; dm: string; contextChannel?: string }): { threadTs: string; event: Json } {
   // Slack opens the thread with a message of the app's own.
   const threadTs = state.nextTs();
-  state.messages.push({ ts: threadTs, channel: o.dm, text: 'Hi, how can I help?', user: state.identity.botUserId, bot_id: state.identity.botId, reactions: new Map() });
+  state.addMessage({ ts: threadTs, channel: o.dm, text: 'Hi, how can I help?', user: state.identity.botUserId, bot_id: state.identity.botId, reactions: new Map() });
   return {
     threadTs,
     event: {
@@ -132,7 +132,7 @@ export function feedbackClick(state: SlackState, o: { user: string; channel: str
 
 /** A message shortcut (`message_action`) on a stored message. */
 export function messageShortcut(state: SlackState, o: { user: string; channel: string; messageTs: string; callbackId: string; responseUrl: string }): Json {
-  const m = state.messages.find((x) => x.channel === o.channel && x.ts === o.messageTs);
+  const m = state.findMessage(o.channel, o.messageTs);
   if (!m) throw new Error(`no message ${o.messageTs} in ${o.channel}`);
   return {
     type: 'message_action',

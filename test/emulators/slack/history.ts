@@ -122,7 +122,7 @@ export function conversationsReplies(p: Params, state: SlackState): Result {
   const problem = argsProblem(p, REPLIES_ARGS);
   if (problem) return problem;
   if (!p.channel || !CHANNEL.test(p.channel)) return fail('channel_not_found');
-  if (!p.ts || !TS.test(p.ts) || !state.messages.some((m) => m.channel === p.channel && m.ts === p.ts)) return fail('thread_not_found');
+  if (!p.ts || !TS.test(p.ts) || !state.findMessage(p.channel, p.ts)) return fail('thread_not_found');
   const thread = state.messages
     .filter((m) => m.channel === p.channel && (m.ts === p.ts || m.thread_ts === p.ts) && inWindow(m, p))
     .sort((a, b) => compareTs(a.ts, b.ts));

@@ -157,7 +157,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     },
     /** Reactions the bot currently has on a message. */
     reactionsOn(channel: string, ts: string): string[] {
-      const m = state.messages.find((x) => x.channel === channel && x.ts === ts);
+      const m = state.findMessage(channel, ts);
       return m ? [...m.reactions.keys()].filter((name) => m.reactions.get(name)?.has(id.botUserId)) : [];
     },
     async close() {

@@ -38,7 +38,7 @@ function contentProblem(p: Params): MethodResult | undefined {
 }
 
 function findMessage(state: SlackState, channel: string, ts: string): StoredMessage | undefined {
-  return state.messages.find((m) => m.channel === channel && m.ts === ts);
+  return state.findMessage(channel, ts);
 }
 
 function userObject(state: SlackState, id: string) {
@@ -98,7 +98,7 @@ export const METHODS: Record<string, Method> = {
       ...(metadata ? { metadata } : {}),
       reactions: new Map(),
     };
-    s.messages.push(message);
+    s.addMessage(message);
     return {
       channel,
       ts,

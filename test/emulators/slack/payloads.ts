@@ -30,7 +30,7 @@ export interface EventTeam {
  */
 export function userMessage(state: SlackState, o: UserMessageOptions): { ts: string; message: Json; mention: Json } {
   const ts = state.nextTs();
-  state.messages.push({
+  state.addMessage({
     ts,
     channel: o.channel,
     text: o.text,

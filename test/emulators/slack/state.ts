@@ -113,7 +113,10 @@ export class SlackState extends EventEmitter {
   readonly calls: RecordedCall[] = [];
   readonly users = new Map<string, EmulatedUser>();
   readonly channels = new Map<string, EmulatedChannel>();
+  /** Every message, oldest first; add with `addMessage`, which also indexes it. */
   readonly messages: StoredMessage[] = [];
+  /** The messages by channel and ts: reactions and metadata look one up per call. */
+  private readonly messageIndex = new Map<string, StoredMessage>();
   readonly faults = new Map<string, Fault[]>();
   readonly triggers = new Map<string, { issuedAt: number; used: boolean }>();
   readonly views = new Map<string, Record<string, unknown>>();
@@ -129,6 +132,15 @@ export class SlackState extends EventEmitter {
   constructor(readonly identity: EmulatorIdentity) {
     super();
     this.setMaxListeners(100);
+  }
+
+  addMessage(message: StoredMessage): void {
+    this.messages.push(message);
+    this.messageIndex.set(`${message.channel} ${message.ts}`, message);
+  }
+
+  findMessage(channel: string, ts: string): StoredMessage | undefined {
+    return this.messageIndex.get(`${channel} ${ts}`);
   }
 
   nextTs(): string {
