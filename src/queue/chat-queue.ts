@@ -77,9 +77,10 @@ export class ChatQueue {
   }
 
   /**
-   * Accepts a message. When a job holds its conversation, that job answers it in turn and no
-   * job is queued (most messages of a busy conversation: a queue add, a fetch and a completion
-   * saved each). Otherwise a job is queued: it takes the conversation. A message seen before
+   * Accepts a message. When a job holds its conversation, or is queued to hold it, that job
+   * answers it in turn and no job is queued (most messages of a busy conversation: a queue
+   * add, a fetch, a lease check and a completion saved each). Otherwise the push reserves the
+   * conversation for this message's job, which is queued next. A message seen before
    * is not pushed again, but its job is re-added (a no-op while it exists), so a crash between
    * the two steps heals on redelivery; the mailbox sweep heals it too, within seconds, when
    * nothing is redelivered.
@@ -91,9 +92,9 @@ export class ChatQueue {
    * Order inside a conversation never depends on it: the mailbox drains oldest first.
    */
   async enqueue(message: ChatMessage): Promise<EnqueueResult> {
-    const pushed = await this.mailbox.push(message, this.options.maxPendingPerChannel ?? 0);
-    if (pushed.status === 'busy') return pushed;
     const jobId = jobIdFor(message.platform, message.messageId);
+    const pushed = await this.mailbox.push(message, this.options.maxPendingPerChannel ?? 0, jobId);
+    if (pushed.status === 'busy') return pushed;
     if (pushed.held) return { status: pushed.status, jobId, behindRetry: pushed.status === 'queued' && pushed.behindRetry };
     const priority = pushed.status === 'queued' && pushed.pending > 1 ? Math.min(pushed.pending, LOWEST_PRIORITY) : 0;
     await this.wake(message, message.messageId, { jobId, priority });
@@ -133,15 +134,16 @@ export class ChatQueue {
     const prefix = `${encodeURIComponent(platform)}:${encodeURIComponent(workspaceId)}:`;
     const jobs = await this.queue.getJobs(['waiting', 'delayed', 'prioritized']);
     let removed = 0;
-    const conversations = new Set<string>();
+    const removedJobs = new Map<string, string[]>();
     for (const job of jobs) {
-      if (!job?.data.conversationId.startsWith(prefix)) continue;
+      if (!job?.id || !job.data.conversationId.startsWith(prefix)) continue;
       if (await job.remove().then(() => true, () => false)) {
         removed += 1;
-        conversations.add(job.data.conversationId);
+        const ids = removedJobs.get(job.data.conversationId) ?? [];
+        removedJobs.set(job.data.conversationId, [...ids, job.id]);
       }
     }
-    await this.mailbox.dropConversations(prefix, conversations);
+    await this.mailbox.dropConversations(prefix, removedJobs);
     return removed;
   }
 

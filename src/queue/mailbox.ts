@@ -64,8 +64,9 @@ export interface MailboxHead {
 }
 
 /**
- * `held`: a job holds the conversation and will drain this message (queue no job);
- * `behindRetry`: and the message it is on waits out a retry or rate limit.
+ * `held`: another job holds the conversation and will drain this message (queue no job);
+ * `behindRetry`: and the message it is on waits out a retry or rate limit. Not held: queue
+ * the job whose ID was given, which holds the lease already (or queue one when none was given).
  */
 export type PushResult =
   | { status: 'queued'; pending: number; held: boolean; behindRetry: boolean }
@@ -99,9 +100,11 @@ export class Mailbox {
 
   /**
    * Adds a message to its conversation, unless it was queued before or its channel already has
-   * `maxPending` unfinished messages (0 = no cap). `pending` counts this one.
+   * `maxPending` unfinished messages (0 = no cap). `pending` counts this one. When no job holds
+   * the conversation, its lease is reserved for `jobId`, the job the caller queues next
+   * (`held: false`): messages pushed before that job runs are then `held` and need no job.
    */
-  async push(message: ChatMessage, maxPending = 0): Promise<PushResult> {
+  async push(message: ChatMessage, maxPending = 0, jobId = ''): Promise<PushResult> {
     const k = this.keys;
     const [status, pending, held] = (await scripts.push(
       this.redis,
@@ -113,11 +116,13 @@ export class Mailbox {
         k.stranded,
         k.lease(message.conversationId),
       ],
-      [message.messageId, JSON.stringify(message), this.seenTtl, this.messageTtl, Date.now(), maxPending, message.conversationId],
+      [message.messageId, JSON.stringify(message), this.seenTtl, this.messageTtl, Date.now(), maxPending, message.conversationId, jobId],
     )) as [number, number, number];
-    if (status === 1) return { status: 'queued', pending, held: held > 0, behindRetry: held === 2 };
+    // 3: the lease is `jobId`'s own (a redelivery): not held by another job, so queue it again.
+    const byAnother = held === 1 || held === 2;
+    if (status === 1) return { status: 'queued', pending, held: byAnother, behindRetry: held === 2 };
     if (status === -1) return { status: 'busy', pending };
-    return { status: 'duplicate', held: held > 0 };
+    return { status: 'duplicate', held: byAnother };
   }
 
   /** Takes (or keeps) the conversation's lease for the fenced job and returns the head message. */
@@ -135,17 +140,19 @@ export class Mailbox {
 
   /**
    * Forgets the unanswered messages of the conversations whose IDs start with `idPrefix` (a
-   * workspace that uninstalled the app): those named, and those waiting for the stranded
-   * sweep, which would otherwise queue them again. A conversation a job holds is left to it.
-   * Resolves with how many messages were forgotten.
+   * workspace that uninstalled the app): those named (with the IDs of their jobs the caller
+   * removed before they ran), and those waiting for the stranded sweep, which would otherwise
+   * queue them again. A conversation a job holds is left to it. Resolves with how many
+   * messages were forgotten.
    */
-  async dropConversations(idPrefix: string, conversationIds: Iterable<string>): Promise<number> {
+  async dropConversations(idPrefix: string, removedJobs: ReadonlyMap<string, readonly string[]>): Promise<number> {
     const k = this.keys;
     const stranded = (await this.redis.zrange(k.stranded, '0', '-1')).filter((id) => id.startsWith(idPrefix));
     let dropped = 0;
-    for (const id of new Set([...conversationIds, ...stranded])) {
+    for (const id of new Set([...removedJobs.keys(), ...stranded])) {
       if (!id.startsWith(idPrefix)) continue;
-      const n = (await scripts.dropConversation(this.redis, [k.mailbox(id), k.lease(id), k.messages(id), k.stranded], [id])) as number;
+      const keys = [k.mailbox(id), k.lease(id), k.messages(id), k.stranded];
+      const n = (await scripts.dropConversation(this.redis, keys, [id, ...(removedJobs.get(id) ?? [])])) as number;
       if (n > 0) dropped += n;
     }
     return dropped;

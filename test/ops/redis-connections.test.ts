@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, type Config } from '../../src/config/load.js';
 import { createBindingStore } from '../../src/bindings/store.js';
 import { ChatQueue } from '../../src/queue/chat-queue.js';
-import type { ChatMessage } from '../../src/queue/types.js';
+import { jobIdFor, type ChatMessage } from '../../src/queue/types.js';
 import { createQuota } from '../../src/quota/quota.js';
 import { bullPrefix, createRedis, redisMode, type RedisClient } from '../../src/redis.js';
 import { startCluster, startSentinel, startTlsRedis } from './servers.js';
@@ -167,7 +167,8 @@ describe('Redis Cluster against a local three-node cluster', () => {
       expect((await queue.enqueue(message)).status).toBe('queued');
       expect((await queue.enqueue(message)).status).toBe('duplicate');
       expect((await queue.counts()).waiting).toBe(1);
-      const fence = { jobId: 'job-1', token: '' };
+      // The conversation is reserved for the message's own job, as a worker would run it.
+      const fence = { jobId: jobIdFor('slack', message.messageId), token: '' };
       const lease = await queue.mailbox.acquire(message.conversationId, fence);
       expect(lease.status === 'ok' && lease.head?.message?.text).toBe('hello');
       expect(await queue.mailbox.advance(message.conversationId, fence, { messageId: message.messageId, message })).toBeUndefined();

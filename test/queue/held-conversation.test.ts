@@ -25,4 +25,18 @@ describe('messages behind a holder', () => {
     expect(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId)).toEqual([first, ...later].map((m) => m.messageId));
     expect(pl.agent.chatCalls()).toHaveLength(4);
   });
+
+  it("arriving before their conversation's job has run, they queue none either: that job answers them all, in order", async () => {
+    const pl = closing(await startPipeline({ LOG_LEVEL: 'warn' }));
+    // Paused: the first message's job waits in the queue, as behind other channels' work.
+    await pl.bridge.queue.queue.pause();
+    const messages = ['one', 'two', 'three', 'four'].map((text) => webMessage(text, { threadId: 't-early' }));
+    for (const m of messages) expect(await pl.bridge.ingress.handle(m)).toMatchObject({ status: 'queued' });
+    const counts = await pl.bridge.queue.queue.getJobCounts('waiting', 'prioritized', 'active', 'delayed', 'completed');
+    expect(Object.values(counts).reduce((a, b) => a + (b ?? 0), 0)).toBe(1);
+    await pl.bridge.queue.queue.resume();
+    await pl.sink.waitFor((posts) => posts.filter((x) => x.kind === 'chunk').length === 4, 20_000);
+    expect(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId)).toEqual(messages.map((m) => m.messageId));
+    expect(pl.agent.chatCalls()).toHaveLength(4);
+  });
 });

@@ -111,6 +111,46 @@ describe('push', () => {
   });
 });
 
+describe('push with the job to queue (the lease reserved for it)', () => {
+  it('reserves a free conversation for that job: later messages are held and queue none, until the job drains and releases it', async () => {
+    const conversation = 'web:local:c1:reserved';
+    const first = message(conversation);
+    expect(await mailbox.push(first, 0, 'job-first')).toEqual({ status: 'queued', pending: 1, held: false, behindRetry: false });
+    expect(await redis.get(mailbox.keys.lease(conversation))).toBe('job-first');
+    // Before the job runs, the next message finds the conversation held: no job of its own.
+    const second = message(conversation);
+    expect(await mailbox.push(second, 0, 'job-second')).toEqual({ status: 'queued', pending: 2, held: true, behindRetry: false });
+    expect(await redis.get(mailbox.keys.lease(conversation))).toBe('job-first');
+    // Another job (a redelivery's, the sweep's) finds it held; the reserved job takes it.
+    expect(await mailbox.acquire(conversation, unfenced('job-second'))).toEqual({ status: 'held', holder: 'job-first' });
+    const fence = await locked('job-first');
+    const got = await mailbox.acquire(conversation, fence);
+    expect(got.status === 'ok' && got.head?.messageId).toBe(first.messageId);
+    let next = await mailbox.advance(conversation, fence, { messageId: first.messageId, message: first });
+    expect(next !== 'lost' && next?.messageId).toBe(second.messageId);
+    next = await mailbox.advance(conversation, fence, { messageId: second.messageId, message: second });
+    expect(next).toBeUndefined();
+    expect(await redis.exists(mailbox.keys.lease(conversation))).toBe(0);
+  });
+
+  it("a redelivery whose conversation is reserved for its own job says 'not held' (queue that job again), one held by another job says held", async () => {
+    const conversation = 'web:local:c1:redelivered';
+    const m = message(conversation);
+    await mailbox.push(m, 0, 'job-m');
+    expect(await mailbox.push(m, 0, 'job-m')).toEqual({ status: 'duplicate', held: false });
+    const later = message(conversation);
+    await mailbox.push(later, 0, 'job-later');
+    expect(await mailbox.push(later, 0, 'job-later')).toEqual({ status: 'duplicate', held: true });
+    expect(await redis.get(mailbox.keys.lease(conversation))).toBe('job-m');
+  });
+
+  it('reserves nothing without a job ID (tools and tests that queue none)', async () => {
+    const m = message('web:local:c1:no-job');
+    expect(await mailbox.push(m)).toMatchObject({ status: 'queued', held: false });
+    expect(await redis.exists(mailbox.keys.lease(m.conversationId))).toBe(0);
+  });
+});
+
 describe('acquire', () => {
   it('when free: takes the lease and returns the head with its progress', async () => {
     const m = message();
@@ -316,11 +356,23 @@ describe('drop-conversation (a workspace uninstalled the app)', () => {
     for (const m of [waiting, held, other]) await mailbox.push(m);
     await mailbox.acquire(held.conversationId, await locked('job-held'));
 
-    expect(await mailbox.dropConversations('slack:T1:', [])).toBe(1);
+    expect(await mailbox.dropConversations('slack:T1:', new Map())).toBe(1);
     expect(await redis.exists(mailbox.keys.mailbox(waiting.conversationId), mailbox.keys.messages(waiting.conversationId))).toBe(0);
     expect(await redis.zscore(mailbox.keys.stranded, waiting.conversationId)).toBeNull();
     // The held conversation is its job's to finish; the other workspace is untouched.
     expect(await redis.lrange(mailbox.keys.mailbox(held.conversationId), 0, -1)).toEqual([held.messageId]);
     expect(await redis.lrange(mailbox.keys.mailbox(other.conversationId), 0, -1)).toEqual([other.messageId]);
+  });
+
+  it('forgets a conversation reserved for a job the caller removed, and keeps one reserved for a job it did not', async () => {
+    const removed = message('slack:T1:C1:4.4', 'C1');
+    const kept = message('slack:T1:C1:5.5', 'C1');
+    await mailbox.push(removed, 0, 'job-removed');
+    await mailbox.push(kept, 0, 'job-kept');
+    const jobs = new Map([[removed.conversationId, ['job-removed']], [kept.conversationId, ['job-other']]]);
+    expect(await mailbox.dropConversations('slack:T1:', jobs)).toBe(1);
+    expect(await redis.exists(mailbox.keys.mailbox(removed.conversationId), mailbox.keys.lease(removed.conversationId))).toBe(0);
+    expect(await redis.lrange(mailbox.keys.mailbox(kept.conversationId), 0, -1)).toEqual([kept.messageId]);
+    expect(await redis.get(mailbox.keys.lease(kept.conversationId))).toBe('job-kept');
   });
 });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Bridge } from '../../src/app.js';
 import { encodeConversationId } from '../../src/core/conversation.js';
+import { jobIdFor } from '../../src/queue/types.js';
 
 import type { IncomingMessage } from '../../src/core/message.js';
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
@@ -73,7 +74,8 @@ export function webMessage(text: string, over: Partial<IncomingMessage> & { chan
 
 /**
  * What ingress had done when it died between its two steps: `m` is in its conversation's
- * mailbox, its job never added (bound to demo-helper, as the pipeline's BINDINGS say).
+ * mailbox, which is reserved for `m`'s job, and that job was never added (bound to
+ * demo-helper, as the pipeline's BINDINGS say).
  */
 export async function pushWithoutJob(pipeline: Pipeline, m: IncomingMessage): Promise<void> {
   const pushed = await pipeline.bridge.queue.mailbox.push({
@@ -89,6 +91,6 @@ export async function pushWithoutJob(pipeline: Pipeline, m: IncomingMessage): Pr
     receivedAt: Date.now(),
     errorPolicy: 'reply',
     context: 'off',
-  });
+  }, 0, jobIdFor(m.platform, m.messageId));
   if (pushed.status !== 'queued') throw new Error(`the message was not pushed: ${pushed.status}`);
 }

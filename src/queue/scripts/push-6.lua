@@ -1,6 +1,11 @@
 --[[
   Accepts one message into its conversation's mailbox, once, and says whether a job already
   holds the conversation (then that job drains this message too, and no job need be queued).
+  When none does, the lease is reserved for the job the caller queues next (ARGV[8]), so the
+  messages that follow before that job runs queue no job of their own: one job per busy
+  spell of a conversation, not one per message. A caller that dies before queueing it leaves
+  a lease whose job does not exist; the stranded sweep finds it (listed below) and wakes a
+  job that takes the lease over, within seconds.
 
   Input:
     KEYS[1] seen        string  `seen:<platform>:<messageId>`, the ingress's seen ledger
@@ -19,6 +24,7 @@
     ARGV[5] now (ms)
     ARGV[6] most unfinished messages a channel may have (0 = no cap)
     ARGV[7] conversation ID (member of `stranded`)
+    ARGV[8] the job ID the caller queues when no job holds the conversation ('' = reserve nothing)
 
   Output:
     {1, pending, held}  accepted; pending = the channel's unfinished messages, this one included
@@ -26,14 +32,18 @@
                         'delivered' counts (the '1' earlier versions wrote, too)
     {-1, pending, 0}    refused: the channel already has `ARGV[6]` unfinished messages
 
-    held: 0 no job holds the conversation (queue one); 1 a job holds it and drains the mailbox
-    (push and the holder's advance are atomic, so it cannot release the lease without seeing
-    this message); 2 held, and the message at the head is waiting out a retry or rate limit.
+    held: 0 no job held the conversation: the lease is now ARGV[8]'s (queue that job); 1 a job
+    holds it and drains the mailbox (push and the holder's advance are atomic, so it cannot
+    release the lease without seeing this message); 2 held, and the message at the head is
+    waiting out a retry or rate limit; 3 held by ARGV[8] itself (a redelivery: queue that job
+    again, a no-op while it exists, which heals a caller that died before queueing it).
 ]]
 local rcall = redis.call
 
 local function held()
-  if rcall('EXISTS', KEYS[6]) == 0 then return 0 end
+  local holder = rcall('GET', KEYS[6])
+  if not holder then return 0 end
+  if holder == ARGV[8] then return 3 end
   local head = rcall('LINDEX', KEYS[2], 0)
   if head then
     local waits = rcall('HMGET', KEYS[3], head .. ':attempts', head .. ':limited')
@@ -60,4 +70,6 @@ rcall('EXPIRE', KEYS[4], ttl)
 -- Until a job takes the conversation, the sweep looks at it: a crash before the job was
 -- added, or a holder that ended without releasing the lease.
 rcall('ZADD', KEYS[5], 'NX', ARGV[5], ARGV[7])
-return {1, pending + 1, held()}
+local h = held()
+if h == 0 and ARGV[8] ~= '' then rcall('SET', KEYS[6], ARGV[8], 'EX', ttl) end
+return {1, pending + 1, h}
