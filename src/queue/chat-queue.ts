@@ -45,6 +45,16 @@ export function retryAfterThrowMs(attemptsMade: number): number {
 export const LOWEST_PRIORITY = 2_097_152;
 
 /**
+ * A channel's backlog as a BullMQ priority: the power of two at or below it (1, 2, 4, …), so
+ * a busier channel's jobs still rank behind a quieter one's, while a job going back in line
+ * seldom needs its priority rewritten (a round trip) as its backlog moves by one.
+ */
+export function backlogPriority(backlog: number): number {
+  if (backlog <= 1) return 1;
+  return Math.min(2 ** Math.floor(Math.log2(backlog)), LOWEST_PRIORITY);
+}
+
+/**
  * What became of an accepted message. `behindRetry`: it waits behind a message of its
  * conversation that is waiting out a retry (worth explaining in `/agent why`).
  */
@@ -96,7 +106,7 @@ export class ChatQueue {
     const pushed = await this.mailbox.push(message, this.options.maxPendingPerChannel ?? 0, jobId);
     if (pushed.status === 'busy') return pushed;
     if (pushed.held) return { status: pushed.status, jobId, behindRetry: pushed.status === 'queued' && pushed.behindRetry };
-    const priority = pushed.status === 'queued' && pushed.pending > 1 ? Math.min(pushed.pending, LOWEST_PRIORITY) : 0;
+    const priority = pushed.status === 'queued' && pushed.pending > 1 ? backlogPriority(pushed.pending) : 0;
     await this.wake(message, message.messageId, { jobId, priority });
     return { status: pushed.status, jobId };
   }

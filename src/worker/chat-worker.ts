@@ -2,7 +2,7 @@ import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } fr
 import { errorFields } from '../logger.js';
 import type { Logger } from '../logger.js';
 import type { Fence, Mailbox } from '../queue/mailbox.js';
-import { LOWEST_PRIORITY, retryAfterThrowMs, type ChatQueue, WAKE_CONVERSATION } from '../queue/chat-queue.js';
+import { backlogPriority, retryAfterThrowMs, type ChatQueue, WAKE_CONVERSATION } from '../queue/chat-queue.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData } from '../queue/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
 import { patiently, type MessageProcessor } from './process-message.js';
@@ -40,6 +40,14 @@ export interface ChatWorker {
 
 /** How long a job answers its conversation before it lets other channels' jobs go first. */
 const TURN_MS = 250;
+
+/**
+ * The job's priority as stored (an earlier turn may have changed it since the add, so not
+ * `opts.priority`); BullMQ hands a fetched job's hash field over as a string.
+ */
+function storedPriority(job: Job): number {
+  return Number(job.priority) || 0;
+}
 
 /** Result of one job, visible in the dashboard. */
 type JobResult = { processed: number } | { behind: string } | { lost: true };
@@ -97,7 +105,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
             // BullMQ 6 puts a rate-limited job with a priority back without waking any worker
             // (no marker), so it would sit unseen; as an unprioritized job it goes back to the
             // front of the wait list and is taken once the pause ends.
-            if (job.opts.priority) await job.changePriority({ priority: 0 });
+            if (storedPriority(job)) await job.changePriority({ priority: 0 });
             await options.queue.rateLimit(decision.delayMs);
             throw Worker.RateLimitError();
           }
@@ -117,8 +125,8 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
         // The turn is over: the job keeps the conversation (its lease) but goes back in line
         // with its channel's backlog as priority, so a quiet channel's job is taken before a
         // busy conversation's next message, and this conversation's order still holds.
-        const priority = Math.min(Math.max(1, next.channelBacklog), LOWEST_PRIORITY);
-        if (job.opts.priority !== priority) await job.changePriority({ priority });
+        const priority = backlogPriority(next.channelBacklog);
+        if (storedPriority(job) !== priority) await job.changePriority({ priority });
         await job.moveToDelayed(Date.now(), token);
         throw new DelayedError();
       }

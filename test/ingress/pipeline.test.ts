@@ -115,6 +115,28 @@ describe('core pipeline: ingress → queue → worker → agent → reply port',
     expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(900);
   });
 
+  it('a 429 on a job that went back in line with a priority (its turn was over) resumes after Retry-After too', async () => {
+    p = await startPipeline({ JOB_ATTEMPTS: '1' });
+    const pl = p;
+    // Each answer outlasts a job's turn (250 ms): after the first, the job goes back in line
+    // with its channel's backlog as priority, although it was queued as a plain job.
+    pl.agent.setDelay(300, { endpoint: 'chat' });
+    const messages = ['one', 'two', 'three'].map((text) => webMessage(text, { threadId: 't-turns' }));
+    for (const m of messages) await pl.bridge.ingress.handle(m);
+    // The emulator answers a fault once the delay is over: set after the first answer, the
+    // 429 is the second call's.
+    await pl.sink.waitFor((posts) => posts.some((x) => x.kind === 'chunk'), 10_000);
+    pl.agent.rateLimitNext(1, 1, { endpoint: 'chat' });
+    const startedAt = Date.now();
+    await pl.sink.waitFor((posts) => posts.filter((x) => x.kind === 'chunk').length === 3, 20_000);
+    expect(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId)).toEqual(messages.map((m) => m.messageId));
+    const calls = pl.agent.chatCalls();
+    expect(calls.map((c) => c.message)).toEqual(['one', 'two', 'two', 'three']);
+    // Retry-After (1 s) and three answers (about 2 s), not BullMQ's idle poll (5 s) finding a
+    // prioritized job that nothing woke: that took 5.9 s before the fix.
+    expect(Date.now() - startedAt).toBeLessThan(4_500);
+  });
+
   it('a platform 429 on posting waits and posts once; a 5xx is retried', async () => {
     p = await startPipeline();
     p.sink.fail({ status: 429, retryAfter: 1 }, { status: 502 });
