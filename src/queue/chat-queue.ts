@@ -41,8 +41,8 @@ export function retryAfterThrowMs(attemptsMade: number): number {
   return Math.min(1000 * 2 ** Math.max(0, attemptsMade - 1), 5000);
 }
 
-/** BullMQ's largest priority (2^21); lower runs first. */
-export const LOWEST_PRIORITY = 2_097_152;
+/** BullMQ's largest priority (its PRIORITY_LIMIT, 2^21 − 1: a larger one is refused); lower runs first. */
+export const LOWEST_PRIORITY = 2_097_151;
 
 /**
  * A channel's backlog as a BullMQ priority: the power of two at or below it (1, 2, 4, …), so
