@@ -38,6 +38,8 @@ export interface BenchSettings {
   peerThreads: number;
   peerPerThread: number;
   peerSenders: number;
+  /** Bursts per side; each figure is the side's best round (as scenario 1's throughput). */
+  peerRounds: number;
 }
 
 /** Scenario numbers and the names BENCH_ONLY also accepts. */
@@ -87,6 +89,7 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     peerThreads: 100,
     peerPerThread: 10,
     peerSenders: 20,
+    peerRounds: quick ? 1 : 3,
   };
 }
 

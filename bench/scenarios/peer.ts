@@ -84,20 +84,41 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
   });
 }
 
+/**
+ * A side's best figures over its rounds, each taken on its own (interference from the shared
+ * machine only ever slows a round): highest throughput, lowest percentiles, the most replies
+ * out of order (that one must stay 0).
+ */
+function bestBurst(results: BurstResult[]): BurstResult {
+  const lowest = (pick: (r: BurstResult) => Percentiles) =>
+    results.map(pick).reduce((a, b) => (b.p99 < a.p99 ? b : a));
+  return {
+    throughput: Math.max(...results.map((r) => r.throughput)),
+    endToEnd: lowest((r) => r.endToEnd),
+    ack: lowest((r) => r.ack),
+    outOfOrder: Math.max(...results.map((r) => r.outOfOrder)),
+  };
+}
+
 /** Scenario 7: the bridge against a plain Bolt + BullMQ bot, same burst, same emulators, same run. */
 export async function peerScenario(ctx: BenchContext): Promise<ResultRow[]> {
   const slack = await ctx.services.call<SlackInfo>('startSlack');
-  const r = {} as Record<Kind, BurstResult>;
-  // Alternating, peer first: neither side gets the warmer machine throughout.
-  for (const kind of ['peer', 'bridge'] as const) {
-    r[kind] = await burst(ctx, kind, slack);
-    ctx.log(
-      `  s7 ${kind}: ${Math.round(r[kind].throughput)} msg/s, end-to-end p50 ${r[kind].endToEnd.p50.toFixed(0)} p99 ${r[kind].endToEnd.p99.toFixed(0)} ms, ` +
-        `ack p50 ${r[kind].ack.p50.toFixed(1)} p99 ${r[kind].ack.p99.toFixed(1)} ms, ${r[kind].outOfOrder} out of thread order`,
-    );
-  }
   const s = ctx.settings;
-  const note = `${s.peerThreads * s.peerPerThread} signed app_mention events, ${s.peerThreads} threads, ${s.peerSenders} closed-loop senders, instant agent; floor column = the plain Bolt + BullMQ peer`;
+  const rounds: Record<Kind, BurstResult[]> = { peer: [], bridge: [] };
+  // Alternating, the side that goes first changing each round: neither gets the warmer machine throughout.
+  for (let round = 1; round <= s.peerRounds; round++) {
+    for (const kind of round % 2 ? (['peer', 'bridge'] as const) : (['bridge', 'peer'] as const)) {
+      const b = await burst(ctx, kind, slack);
+      rounds[kind].push(b);
+      ctx.log(
+        `  s7 ${kind} round ${round}: ${Math.round(b.throughput)} msg/s, end-to-end p50 ${b.endToEnd.p50.toFixed(0)} p99 ${b.endToEnd.p99.toFixed(0)} ms, ` +
+          `ack p50 ${b.ack.p50.toFixed(1)} p99 ${b.ack.p99.toFixed(1)} ms, ${b.outOfOrder} out of thread order`,
+      );
+    }
+  }
+  const r = { peer: bestBurst(rounds.peer), bridge: bestBurst(rounds.bridge) };
+  const best = s.peerRounds > 1 ? `; each side's best of ${s.peerRounds} rounds` : '';
+  const note = `${s.peerThreads * s.peerPerThread} signed app_mention events, ${s.peerThreads} threads, ${s.peerSenders} closed-loop senders, instant agent; floor column = the plain Bolt + BullMQ peer${best}`;
   const order = `replies out of thread order: bridge ${r.bridge.outOfOrder}, peer ${r.peer.outOfOrder}`;
   return [
     row('7 · burst vs plain-bot peer: throughput', 'msg/s', r.bridge.throughput, r.peer.throughput, TARGETS.peerThroughput, note, 0),
