@@ -38,7 +38,7 @@ export interface BenchSettings {
   peerThreads: number;
   peerPerThread: number;
   peerSenders: number;
-  /** Bursts per side; each figure is the side's best round (as scenario 1's throughput). */
+  /** Bursts per side; each figure is the side's median round. */
   peerRounds: number;
 }
 
