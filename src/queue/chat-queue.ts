@@ -150,7 +150,8 @@ export class ChatQueue {
       if (await job.remove().then(() => true, () => false)) {
         removed += 1;
         const ids = removedJobs.get(job.data.conversationId) ?? [];
-        removedJobs.set(job.data.conversationId, [...ids, job.id]);
+        ids.push(job.id);
+        removedJobs.set(job.data.conversationId, ids);
       }
     }
     await this.mailbox.dropConversations(prefix, removedJobs);

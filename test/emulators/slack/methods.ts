@@ -37,10 +37,6 @@ function contentProblem(p: Params): MethodResult | undefined {
   return undefined;
 }
 
-function findMessage(state: SlackState, channel: string, ts: string): StoredMessage | undefined {
-  return state.findMessage(channel, ts);
-}
-
 function userObject(state: SlackState, id: string) {
   const u = state.users.get(id)!;
   return {
@@ -149,7 +145,7 @@ export const METHODS: Record<string, Method> = {
 function reaction(p: Params, s: SlackState, op: 'add' | 'remove'): MethodResult {
   if (!p.name || !/^[a-z0-9_+'-]+$/.test(p.name)) return fail('invalid_name');
   if (!p.channel || !p.timestamp) return fail('no_item_specified');
-  const message = findMessage(s, p.channel, p.timestamp);
+  const message = s.findMessage(p.channel, p.timestamp);
   if (!message) return fail('message_not_found');
   const by = message.reactions.get(p.name) ?? new Set<string>();
   if (op === 'add') {
