@@ -21,8 +21,8 @@ import type { ChatMessage, MessageProgress } from './types.js';
 
 const scripts = {
   push: luaScript('push-6.lua'),
-  acquire: luaScript('acquire-5.lua'),
-  advance: luaScript('advance-6.lua'),
+  acquire: luaScript('acquire-6.lua'),
+  advance: luaScript('advance-7.lua'),
   record: luaScript('record-4.lua'),
   takeOver: luaScript('take-over-1.lua'),
   checkStranded: luaScript('check-stranded-4.lua'),
@@ -61,6 +61,17 @@ export interface MailboxHead {
   /** Null when the stored message expired or was lost; the worker skips it. */
   message: ChatMessage | null;
   progress: MessageProgress;
+  /**
+   * Set when the read that returned this head (`startCall`) also marked its call started and
+   * renewed the job's lock: until this `performance.now()` the agent may be called with no
+   * fenced write of its own. Half the renewed lock is kept as margin.
+   */
+  callFencedUntil?: number;
+}
+
+/** `startCall`: mark a head that has no reply yet as started, renewing the lock (see acquire). */
+export interface ReadOptions {
+  startCall?: boolean;
 }
 
 /**
@@ -125,17 +136,41 @@ export class Mailbox {
     return { status: 'duplicate', held: byAnother };
   }
 
-  /** Takes (or keeps) the conversation's lease for the fenced job and returns the head message. */
-  async acquire(conversationId: string, fence: Fence): Promise<AcquireResult> {
+  /**
+   * Takes (or keeps) the conversation's lease for the fenced job and returns the head message.
+   *
+   * With `startCall`, the same round trip marks the head's call started and renews the job's
+   * lock (`callFencedUntil` on the head). That is as safe as a fenced write right before the
+   * call: BullMQ gives a job to another worker only once its lock has lapsed, and the renewed
+   * lock cannot lapse before `lockDurationMs` after this read was sent. Under at-most-once a
+   * mark this early would turn a crash before the call into "answer lost", so that guarantee
+   * does not use it (see MessageProcessor.startsCallOnRead).
+   */
+  async acquire(conversationId: string, fence: Fence, options: ReadOptions = {}): Promise<AcquireResult> {
     const k = this.keys;
+    const start = this.callStart(fence, options);
     const r = (await scripts.acquire(
       this.redis,
-      [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), k.stranded],
-      [fence.jobId, this.messageTtl, fence.token, conversationId],
+      [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), k.stranded, k.stalled],
+      [fence.jobId, this.messageTtl, fence.token, conversationId, start.lockMs],
     )) as [string, string?, Array<string | null>?];
     if (r[0] === 'lost') return { status: 'lost' };
     if (r[0] === 'held') return { status: 'held', holder: r[1]! };
-    return { status: 'ok', head: r[0] === 'ok' ? toHead(r[1]!, r[2] ?? []) : undefined };
+    return { status: 'ok', head: r[0] === 'ok' ? start.mark(toHead(r[1]!, r[2] ?? [])) : undefined };
+  }
+
+  /** The lock duration a read passes to start the call (0: it only reads), and how it marks the head. */
+  private callStart(fence: Fence, options: ReadOptions) {
+    const lockMs = options.startCall && fence.token && fence.lockDurationMs ? fence.lockDurationMs : 0;
+    const sentAt = performance.now();
+    return {
+      lockMs,
+      mark<H extends MailboxHead>(head: H): H {
+        // The script marks only a head that has a stored message and no reply.
+        if (lockMs && head.message && head.progress.reply === undefined) head.callFencedUntil = sentAt + lockMs / 2;
+        return head;
+      },
+    };
   }
 
   /**
@@ -166,23 +201,25 @@ export class Mailbox {
   /**
    * Finishes the head message and returns the next one with its channel's backlog (unfinished
    * messages), or undefined after releasing the lease on an empty mailbox; 'lost' (nothing
-   * written) when the fenced job's lock is not its own.
+   * written) when the fenced job's lock is not its own. `startCall` as in acquire.
    */
   async advance(
     conversationId: string,
     fence: Fence,
     done: Pick<MailboxHead, 'messageId' | 'message'>,
+    options: ReadOptions = {},
   ): Promise<(MailboxHead & { channelBacklog: number }) | undefined | 'lost'> {
     const k = this.keys;
+    const start = this.callStart(fence, options);
     // A message whose record was lost has no known channel; its backlog entry ages out.
     const pending = done.message ? k.channelPending(done.message.platform, done.message.channelId) : `${k.base}:chan:unknown`;
     const r = (await scripts.advance(
       this.redis,
-      [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), pending, k.stranded],
-      [fence.jobId, done.messageId, this.messageTtl, fence.token, conversationId],
+      [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), pending, k.stranded, k.stalled],
+      [fence.jobId, done.messageId, this.messageTtl, fence.token, conversationId, start.lockMs],
     )) as [string, string?, Array<string | null>?, number?];
     if (r[0] === 'lost') return 'lost';
-    return r[0] === 'ok' ? { ...toHead(r[1]!, r[2] ?? []), channelBacklog: r[3] ?? 0 } : undefined;
+    return r[0] === 'ok' ? start.mark({ ...toHead(r[1]!, r[2] ?? []), channelBacklog: r[3] ?? 0 }) : undefined;
   }
 
   /**

@@ -63,7 +63,9 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     const holder = job.id!;
     // Every mailbox write below is fenced by this job's lock token (see mailbox.ts).
     const fence: Fence = { jobId: holder, token: token ?? '', lockDurationMs: options.lockDurationMs, abandoned: () => abandoned };
-    let acquired = await options.mailbox.acquire(conversationId, fence);
+    // The read that returns a message also marks its call started, when the guarantee allows.
+    const read = { startCall: options.processor.startsCallOnRead };
+    let acquired = await options.mailbox.acquire(conversationId, fence, read);
     if (acquired.status === 'lost') return { lost: true };
     if (acquired.status === 'held') {
       const from = acquired.holder;
@@ -72,7 +74,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
       if (state === 'completed' || state === 'failed' || state === 'unknown') {
         if (await options.mailbox.takeOver(conversationId, from, holder)) {
           options.logger.warn({ conversationId, from }, 'took over a conversation from a finished job');
-          acquired = await options.mailbox.acquire(conversationId, fence);
+          acquired = await options.mailbox.acquire(conversationId, fence, read);
           if (acquired.status === 'lost') return { lost: true };
         }
       }
@@ -118,10 +120,12 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
       }
       // Fenced: a worker that lost its lock does not take the next message.
       const done = head;
-      const next = await patiently(() => options.mailbox.advance(conversationId, fence, done));
+      // The last message of a turn only reads the next one: its call starts in a later turn.
+      const turnOver = performance.now() >= turnEnds;
+      const next = await patiently(() => options.mailbox.advance(conversationId, fence, done, { startCall: read.startCall && !turnOver }));
       if (next === 'lost') return { lost: true };
       processed++;
-      if (next && performance.now() >= turnEnds) {
+      if (next && turnOver) {
         // The turn is over: the job keeps the conversation (its lease) but goes back in line
         // with its channel's backlog as priority, so a quiet channel's job is taken before a
         // busy conversation's next message, and this conversation's order still holds.

@@ -73,7 +73,16 @@ export class MessageProcessor {
     this.noticesOf = noticesByPlatform(options.vocabularies);
   }
 
-  async process({ messageId, message: m, progress }: ReadyHead, fence: Fence): Promise<StepResult> {
+  /**
+   * Whether the worker should read each head with `startCall` (Mailbox.acquire): the read then
+   * is the fenced "call started" write. Not under at-most-once, where that mark means "never
+   * call again" and so must be written only once nothing stands between it and the call.
+   */
+  get startsCallOnRead(): boolean {
+    return this.options.callGuarantee !== 'at-most-once';
+  }
+
+  async process({ messageId, message: m, progress, callFencedUntil }: ReadyHead, fence: Fence): Promise<StepResult> {
     const port = this.options.ports[m.platform];
     if (!port) {
       this.options.logger.error({ platform: m.platform, messageId }, 'no reply port for this platform in this process; check its settings');
@@ -102,11 +111,13 @@ export class MessageProcessor {
       // Its account was removed after the message was queued: nobody to bill, so no call.
       if (!agent) return this.noAccount(m, port);
       // The fenced acquire/advance that returned this message checked ownership just before
-      // the working indicator; this write checks it again right before the (billed) call, and
-      // is the "call started" mark at-most-once relies on.
+      // the working indicator. Right before the (billed) call, ownership must still hold: either
+      // that read marked the call started and renewed the lock, which has not lapsed yet, or
+      // this write checks it again (and is the "call started" mark at-most-once relies on).
       indicator.begin();
       const prompt = await this.prompt(m, port, log);
-      if (!(await record({ started: 1 }))) return (indicator.settle(), this.lost(log));
+      const fencedByRead = callFencedUntil !== undefined && performance.now() < callFencedUntil && !fence.abandoned?.();
+      if (!fencedByRead && !(await record({ started: 1 }))) return (indicator.settle(), this.lost(log));
       const started = performance.now();
       try {
         ({ response: reply, messageId: agentMessageId } = await agent.chat(m.instanceId, prompt));

@@ -235,6 +235,72 @@ describe('advance', () => {
   });
 });
 
+describe('acquire and advance starting the call (startCall)', () => {
+  const started = (m: ChatMessage) => redis.hget(mailbox.keys.messages(m.conversationId), `${m.messageId}:started`);
+
+  it("marks a fresh head started and renews the job's lock in the same round trip; the head shows its progress from before", async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = { ...(await locked('job-1')), lockDurationMs: 30_000 };
+    await redis.pexpire(mailbox.keys.jobLock('job-1'), 2_000);
+    await redis.sadd(mailbox.keys.stalled, 'job-1');
+    const before = performance.now();
+    const got = await mailbox.acquire(m.conversationId, fence, { startCall: true });
+    if (got.status !== 'ok' || !got.head) throw new Error(`not acquired: ${got.status}`);
+    expect(got.head.progress.started).toBe(false);
+    expect(await started(m)).toBe('1');
+    expect(await redis.pttl(mailbox.keys.jobLock('job-1'))).toBeGreaterThan(25_000);
+    expect(await redis.sismember(mailbox.keys.stalled, 'job-1')).toBe(0);
+    // Half the renewed lock, counted from before the read was sent.
+    expect(got.head.callFencedUntil).toBeGreaterThanOrEqual(before + 15_000 - 1);
+    expect(got.head.callFencedUntil).toBeLessThanOrEqual(performance.now() + 15_000);
+  });
+
+  it('marks nothing without startCall, unfenced, or without a lock duration', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = await locked('job-1');
+    for (const [f, options] of [
+      [{ ...fence, lockDurationMs: 30_000 }, {}],
+      [{ ...unfenced('job-1'), lockDurationMs: 30_000 }, { startCall: true }],
+      [fence, { startCall: true }],
+    ] as const) {
+      const got = await mailbox.acquire(m.conversationId, f, options);
+      expect(got.status === 'ok' && got.head?.callFencedUntil).toBeUndefined();
+    }
+    expect(await started(m)).toBeNull();
+  });
+
+  it('does not start a head whose reply is recorded (its posts resume), nor one for a stale token', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = { ...(await locked('job-1')), lockDurationMs: 30_000 };
+    expect(await mailbox.acquire(m.conversationId, { ...fence, token: 'old-owner' }, { startCall: true })).toEqual({ status: 'lost' });
+    expect(await started(m)).toBeNull();
+    await mailbox.acquire(m.conversationId, fence);
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'hello', posting: 0 })).toBe(true);
+    const got = await mailbox.acquire(m.conversationId, fence, { startCall: true });
+    expect(got.status === 'ok' && got.head?.callFencedUntil).toBeUndefined();
+    expect(await started(m)).toBeNull();
+  });
+
+  it("advance starts the next message's call, and only reads it without startCall", async () => {
+    const [a, b, c] = [message(), message(), message()];
+    for (const m of [a, b, c]) await mailbox.push(m);
+    const fence = { ...(await locked('job-1')), lockDurationMs: 30_000 };
+    await mailbox.acquire(a.conversationId, fence);
+    const next = await mailbox.advance(a.conversationId, fence, { messageId: a.messageId, message: a }, { startCall: true });
+    if (!next || next === 'lost') throw new Error('no next head');
+    expect(next.messageId).toBe(b.messageId);
+    expect(next.callFencedUntil).toBeGreaterThan(performance.now());
+    expect(await started(b)).toBe('1');
+    const last = await mailbox.advance(a.conversationId, fence, next);
+    expect(last !== 'lost' && last?.messageId).toBe(c.messageId);
+    expect(last !== 'lost' && last?.callFencedUntil).toBeUndefined();
+    expect(await started(c)).toBeNull();
+  });
+});
+
 describe('record', () => {
   it('writes progress and the answered mark while the lock is ours', async () => {
     const m = message();

@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createAgentApi } from '../../src/agent-api/client.js';
 import type { ChunkInfo, ReplyPort } from '../../src/core/reply-port.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
@@ -199,6 +199,62 @@ describe('MAX_REPLY_CHUNKS', () => {
     ]);
     expect(t.posted[0]!.text).toContain('Paragraph 0');
     expect(t.posted[2]!.text).toMatch(/answer was cut.*longer than 3 messages/);
+  });
+});
+
+describe('a read that started the call (startCall)', () => {
+  const withLock = (fence: Fence, lockDurationMs: number): Fence => ({ ...fence, lockDurationMs });
+  const readHead = async (t: Awaited<ReturnType<typeof setup>>, fence: Fence) => {
+    const r = await t.mailbox.acquire(conversationOf('c1'), fence, { startCall: t.processor.startsCallOnRead });
+    return t.ready(r.status === 'ok' ? r.head : r.status);
+  };
+
+  it('within the renewed lock the agent is called with no write of its own: one fenced write per message fewer', async () => {
+    const t = await setup();
+    const [m1, m2] = [webMessage('first', { channelId: 'c1' }), webMessage('second', { channelId: 'c1' })];
+    for (const m of [m1, m2]) await t.pl.bridge.ingress.handle(m);
+    const fence = withLock(await t.lockFor(jobIdFor('web', m1.messageId), 'w'), 30_000);
+    const records = vi.spyOn(t.mailbox, 'record');
+
+    const head = await readHead(t, fence);
+    expect(head.callFencedUntil).toBeGreaterThan(performance.now());
+    expect(await t.processor.process(head, fence)).toEqual({ outcome: 'replied' });
+    // Only the answer (with "posting chunk 0") is written: the read was the "call started" mark.
+    expect(records.mock.calls.map((c) => c[3])).toEqual([expect.objectContaining({ reply: expect.any(String), posting: 0 })]);
+
+    // A head read without startCall is fenced again right before its call.
+    const next = await t.mailbox.advance(conversationOf('c1'), fence, head);
+    expect(await t.processor.process(t.ready(next), fence)).toEqual({ outcome: 'replied' });
+    expect(records.mock.calls.slice(1).map((c) => c[3])).toEqual([{ started: 1 }, expect.objectContaining({ posting: 0 })]);
+    expect(t.pl.agent.chatCalls().map((c) => c.message)).toEqual(['first', 'second']);
+  });
+
+  it('once the renewed lock may have lapsed, the worker checks again: a lost lock refuses the call', async () => {
+    const t = await setup();
+    const m = webMessage('too late', { channelId: 'c1' });
+    await t.pl.bridge.ingress.handle(m);
+    const jobId = jobIdFor('web', m.messageId);
+    const fence = withLock(await t.lockFor(jobId, 'old-owner'), 200);
+    const head = await readHead(t, fence);
+    expect(head.callFencedUntil).toBeDefined();
+    // Paused past half the renewed lock; the job is another worker's by now.
+    await new Promise((r) => setTimeout(r, Math.max(0, head.callFencedUntil! - performance.now()) + 20));
+    await t.lockFor(jobId, 'new-owner');
+    expect(await t.processor.process(head, fence)).toEqual({ outcome: 'lost' });
+    expect(t.pl.agent.chatCalls()).toHaveLength(0);
+    expect(t.posted).toHaveLength(0);
+  });
+
+  it('is not used under at-most-once, where "started" means "never call again"', async () => {
+    const t = await setup({ callGuarantee: 'at-most-once' });
+    expect(t.processor.startsCallOnRead).toBe(false);
+    const m = webMessage('careful', { channelId: 'c1' });
+    await t.pl.bridge.ingress.handle(m);
+    const fence = withLock(await t.lockFor(jobIdFor('web', m.messageId), 'w'), 30_000);
+    const head = await readHead(t, fence);
+    expect(head.callFencedUntil).toBeUndefined();
+    expect(head.progress.started).toBe(false);
+    expect(await t.pl.bridge.redis.hget(t.mailbox.keys.messages(conversationOf('c1')), `${m.messageId}:started`)).toBeNull();
   });
 });
 

@@ -10,18 +10,21 @@
     KEYS[4] lock        string  BullMQ's lock of the job, value = its token
     KEYS[5] pending     zset    the finished message's channel backlog
     KEYS[6] stranded    zset
+    KEYS[7] stalled     set     BullMQ's stalled-candidates set of the queue
 
     ARGV[1] job ID (the holder)
     ARGV[2] finished message ID
     ARGV[3] lease TTL (s)
     ARGV[4] lock token ('' = unfenced)
     ARGV[5] conversation ID
+    ARGV[6] start the next message's call: lock duration (ms), as in acquire; 0 = only read
 
   Output:
     {'lost'}                   the lock is not this job's any more: nothing written
     {'empty'}                  mailbox empty: the lease is released
     {'ok', head, record, backlog}  the next message; record = HMGET of its fields, backlog =
-                                   the channel's unfinished messages (ZCARD of KEYS[5])
+                                   the channel's unfinished messages (ZCARD of KEYS[5]);
+                                   record as it was before this call
 ]]
 local rcall = redis.call
 if ARGV[4] ~= '' and rcall('GET', KEYS[4]) ~= ARGV[4] then return {'lost'} end
@@ -41,5 +44,11 @@ if not head then
 end
 rcall('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
 local h = head .. ':'
-return {'ok', head, rcall('HMGET', KEYS[3], head, h .. 'reply', h .. 'posted', h .. 'attempts', h .. 'limited',
-  h .. 'started', h .. 'posting', h .. 'agentMessageId'), rcall('ZCARD', KEYS[5])}
+local record = rcall('HMGET', KEYS[3], head, h .. 'reply', h .. 'posted', h .. 'attempts', h .. 'limited',
+  h .. 'started', h .. 'posting', h .. 'agentMessageId')
+if ARGV[4] ~= '' and tonumber(ARGV[6]) > 0 and record[1] and not record[2] then
+  rcall('HSET', KEYS[3], h .. 'started', '1')
+  rcall('SET', KEYS[4], ARGV[4], 'PX', ARGV[6])
+  rcall('SREM', KEYS[7], ARGV[1])
+end
+return {'ok', head, record, rcall('ZCARD', KEYS[5])}

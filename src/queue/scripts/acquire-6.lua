@@ -8,17 +8,25 @@
     KEYS[3] messages    hash
     KEYS[4] lock        string  BullMQ's `<prefix>:chat:<jobId>:lock`, value = the job's token
     KEYS[5] stranded    zset
+    KEYS[6] stalled     set     BullMQ's stalled-candidates set of the queue
 
     ARGV[1] job ID (the holder)
     ARGV[2] lease TTL (s)
     ARGV[3] lock token ('' = unfenced, for tools and tests)
     ARGV[4] conversation ID (member of `stranded`)
+    ARGV[5] start the call: lock duration (ms); 0 = only read (see below)
 
   Output:
     {'lost'}                   the lock is not this job's any more: nothing written
     {'held', holder}           another job holds the conversation (it drains the mailbox)
     {'empty'}                  nothing to do: the lease is released
-    {'ok', head, record...}    the lease is ours; record = HMGET of the head's fields
+    {'ok', head, record...}    the lease is ours; record = HMGET of the head's fields, as
+                               they were before this call
+
+  Starting the call (ARGV[5] > 0, fenced): a head with no recorded reply is marked `started` and
+  the job's lock is renewed as BullMQ's extendLock does, in this same round trip. The worker
+  that calls the agent soon after needs no "call started" write of its own: no other worker can
+  hold the lock before the renewed one lapses (see Mailbox.acquire).
 ]]
 local rcall = redis.call
 if ARGV[3] ~= '' and rcall('GET', KEYS[4]) ~= ARGV[3] then return {'lost'} end
@@ -33,5 +41,11 @@ if not head then
 end
 rcall('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
 local h = head .. ':'
-return {'ok', head, rcall('HMGET', KEYS[3], head, h .. 'reply', h .. 'posted', h .. 'attempts', h .. 'limited',
-  h .. 'started', h .. 'posting', h .. 'agentMessageId')}
+local record = rcall('HMGET', KEYS[3], head, h .. 'reply', h .. 'posted', h .. 'attempts', h .. 'limited',
+  h .. 'started', h .. 'posting', h .. 'agentMessageId')
+if ARGV[3] ~= '' and tonumber(ARGV[5]) > 0 and record[1] and not record[2] then
+  rcall('HSET', KEYS[3], h .. 'started', '1')
+  rcall('SET', KEYS[4], ARGV[3], 'PX', ARGV[5])
+  rcall('SREM', KEYS[6], ARGV[1])
+end
+return {'ok', head, record}
