@@ -50,6 +50,9 @@ export function queueKeys(base: string) {
     jobLock: (jobId: string) => `${base}:${jobId}:lock`,
     /** BullMQ's set of jobs suspected stalled; a renewed lock takes its job out, as extendLock does. */
     stalled: `${base}:stalled`,
+    /** BullMQ's waiting and prioritized jobs: whether anyone is in line behind a job's turn. */
+    wait: `${base}:wait`,
+    prioritized: `${base}:prioritized`,
   };
 }
 

@@ -22,7 +22,7 @@ import type { ChatMessage, MessageProgress } from './types.js';
 const scripts = {
   push: luaScript('push-6.lua'),
   acquire: luaScript('acquire-6.lua'),
-  advance: luaScript('advance-7.lua'),
+  advance: luaScript('advance-9.lua'),
   record: luaScript('record-4.lua'),
   takeOver: luaScript('take-over-1.lua'),
   checkStranded: luaScript('check-stranded-4.lua'),
@@ -72,6 +72,11 @@ export interface MailboxHead {
 /** `startCall`: mark a head that has no reply yet as started, renewing the lock (see acquire). */
 export interface ReadOptions {
   startCall?: boolean;
+}
+
+/** `turnOver`: the job's turn is over; advance says whether another job waits for it (`yieldTurn`). */
+export interface AdvanceOptions extends ReadOptions {
+  turnOver?: boolean;
 }
 
 /**
@@ -201,25 +206,29 @@ export class Mailbox {
   /**
    * Finishes the head message and returns the next one with its channel's backlog (unfinished
    * messages), or undefined after releasing the lease on an empty mailbox; 'lost' (nothing
-   * written) when the fenced job's lock is not its own. `startCall` as in acquire.
+   * written) when the fenced job's lock is not its own. `startCall` as in acquire. With
+   * `turnOver`, `yieldTurn` says whether a job waits in line (then the next head is not started).
    */
   async advance(
     conversationId: string,
     fence: Fence,
     done: Pick<MailboxHead, 'messageId' | 'message'>,
-    options: ReadOptions = {},
-  ): Promise<(MailboxHead & { channelBacklog: number }) | undefined | 'lost'> {
+    options: AdvanceOptions = {},
+  ): Promise<(MailboxHead & { channelBacklog: number; yieldTurn: boolean }) | undefined | 'lost'> {
     const k = this.keys;
     const start = this.callStart(fence, options);
     // A message whose record was lost has no known channel; its backlog entry ages out.
     const pending = done.message ? k.channelPending(done.message.platform, done.message.channelId) : `${k.base}:chan:unknown`;
     const r = (await scripts.advance(
       this.redis,
-      [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), pending, k.stranded, k.stalled],
-      [fence.jobId, done.messageId, this.messageTtl, fence.token, conversationId, start.lockMs],
-    )) as [string, string?, Array<string | null>?, number?];
+      [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), pending, k.stranded, k.stalled, k.wait, k.prioritized],
+      [fence.jobId, done.messageId, this.messageTtl, fence.token, conversationId, start.lockMs, options.turnOver ? '1' : '0'],
+    )) as [string, string?, Array<string | null>?, number?, number?];
     if (r[0] === 'lost') return 'lost';
-    return r[0] === 'ok' ? start.mark({ ...toHead(r[1]!, r[2] ?? []), channelBacklog: r[3] ?? 0 }) : undefined;
+    if (r[0] !== 'ok') return undefined;
+    const next = { ...toHead(r[1]!, r[2] ?? []), channelBacklog: r[3] ?? 0, yieldTurn: r[4] === 1 };
+    // A head handed back in line is only read: its call starts in a later turn.
+    return next.yieldTurn ? next : start.mark(next);
   }
 
   /**

@@ -93,7 +93,8 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     }
 
     // Fairness: a job answers its conversation's messages for one turn, then goes back in line
-    // (see below). A fast agent drains a burst in one turn; a slow one yields after each answer.
+    // if another job waits (see below). A fast agent drains a burst in one turn; a slow one
+    // yields after each answer while others wait, and goes on while nobody does.
     const turnEnds = performance.now() + TURN_MS;
     let head = acquired.head;
     let processed = 0;
@@ -120,15 +121,15 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
       }
       // Fenced: a worker that lost its lock does not take the next message.
       const done = head;
-      // The last message of a turn only reads the next one: its call starts in a later turn.
       const turnOver = performance.now() >= turnEnds;
-      const next = await patiently(() => options.mailbox.advance(conversationId, fence, done, { startCall: read.startCall && !turnOver }));
+      const next = await patiently(() => options.mailbox.advance(conversationId, fence, done, { ...read, turnOver }));
       if (next === 'lost') return { lost: true };
       processed++;
-      if (next && turnOver) {
-        // The turn is over: the job keeps the conversation (its lease) but goes back in line
-        // with its channel's backlog as priority, so a quiet channel's job is taken before a
-        // busy conversation's next message, and this conversation's order still holds.
+      if (next?.yieldTurn) {
+        // The turn is over and another job waits in line: this job keeps the conversation (its
+        // lease) but goes back in line with its channel's backlog as priority, so a quiet
+        // channel's job is taken before a busy conversation's next message, and this
+        // conversation's order still holds. With nobody in line, the turn goes on.
         const priority = backlogPriority(next.channelBacklog);
         if (storedPriority(job) !== priority) await job.changePriority({ priority });
         await job.moveToDelayed(Date.now(), token);

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { jobIdFor } from '../../src/queue/types.js';
 import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
 
 let p: Pipeline | undefined;
@@ -115,22 +116,57 @@ describe('core pipeline: ingress → queue → worker → agent → reply port',
     expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(900);
   });
 
-  it('a 429 on a job that went back in line with a priority (its turn was over) resumes after Retry-After too', async () => {
-    p = await startPipeline({ JOB_ATTEMPTS: '1' });
+  it("a conversation's job goes on past its turn while no other job waits: one job answers the whole thread", async () => {
+    p = await startPipeline();
     const pl = p;
-    // Each answer outlasts a job's turn (250 ms): after the first, the job goes back in line
-    // with its channel's backlog as priority, although it was queued as a plain job.
+    // Each answer outlasts a turn (250 ms); nobody else is in line, so going back in line
+    // would only be fetched straight back.
+    pl.agent.setDelay(300, { endpoint: 'chat' });
+    const messages = ['one', 'two', 'three'].map((text) => webMessage(text, { threadId: 't-alone' }));
+    for (const m of messages) await pl.bridge.ingress.handle(m);
+    await pl.sink.waitFor((posts) => posts.filter((x) => x.kind === 'chunk').length === 3, 20_000);
+    expect(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId)).toEqual(messages.map((m) => m.messageId));
+    const jobId = jobIdFor('web', messages[0]!.messageId);
+    for (let i = 0; i < 100 && (await pl.bridge.queue.queue.getJobState(jobId)) !== 'completed'; i++) await new Promise((r) => setTimeout(r, 20));
+    const done = await pl.bridge.queue.queue.getJob(jobId);
+    expect(done?.returnvalue).toEqual({ processed: 3 });
+    // It never went back in line (a delayed move each time, before).
+    expect(done?.delay ?? 0).toBe(0);
+  });
+
+  it('a 429 on a job that went back in line with a priority (its turn was over) resumes after Retry-After too', async () => {
+    // Two worker slots: one hangs on c2's question, so c3's job waits in line for the other.
+    p = await startPipeline({ JOB_ATTEMPTS: '1', WORKER_CONCURRENCY: '2', BINDINGS: 'web:c1=demo-helper,web:c2=demo-poet,web:c3=demo-poet' });
+    const pl = p;
+    pl.agent.hangNext(1, { endpoint: 'chat', instanceId: 'demo-poet' });
+    await pl.bridge.ingress.handle(webMessage('hangs', { channelId: 'c2' }));
+    await pl.agent.waitForCalls(1, (c) => c.endpoint === 'chat');
+    // Each answer outlasts a job's turn (250 ms): after the first, with c3's job in line, the
+    // job goes back in line with its channel's backlog as priority, although it was queued as
+    // a plain job.
     pl.agent.setDelay(300, { endpoint: 'chat' });
     const messages = ['one', 'two', 'three'].map((text) => webMessage(text, { threadId: 't-turns' }));
     for (const m of messages) await pl.bridge.ingress.handle(m);
+    const other = webMessage('in line', { channelId: 'c3' });
+    await pl.bridge.ingress.handle(other);
     // The emulator answers a fault once the delay is over: set after the first answer, the
-    // 429 is the second call's.
+    // 429 is the second call of c1's instance.
     await pl.sink.waitFor((posts) => posts.some((x) => x.kind === 'chunk'), 10_000);
-    pl.agent.rateLimitNext(1, 1, { endpoint: 'chat' });
+    pl.agent.rateLimitNext(1, 1, { endpoint: 'chat', instanceId: 'demo-helper' });
     const startedAt = Date.now();
-    await pl.sink.waitFor((posts) => posts.filter((x) => x.kind === 'chunk').length === 3, 20_000);
-    expect(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId)).toEqual(messages.map((m) => m.messageId));
-    const calls = pl.agent.chatCalls();
+    // While it waits out Retry-After, the job is a plain waiting one: BullMQ 6 wakes no worker
+    // for a rate-limited job that keeps a priority (it sat until the 5 s idle poll).
+    const job = await pl.bridge.queue.queue.getJob(jobIdFor('web', messages[0]!.messageId));
+    await pl.agent.waitForCalls(2, (c) => c.endpoint === 'chat' && c.instanceId === 'demo-helper');
+    let state = await job!.getState();
+    while (state === 'active' && Date.now() - startedAt < 3_000) state = (await new Promise((r) => setTimeout(r, 10)), await job!.getState());
+    expect(state).toBe('waiting');
+    await pl.sink.waitFor((posts) => posts.filter((x) => x.kind === 'chunk').length === 4, 20_000);
+    const chunks = pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId);
+    // c3's job ran when the first turn ended, before the rest of the thread.
+    expect(chunks).toEqual([messages[0]!.messageId, other.messageId, messages[1]!.messageId, messages[2]!.messageId]);
+    pl.agent.releaseHanging();
+    const calls = pl.agent.chatCalls().filter((c) => c.instanceId === 'demo-helper');
     expect(calls.map((c) => c.message)).toEqual(['one', 'two', 'two', 'three']);
     // Retry-After (1 s) and three answers (about 2 s), not BullMQ's idle poll (5 s) finding a
     // prioritized job that nothing woke: that took 5.9 s before the fix.

@@ -301,6 +301,38 @@ describe('acquire and advance starting the call (startCall)', () => {
   });
 });
 
+describe('advance at the end of a turn (turnOver)', () => {
+  it('yields only when another job waits in line (waiting or prioritized); a yielded head is not started', async () => {
+    const [a, b, c, d, e] = [message(), message(), message(), message(), message()];
+    for (const m of [a, b, c, d, e]) await mailbox.push(m);
+    const fence = { ...(await locked('job-1')), lockDurationMs: 30_000 };
+    await mailbox.acquire(a.conversationId, fence);
+    const started = (m: ChatMessage) => redis.hget(mailbox.keys.messages(m.conversationId), `${m.messageId}:started`);
+
+    // Nobody in line: the turn goes on, and the next call is started as usual.
+    const b1 = await mailbox.advance(a.conversationId, fence, { messageId: a.messageId, message: a }, { startCall: true, turnOver: true });
+    if (!b1 || b1 === 'lost') throw new Error('no next head');
+    expect(b1).toMatchObject({ messageId: b.messageId, yieldTurn: false });
+    expect(await started(b)).toBe('1');
+
+    // A plain job waits: yield, and the head is only read.
+    await redis.lpush(mailbox.keys.wait, 'job-other');
+    const c1 = await mailbox.advance(a.conversationId, fence, b1, { startCall: true, turnOver: true });
+    if (!c1 || c1 === 'lost') throw new Error('no next head');
+    expect(c1).toMatchObject({ messageId: c.messageId, yieldTurn: true });
+    expect(c1.callFencedUntil).toBeUndefined();
+    expect(await started(c)).toBeNull();
+
+    // A prioritized job waits: yield too; without turnOver, never.
+    await redis.del(mailbox.keys.wait);
+    await redis.zadd(mailbox.keys.prioritized, 8, 'job-other');
+    const d1 = await mailbox.advance(a.conversationId, fence, c1, { turnOver: false });
+    if (!d1 || d1 === 'lost') throw new Error('no next head');
+    expect(d1).toMatchObject({ messageId: d.messageId, yieldTurn: false });
+    expect(await mailbox.advance(a.conversationId, fence, d1, { turnOver: true })).toMatchObject({ messageId: e.messageId, yieldTurn: true });
+  });
+});
+
 describe('record', () => {
   it('writes progress and the answered mark while the lock is ours', async () => {
     const m = message();

@@ -11,6 +11,8 @@
     KEYS[5] pending     zset    the finished message's channel backlog
     KEYS[6] stranded    zset
     KEYS[7] stalled     set     BullMQ's stalled-candidates set of the queue
+    KEYS[8] wait        list    BullMQ's waiting jobs of the queue
+    KEYS[9] prioritized zset    BullMQ's prioritized jobs of the queue
 
     ARGV[1] job ID (the holder)
     ARGV[2] finished message ID
@@ -18,13 +20,16 @@
     ARGV[4] lock token ('' = unfenced)
     ARGV[5] conversation ID
     ARGV[6] start the next message's call: lock duration (ms), as in acquire; 0 = only read
+    ARGV[7] '1' when the job's turn is over: it yields if another job waits in line
 
   Output:
     {'lost'}                   the lock is not this job's any more: nothing written
     {'empty'}                  mailbox empty: the lease is released
-    {'ok', head, record, backlog}  the next message; record = HMGET of its fields, backlog =
-                                   the channel's unfinished messages (ZCARD of KEYS[5]);
-                                   record as it was before this call
+    {'ok', head, record, backlog, yield}
+                               the next message; record = HMGET of its fields as they were
+                               before this call, backlog = the channel's unfinished messages
+                               (ZCARD of KEYS[5]), yield = 1 when the turn is over and another
+                               job waits (the caller goes back in line; its call is not started)
 ]]
 local rcall = redis.call
 if ARGV[4] ~= '' and rcall('GET', KEYS[4]) ~= ARGV[4] then return {'lost'} end
@@ -46,9 +51,13 @@ rcall('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
 local h = head .. ':'
 local record = rcall('HMGET', KEYS[3], head, h .. 'reply', h .. 'posted', h .. 'attempts', h .. 'limited',
   h .. 'started', h .. 'posting', h .. 'agentMessageId')
-if ARGV[4] ~= '' and tonumber(ARGV[6]) > 0 and record[1] and not record[2] then
+-- A turn ends only for someone: with nobody in line, going back in line would be fetched
+-- straight back (a delayed move, a fetch and an acquire, for nothing).
+local yield = 0
+if ARGV[7] == '1' and rcall('LLEN', KEYS[8]) + rcall('ZCARD', KEYS[9]) > 0 then yield = 1 end
+if yield == 0 and ARGV[4] ~= '' and tonumber(ARGV[6]) > 0 and record[1] and not record[2] then
   rcall('HSET', KEYS[3], h .. 'started', '1')
   rcall('SET', KEYS[4], ARGV[4], 'PX', ARGV[6])
   rcall('SREM', KEYS[7], ARGV[1])
 end
-return {'ok', head, record, rcall('ZCARD', KEYS[5])}
+return {'ok', head, record, rcall('ZCARD', KEYS[5]), yield}
