@@ -15,8 +15,9 @@ export interface MessageListenerDeps {
   identity(): Promise<BotIdentity>;
   /**
    * The ingress's seen ledger: Slack sends one message as `app_mention` and `message`, and
-   * redelivers when an ack is late; only the first delivery goes on to the ingress, so the
-   * user gets at most one notice ("not bound", "over quota") per message.
+   * redelivers when an ack is late; only the first delivery gets past a claim, so the user
+   * gets at most one notice ("not bound", "over quota") per message. A plain message's claim
+   * is the ingress's to take (see HandleOptions.claim).
    */
   seen: FirstDelivery;
   /** Reads `file_share` files into the message; without it files are left to the ingress's notice. */
@@ -61,13 +62,18 @@ export function createMessageHandler(deps: MessageListenerDeps) {
       }
       let message = result.message;
       if (deps.multiWorkspace) message.reply = { ...message.reply, installation: installationKey(context) };
-      if (!(await deps.seen.first('slack', message.messageId))) {
-        deps.logger.debug({ messageId: message.messageId }, 'Slack delivery already handled');
+      const id = message.messageId;
+      // Files to read and assistant threads are work a repeat must not do again: claim first.
+      // A plain message leaves its claim to the ingress, which needs none to queue it.
+      const claimNow = message.hasAttachments || Boolean(adjust);
+      if (!(claimNow ? await deps.seen.first('slack', id) : deps.seen.firstHere('slack', id))) {
+        deps.logger.debug({ messageId: id }, 'Slack delivery already handled');
         return undefined;
       }
-      messageId = message.messageId;
+      messageId = id;
       if (adjust) message = await adjust(message);
-      return await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files);
+      const claim = claimNow ? undefined : () => deps.seen.claim('slack', id);
+      return await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files, claim);
     } catch (err) {
       if (messageId) await deps.seen.forget('slack', messageId);
       deps.logger.error({ messageId, ...errorFields(err) }, 'could not hand a Slack message to the ingress');
@@ -81,14 +87,14 @@ export function createMessageHandler(deps: MessageListenerDeps) {
  * which files were not sent only when the message was taken (or had nothing else in it).
  * Shared by messages, assistant threads and the "Ask the agent" shortcut.
  */
-export async function handOver(deps: MessageListenerDeps, message: IncomingMessage, files: unknown): Promise<IngressResult> {
+export async function handOver(deps: MessageListenerDeps, message: IncomingMessage, files: unknown, claim?: () => Promise<boolean>): Promise<IngressResult> {
   let notice: string | undefined;
   if (message.hasAttachments && deps.files && !message.fromSelf && !message.fromBot) {
     const read = await deps.files(message.text, files, message.reply.installation);
     notice = read.notice;
     message = { ...message, text: read.text, hasAttachments: false };
   }
-  const outcome = await deps.ingress.handle(message);
+  const outcome = await deps.ingress.handle(message, claim ? { claim } : undefined);
   if (outcome.status === 'dropped' && outcome.reason === 'redis_unavailable') await deps.seen.forget('slack', message.messageId);
   const taken = outcome.status === 'queued' || (outcome.status === 'dropped' && outcome.reason === 'empty');
   if (notice && taken && deps.replyPort) {

@@ -18,7 +18,7 @@ import { isRedisConnectionError } from '../redis-errors.js';
 import { describeQuotaHit } from '../quota/message.js';
 import type { QuotaResult } from '../quota/quota.js';
 import type { SeenLedger } from './seen-ledger.js';
-import type { DropReason, Ingress, IngressResult } from './types.js';
+import type { DropReason, HandleOptions, Ingress, IngressResult } from './types.js';
 
 /** Quota check before a job is queued (src/quota). */
 export interface QuotaGate {
@@ -74,7 +74,17 @@ export function createIngress(options: IngressOptions): Ingress {
     await port.postNotice(m.reply, text).catch((err: Error) => options.logger.warn({ ...errorFields(err) }, 'could not post a notice'));
   };
 
-  const drop = async (m: IncomingMessage, reason: DropReason, notice?: string): Promise<IngressResult> => {
+  /** What a claim lost to another delivery returns: that delivery does whatever is due. */
+  const duplicate = (m: IncomingMessage): IngressResult => {
+    options.metrics.ingress.inc({ platform: m.platform, result: 'duplicate' });
+    return { status: 'duplicate', jobId: jobIdFor(m.platform, m.messageId) };
+  };
+
+  /** Drops that do nothing a repeat could do twice (no notice, no record worth one). */
+  const quietDrops: ReadonlySet<DropReason> = new Set(['self', 'bot', 'not_addressed', 'redis_unavailable']);
+
+  const dropMessage = async (m: IncomingMessage, reason: DropReason, notice?: string, claimed?: () => Promise<boolean>): Promise<IngressResult> => {
+    if (claimed && !quietDrops.has(reason) && !(await claimed())) return duplicate(m);
     options.logger.debug({ platform: m.platform, messageId: m.messageId, channelId: m.bindingChannelId, reason }, 'message dropped');
     options.metrics.ingress.inc({ platform: m.platform, result: reason });
     // The user hears first: the diagnostics write may itself wait on an unreachable Redis.
@@ -107,7 +117,11 @@ export function createIngress(options: IngressOptions): Ingress {
   };
 
   return {
-    async handle(m) {
+    async handle(m, handleOptions: HandleOptions = {}) {
+      // The adapter's claim, taken at most once, and only where a repeat must be stopped.
+      let claim: Promise<boolean> | undefined;
+      const claimed = handleOptions.claim ? () => (claim ??= handleOptions.claim!()) : undefined;
+      const drop = (m: IncomingMessage, reason: DropReason, notice?: string) => dropMessage(m, reason, notice, claimed);
       if (m.fromSelf) return drop(m, 'self');
       if (m.fromBot) return drop(m, 'bot');
 
@@ -147,7 +161,7 @@ export function createIngress(options: IngressOptions): Ingress {
 
       if (options.quota && (options.quotasActive?.(binding) ?? true)) {
         // A redelivery must not be charged twice.
-        if (await options.seen.accepted(m.platform, m.messageId).catch(() => false)) {
+        if (claimed ? !(await claimed()) : await options.seen.accepted(m.platform, m.messageId).catch(() => false)) {
           return { status: 'duplicate', jobId: jobIdFor(m.platform, m.messageId) };
         }
         const verdict = await options.quota

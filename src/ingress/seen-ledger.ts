@@ -24,6 +24,13 @@ export interface SeenLedger {
    * process saw it in the last minutes): claims it as `delivered`.
    */
   first(platform: Platform, messageId: string): Promise<boolean>;
+  /**
+   * `first` in two halves, for an adapter whose message may need no claim at all: whether this
+   * process saw the message in the last minutes (no round trip), and the claim in Redis, which
+   * the ingress takes only before a step a repeat must not take again (see Ingress.handle).
+   */
+  firstHere(platform: Platform, messageId: string): boolean;
+  claim(platform: Platform, messageId: string): Promise<boolean>;
   /** Releases a claim whose message could not be handed on, so a redelivery is handled again. A queued message stays seen. */
   forget(platform: Platform, messageId: string): Promise<void>;
   /** Whether the mailbox accepted this message (a redelivery, not to be charged again); the `1` of earlier versions counts. */
@@ -31,7 +38,7 @@ export interface SeenLedger {
 }
 
 /** The part of the ledger an adapter uses (through its `AdapterContext`). */
-export type FirstDelivery = Pick<SeenLedger, 'first' | 'forget'>;
+export type FirstDelivery = Pick<SeenLedger, 'first' | 'firstHere' | 'claim' | 'forget'>;
 
 /** Options of {@link createSeenLedger}. */
 export interface SeenLedgerOptions {
@@ -74,17 +81,23 @@ export function createSeenLedger(options: SeenLedgerOptions): SeenLedger {
   };
   const localId = (platform: Platform, messageId: string) => `${platform}:${messageId}`;
 
+  const claim = async (platform: Platform, messageId: string) => {
+    try {
+      return (await redis.set(keys.seen(platform, messageId), SEEN.delivered, 'EX', claimTtl, 'NX')) === 'OK';
+    } catch (err) {
+      // Without Redis the ingress cannot queue either; let it decide and tell the user.
+      logger.warn({ platform, ...errorFields(err) }, 'delivery check failed; handing the message on');
+      return true;
+    }
+  };
+
   return {
     async first(platform, messageId) {
       if (seenLocally(localId(platform, messageId))) return false;
-      try {
-        return (await redis.set(keys.seen(platform, messageId), SEEN.delivered, 'EX', claimTtl, 'NX')) === 'OK';
-      } catch (err) {
-        // Without Redis the ingress cannot queue either; let it decide and tell the user.
-        logger.warn({ platform, ...errorFields(err) }, 'delivery check failed; handing the message on');
-        return true;
-      }
+      return claim(platform, messageId);
     },
+    firstHere: (platform, messageId) => !seenLocally(localId(platform, messageId)),
+    claim,
     async forget(platform, messageId) {
       local.delete(localId(platform, messageId));
       await forgetScript(redis, [keys.seen(platform, messageId)], []).catch(() => undefined);

@@ -27,5 +27,16 @@ export type IngressResult =
  * notice (hint, over quota, too long) through the platform's reply port itself.
  */
 export interface Ingress {
-  handle(message: IncomingMessage): Promise<IngressResult>;
+  handle(message: IncomingMessage, options?: HandleOptions): Promise<IngressResult>;
+}
+
+export interface HandleOptions {
+  /**
+   * The adapter's first-delivery claim, when it left it to the ingress (Slack sends one message
+   * as `app_mention` and `message`, and redelivers late acks). The ingress takes it only before
+   * a step a repeat must not take again: a notice, a drop record, a quota charge. A message
+   * that is queued needs none: the mailbox's push drops a repeat by itself, so the common
+   * case costs no round trip for it. False: another delivery has it (a duplicate).
+   */
+  claim?: () => Promise<boolean>;
 }
