@@ -73,7 +73,10 @@ export function createMessageHandler(deps: MessageListenerDeps) {
       messageId = id;
       if (adjust) message = await adjust(message);
       const claim = claimNow ? undefined : () => deps.seen.claim('slack', id);
-      return await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files, claim);
+      const outcome = await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files, claim);
+      // Another delivery of it (in another process) got there first: the push or the claim said so.
+      if (outcome.status === 'duplicate') deps.logger.debug({ messageId: id }, 'Slack delivery already handled');
+      return outcome;
     } catch (err) {
       if (messageId) await deps.seen.forget('slack', messageId);
       deps.logger.error({ messageId, ...errorFields(err) }, 'could not hand a Slack message to the ingress');
