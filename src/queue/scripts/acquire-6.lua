@@ -29,6 +29,7 @@
   hold the lock before the renewed one lapses (see Mailbox.acquire).
 ]]
 local rcall = redis.call
+--- @include "head-record"
 if ARGV[3] ~= '' and rcall('GET', KEYS[4]) ~= ARGV[3] then return {'lost'} end
 local holder = rcall('GET', KEYS[2])
 -- A held lease guarantees the holder drains the mailbox, so nothing is stranded.
@@ -40,12 +41,6 @@ if not head then
   return {'empty'}
 end
 rcall('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
-local h = head .. ':'
-local record = rcall('HMGET', KEYS[3], head, h .. 'reply', h .. 'posted', h .. 'attempts', h .. 'limited',
-  h .. 'started', h .. 'posting', h .. 'agentMessageId')
-if ARGV[3] ~= '' and tonumber(ARGV[5]) > 0 and record[1] and not record[2] then
-  rcall('HSET', KEYS[3], h .. 'started', '1')
-  rcall('SET', KEYS[4], ARGV[3], 'PX', ARGV[5])
-  rcall('SREM', KEYS[6], ARGV[1])
-end
+local record = readHead(KEYS[3], head)
+startCall(KEYS[3], KEYS[4], KEYS[6], head, record, ARGV[3], ARGV[1], ARGV[5])
 return {'ok', head, record}

@@ -32,6 +32,7 @@
                                job waits (the caller goes back in line; its call is not started)
 ]]
 local rcall = redis.call
+--- @include "head-record"
 if ARGV[4] ~= '' and rcall('GET', KEYS[4]) ~= ARGV[4] then return {'lost'} end
 local done = ARGV[2]
 if rcall('LINDEX', KEYS[1], 0) == done then
@@ -48,16 +49,10 @@ if not head then
   return {'empty'}
 end
 rcall('SET', KEYS[2], ARGV[1], 'EX', ARGV[3])
-local h = head .. ':'
-local record = rcall('HMGET', KEYS[3], head, h .. 'reply', h .. 'posted', h .. 'attempts', h .. 'limited',
-  h .. 'started', h .. 'posting', h .. 'agentMessageId')
+local record = readHead(KEYS[3], head)
 -- A turn ends only for someone: with nobody in line, going back in line would be fetched
 -- straight back (a delayed move, a fetch and an acquire, for nothing).
 local yield = 0
 if ARGV[7] == '1' and rcall('LLEN', KEYS[8]) + rcall('ZCARD', KEYS[9]) > 0 then yield = 1 end
-if yield == 0 and ARGV[4] ~= '' and tonumber(ARGV[6]) > 0 and record[1] and not record[2] then
-  rcall('HSET', KEYS[3], h .. 'started', '1')
-  rcall('SET', KEYS[4], ARGV[4], 'PX', ARGV[6])
-  rcall('SREM', KEYS[7], ARGV[1])
-end
+if yield == 0 then startCall(KEYS[3], KEYS[4], KEYS[7], head, record, ARGV[4], ARGV[1], ARGV[6]) end
 return {'ok', head, record, rcall('ZCARD', KEYS[5]), yield}

@@ -1,0 +1,21 @@
+--[[
+  Included by acquire and advance (rcall must be defined first).
+
+  readHead: the head's record, HMGET of its fields in the order toHead (mailbox.ts) reads them.
+
+  startCall: when the caller starts the call (a lock token and a lock duration given), marks a
+  head with a stored message and no reply as `started` and renews the job's lock as BullMQ's
+  extendLock does (the lock, then the job out of the stalled set), all in the caller's round trip.
+]]
+local function readHead(messagesKey, head)
+  local h = head .. ':'
+  return rcall('HMGET', messagesKey, head, h .. 'reply', h .. 'posted', h .. 'attempts', h .. 'limited',
+    h .. 'started', h .. 'posting', h .. 'agentMessageId')
+end
+
+local function startCall(messagesKey, lockKey, stalledKey, head, record, token, jobId, lockMs)
+  if token == '' or tonumber(lockMs) <= 0 or not record[1] or record[2] then return end
+  rcall('HSET', messagesKey, head .. ':started', '1')
+  rcall('SET', lockKey, token, 'PX', lockMs)
+  rcall('SREM', stalledKey, jobId)
+end

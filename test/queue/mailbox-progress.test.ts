@@ -1,0 +1,175 @@
+import type { Redis } from 'ioredis';
+import { beforeAll, describe, expect, it } from 'vitest';
+import type { Mailbox } from '../../src/queue/mailbox.js';
+import type { ChatMessage } from '../../src/queue/types.js';
+import { message, unfenced, useMailbox } from './mailbox-fixture.js';
+
+// What the worker's fenced steps write: the call started by the read that returns a message,
+// the end of a turn, and each recorded step.
+const { ctx, locked } = useMailbox('mbox-progress');
+let redis: Redis;
+let mailbox: Mailbox;
+beforeAll(() => ({ redis, mailbox } = ctx));
+
+describe('acquire and advance starting the call (startCall)', () => {
+  const started = (m: ChatMessage) => redis.hget(mailbox.keys.messages(m.conversationId), `${m.messageId}:started`);
+
+  it("marks a fresh head started and renews the job's lock in the same round trip; the head shows its progress from before", async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = { ...(await locked('job-1')), lockDurationMs: 30_000 };
+    await redis.pexpire(mailbox.keys.jobLock('job-1'), 2_000);
+    await redis.sadd(mailbox.keys.stalled, 'job-1');
+    const before = performance.now();
+    const got = await mailbox.acquire(m.conversationId, fence, { startCall: true });
+    if (got.status !== 'ok' || !got.head) throw new Error(`not acquired: ${got.status}`);
+    expect(got.head.progress.started).toBe(false);
+    expect(await started(m)).toBe('1');
+    expect(await redis.pttl(mailbox.keys.jobLock('job-1'))).toBeGreaterThan(25_000);
+    expect(await redis.sismember(mailbox.keys.stalled, 'job-1')).toBe(0);
+    // Half the renewed lock, counted from before the read was sent.
+    expect(got.head.callFencedUntil).toBeGreaterThanOrEqual(before + 15_000 - 1);
+    expect(got.head.callFencedUntil).toBeLessThanOrEqual(performance.now() + 15_000);
+  });
+
+  it('marks nothing without startCall, unfenced, or without a lock duration', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = await locked('job-1');
+    for (const [f, options] of [
+      [{ ...fence, lockDurationMs: 30_000 }, {}],
+      [{ ...unfenced('job-1'), lockDurationMs: 30_000 }, { startCall: true }],
+      [fence, { startCall: true }],
+    ] as const) {
+      const got = await mailbox.acquire(m.conversationId, f, options);
+      expect(got.status === 'ok' && got.head?.callFencedUntil).toBeUndefined();
+    }
+    expect(await started(m)).toBeNull();
+  });
+
+  it('does not start a head whose reply is recorded (its posts resume), nor one for a stale token', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = { ...(await locked('job-1')), lockDurationMs: 30_000 };
+    expect(await mailbox.acquire(m.conversationId, { ...fence, token: 'old-owner' }, { startCall: true })).toEqual({ status: 'lost' });
+    expect(await started(m)).toBeNull();
+    await mailbox.acquire(m.conversationId, fence);
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'hello', posting: 0 })).toBe(true);
+    const got = await mailbox.acquire(m.conversationId, fence, { startCall: true });
+    expect(got.status === 'ok' && got.head?.callFencedUntil).toBeUndefined();
+    expect(await started(m)).toBeNull();
+  });
+
+  it("advance starts the next message's call, and only reads it without startCall", async () => {
+    const [a, b, c] = [message(), message(), message()];
+    for (const m of [a, b, c]) await mailbox.push(m);
+    const fence = { ...(await locked('job-1')), lockDurationMs: 30_000 };
+    await mailbox.acquire(a.conversationId, fence);
+    const next = await mailbox.advance(a.conversationId, fence, { messageId: a.messageId, message: a }, { startCall: true });
+    if (!next || next === 'lost') throw new Error('no next head');
+    expect(next.messageId).toBe(b.messageId);
+    expect(next.callFencedUntil).toBeGreaterThan(performance.now());
+    expect(await started(b)).toBe('1');
+    const last = await mailbox.advance(a.conversationId, fence, next);
+    expect(last !== 'lost' && last?.messageId).toBe(c.messageId);
+    expect(last !== 'lost' && last?.callFencedUntil).toBeUndefined();
+    expect(await started(c)).toBeNull();
+  });
+});
+
+describe('advance at the end of a turn (turnOver)', () => {
+  it('yields only when another job waits in line (waiting or prioritized); a yielded head is not started', async () => {
+    const [a, b, c, d, e] = [message(), message(), message(), message(), message()];
+    for (const m of [a, b, c, d, e]) await mailbox.push(m);
+    const fence = { ...(await locked('job-1')), lockDurationMs: 30_000 };
+    await mailbox.acquire(a.conversationId, fence);
+    const started = (m: ChatMessage) => redis.hget(mailbox.keys.messages(m.conversationId), `${m.messageId}:started`);
+
+    // Nobody in line: the turn goes on, and the next call is started as usual.
+    const b1 = await mailbox.advance(a.conversationId, fence, { messageId: a.messageId, message: a }, { startCall: true, turnOver: true });
+    if (!b1 || b1 === 'lost') throw new Error('no next head');
+    expect(b1).toMatchObject({ messageId: b.messageId, yieldTurn: false });
+    expect(await started(b)).toBe('1');
+
+    // A plain job waits: yield, and the head is only read.
+    await redis.lpush(mailbox.keys.wait, 'job-other');
+    const c1 = await mailbox.advance(a.conversationId, fence, b1, { startCall: true, turnOver: true });
+    if (!c1 || c1 === 'lost') throw new Error('no next head');
+    expect(c1).toMatchObject({ messageId: c.messageId, yieldTurn: true });
+    expect(c1.callFencedUntil).toBeUndefined();
+    expect(await started(c)).toBeNull();
+
+    // A prioritized job waits: yield too; without turnOver, never.
+    await redis.del(mailbox.keys.wait);
+    await redis.zadd(mailbox.keys.prioritized, 8, 'job-other');
+    const d1 = await mailbox.advance(a.conversationId, fence, c1, { turnOver: false });
+    if (!d1 || d1 === 'lost') throw new Error('no next head');
+    expect(d1).toMatchObject({ messageId: d.messageId, yieldTurn: false });
+    expect(await mailbox.advance(a.conversationId, fence, d1, { turnOver: true })).toMatchObject({ messageId: e.messageId, yieldTurn: true });
+  });
+});
+
+describe('record', () => {
+  it('writes progress and the answered mark while the lock is ours', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = await locked('job-1');
+    await mailbox.acquire(m.conversationId, fence);
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { started: 1 })).toBe(true);
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'the answer', agentMessageId: 'a-1', posting: 0 }, { answered: true })).toBe(true);
+    expect(await mailbox.isAnswered(m.conversationId)).toBe(true);
+    const head = await mailbox.acquire(m.conversationId, fence);
+    expect(head.status === 'ok' && head.head?.progress).toEqual({ reply: 'the answer', posted: 0, attempts: 0, limited: 0, started: true, posting: 0, agentMessageId: 'a-1' });
+    // '' deletes a field.
+    await mailbox.record(m.conversationId, m.messageId, fence, { started: '' });
+    const after = await mailbox.acquire(m.conversationId, fence);
+    expect(after.status === 'ok' && after.head?.progress.started).toBe(false);
+  });
+
+  it('refuses a stale token, an expired lock, and a finished message', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = await locked('job-1', 'mine');
+    await redis.set(mailbox.keys.jobLock('job-1'), 'taken-over');
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'late' }, { answered: true })).toBe(false);
+    await redis.del(mailbox.keys.jobLock('job-1'));
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'late' })).toBe(false);
+    expect(await redis.hexists(mailbox.keys.messages(m.conversationId), `${m.messageId}:reply`)).toBe(0);
+    expect(await mailbox.isAnswered(m.conversationId)).toBe(false);
+    // Finished (advanced by the job's new owner): no record comes back to life.
+    const owner = await locked('job-1', 'owner');
+    await mailbox.acquire(m.conversationId, owner);
+    await mailbox.advance(m.conversationId, owner, { messageId: m.messageId, message: m });
+    expect(await mailbox.record(m.conversationId, m.messageId, owner, { posted: 1 })).toBe(false);
+    expect(await redis.exists(mailbox.keys.messages(m.conversationId))).toBe(0);
+  });
+});
+
+describe('record, renewing and recording facts', () => {
+  it('renews the lock like extendLock; a stale worker still records the chunk it posted, nothing else', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = { ...(await locked('job-1', 'mine')), lockDurationMs: 120_000 };
+    await redis.sadd(mailbox.keys.stalled, 'job-1');
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'hi', posting: 0 })).toBe(true);
+    expect(await redis.pttl(mailbox.keys.jobLock('job-1'))).toBeGreaterThan(60_000);
+    expect(await redis.sismember(mailbox.keys.stalled, 'job-1')).toBe(0);
+
+    await redis.set(mailbox.keys.jobLock('job-1'), 'taken-over');
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { posted: 1, posting: 1 })).toBe(false);
+    const head = await mailbox.acquire(m.conversationId, { jobId: 'job-1', token: 'taken-over' });
+    expect(head.status === 'ok' && head.head?.progress).toMatchObject({ posted: 1, posting: 0 });
+    expect(await redis.get(mailbox.keys.jobLock('job-1'))).toBe('taken-over');
+  });
+
+  it("never moves 'posted' back: a stale worker's lower count does not hide chunks the new owner posted", async () => {
+    const m = message();
+    await mailbox.push(m);
+    const owner = await locked('job-1', 'new-owner');
+    expect(await mailbox.record(m.conversationId, m.messageId, owner, { reply: 'long', posted: 3, posting: 3 })).toBe(true);
+    // The old worker wakes up and records the chunk it had posted before it froze.
+    expect(await mailbox.record(m.conversationId, m.messageId, { jobId: 'job-1', token: 'old-owner' }, { posted: 1, posting: 1 })).toBe(false);
+    const head = await mailbox.acquire(m.conversationId, owner);
+    expect(head.status === 'ok' && head.head?.progress).toMatchObject({ posted: 3, posting: 3 });
+  });
+});
