@@ -38,6 +38,8 @@ export interface BenchSettings {
   peerThreads: number;
   peerPerThread: number;
   peerSenders: number;
+  /** Events per sender's thread in the unmeasured warm-up burst before each measured one (0: none). */
+  peerWarmUpPerThread: number;
   /** Bursts per side; each figure is the side's median round. */
   peerRounds: number;
 }
@@ -89,6 +91,7 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     peerThreads: 100,
     peerPerThread: 10,
     peerSenders: 20,
+    peerWarmUpPerThread: 10,
     peerRounds: quick ? 1 : 3,
   };
 }

@@ -1,3 +1,4 @@
+import { Agent } from 'node:http';
 import { benchBridgeEnv, postSigned, slackAppEnv, withSlackEventsApp } from '../lib/slack-events.js';
 import { percentiles, type Percentiles } from '../lib/stats.js';
 import type { SlackInfo } from '../procs/services-types.js';
@@ -19,10 +20,59 @@ interface BurstResult {
   outOfOrder: number;
 }
 
+type BurstThreads = Array<{ threadTs: string; bodies: string[] }>;
+
+/**
+ * Sends every body of `threads` with `senders` closed-loop senders (each sends its next event
+ * once the previous was acknowledged) and returns when all are acknowledged.
+ */
+async function sendClosedLoop(
+  url: URL,
+  agent: Agent,
+  secret: string,
+  threads: BurstThreads,
+  senders: number,
+  label: string,
+  onSent: (threadTs: string, at: number) => void = () => {},
+  onAck: (ms: number) => void = () => {},
+): Promise<void> {
+  const perThread = Math.max(...threads.map((t) => t.bodies.length));
+  await Promise.all(
+    Array.from({ length: senders }, async (_, j) => {
+      const own = threads.filter((_, t) => t % senders === j);
+      for (let k = 0; k < perThread; k++) {
+        for (const t of own) {
+          const at = Date.now();
+          onSent(t.threadTs, at);
+          const status = await postSigned(url, agent, secret, t.bodies[k]!);
+          onAck(Date.now() - at);
+          if (status !== 200) throw new Error(`${label}: event answered ${status}`);
+        }
+      }
+    }),
+  );
+}
+
+/** The replies posted in `threads` since the last call, once `total` of them are in (60 s at most). */
+async function repliesIn(ctx: BenchContext, threads: Set<string>, total: number, label: string): Promise<Array<{ threadTs: string; text: string; at: number }>> {
+  const posts: Array<{ threadTs: string; text: string; at: number }> = [];
+  const deadline = Date.now() + 60_000;
+  while (posts.length < total) {
+    posts.push(...(await ctx.services.call<typeof posts>('slackPosts')).filter((p) => threads.has(p.threadTs)));
+    if (Date.now() > deadline) throw new Error(`${label}: ${posts.length} of ${total} replies within 60 s`);
+    if (posts.length < total) await new Promise((r) => setTimeout(r, 50));
+  }
+  return posts;
+}
+
 /**
  * One burst: 1,000 signed app_mention events over 100 threads (10 each), 20 senders each
  * sending its next event once the previous was acknowledged; an instant agent; replies are
  * read where they land, in the Slack emulator. End to end = event sent → reply stored.
+ *
+ * Both sides first answer a warm-up burst (its own threads, its own connections, not
+ * measured): a service runs for days, and a process minutes old has code V8 has not compiled
+ * yet. The measured burst still opens its connections fresh.
  */
 async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<BurstResult> {
   const env = (prefix: string) => {
@@ -32,7 +82,19 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
   const entry = kind === 'bridge' ? bridgeEntry : peerEntry;
   return withSlackEventsApp(ctx, entry, { run: `s7-${kind}`, env }, async ({ url, agent }) => {
     const s = ctx.settings;
-    const threads = await ctx.services.call<Array<{ threadTs: string; bodies: string[] }>>('slackBurst', {
+    const secret = slack.identity.signingSecret;
+    if (s.peerWarmUpPerThread > 0) {
+      const warm = await ctx.services.call<BurstThreads>('slackBurst', { channel: CHANNEL, threads: s.peerSenders, perThread: s.peerWarmUpPerThread, users: s.peerSenders });
+      await ctx.services.call('slackPosts'); // forget earlier posts
+      const warmAgent = new Agent({ keepAlive: true });
+      try {
+        await sendClosedLoop(url, warmAgent, secret, warm, s.peerSenders, `${kind} warm-up`);
+      } finally {
+        warmAgent.destroy();
+      }
+      await repliesIn(ctx, new Set(warm.map((t) => t.threadTs)), warm.length * s.peerWarmUpPerThread, `${kind} warm-up`);
+    }
+    const threads = await ctx.services.call<BurstThreads>('slackBurst', {
       channel: CHANNEL,
       threads: s.peerThreads,
       perThread: s.peerPerThread,
@@ -42,29 +104,19 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
     const total = s.peerThreads * s.peerPerThread;
     const sentAt = new Map<string, number[]>(threads.map((t) => [t.threadTs, []]));
     const acks: number[] = [];
-    // Sender j owns threads j, j + senders, ...; it walks them round by round.
-    const senders = Array.from({ length: s.peerSenders }, async (_, j) => {
-      const own = threads.filter((_, t) => t % s.peerSenders === j);
-      for (let k = 0; k < s.peerPerThread; k++) {
-        for (const t of own) {
-          const at = Date.now();
-          sentAt.get(t.threadTs)!.push(at);
-          const status = await postSigned(url, agent, slack.identity.signingSecret, t.bodies[k]!);
-          acks.push(Date.now() - at);
-          if (status !== 200) throw new Error(`${kind}: event answered ${status}`);
-        }
-      }
-    });
     const started = Date.now();
-    await Promise.all(senders);
+    await sendClosedLoop(
+      url,
+      agent,
+      secret,
+      threads,
+      s.peerSenders,
+      kind,
+      (threadTs, at) => sentAt.get(threadTs)!.push(at),
+      (ms) => acks.push(ms),
+    );
 
-    const posts: Array<{ threadTs: string; text: string; at: number }> = [];
-    const deadline = Date.now() + 60_000;
-    while (posts.length < total) {
-      posts.push(...(await ctx.services.call<typeof posts>('slackPosts')).filter((p) => sentAt.has(p.threadTs)));
-      if (Date.now() > deadline) throw new Error(`${kind}: ${posts.length} of ${total} replies within 60 s`);
-      if (posts.length < total) await new Promise((r) => setTimeout(r, 50));
-    }
+    const posts = await repliesIn(ctx, new Set(sentAt.keys()), total, kind);
     const endToEnd: number[] = [];
     const seen = new Map<string, number>();
     let outOfOrder = 0;
@@ -120,7 +172,8 @@ export async function peerScenario(ctx: BenchContext): Promise<ResultRow[]> {
   }
   const r = { peer: medianBurst(rounds.peer), bridge: medianBurst(rounds.bridge) };
   const aggregate = s.peerRounds > 1 ? `; each side's median of ${s.peerRounds} rounds` : '';
-  const note = `${s.peerThreads * s.peerPerThread} signed app_mention events, ${s.peerThreads} threads, ${s.peerSenders} closed-loop senders, instant agent; floor column = the plain Bolt + BullMQ peer${aggregate}`;
+  const warmUp = s.peerWarmUpPerThread > 0 ? `, after an unmeasured warm-up of ${s.peerSenders * s.peerWarmUpPerThread}` : '';
+  const note = `${s.peerThreads * s.peerPerThread} signed app_mention events${warmUp}, ${s.peerThreads} threads, ${s.peerSenders} closed-loop senders, instant agent; floor column = the plain Bolt + BullMQ peer${aggregate}`;
   const order = `replies out of thread order: bridge ${r.bridge.outOfOrder}, peer ${r.peer.outOfOrder}`;
   return [
     row('7 · burst vs plain-bot peer: throughput', 'msg/s', r.bridge.throughput, r.peer.throughput, TARGETS.peerThroughput, note, 0),
