@@ -69,6 +69,10 @@ export async function measureSlow(
   })();
   try {
     await waitForPosts(ctx, count, 60_000 + waves * delay * 3);
+  } catch (err) {
+    // Say whose replies are missing, and what its workers last said (a floor job that failed is lost: it never retries).
+    const said = workers.map((w) => w.output()).join('');
+    throw new Error(`${path.kind}: ${(err as Error).message}; its workers' last output: ${said}`, { cause: err });
   } finally {
     sampling = false;
     await sampler;
