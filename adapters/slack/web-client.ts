@@ -2,6 +2,7 @@ import { WebClient, type WebClientOptions } from '@slack/web-api';
 import type { Logger as SlackLogger } from '@slack/bolt';
 import { Agent } from 'undici';
 import { createUndiciFetch } from '../../src/undici-fetch.js';
+import { ReplyPathWebClient } from './reply-path-client.js';
 
 /** Slack's own Web API, used when SLACK_API_URL is not set. */
 export const DEFAULT_SLACK_API_URL = 'https://slack.com/api/';
@@ -21,6 +22,7 @@ export interface SlackClientOptions {
 
 /** One connection pool for every WebClient of the process (one per workspace with "Add to Slack"). */
 let sharedFetch: typeof fetch | undefined;
+const processFetch = () => (sharedFetch ??= createUndiciFetch(new Agent({ keepAliveTimeout: 30_000 })));
 
 /**
  * WebClient options for calls whose retries belong to someone else: the queue for reply
@@ -34,10 +36,15 @@ export function webClientOptions(options: SlackClientOptions): WebClientOptions 
     rejectRateLimitedCalls: true,
     retryConfig: { retries: 0 },
     timeout: options.timeoutMs ?? 10_000,
-    fetch: (sharedFetch ??= createUndiciFetch(new Agent({ keepAliveTimeout: 30_000 }))),
+    fetch: processFetch(),
   };
 }
 
+/** A WebClient for the bot's token whose reply-path calls take the shorter road (reply-path-client.ts). */
 export function createWebClient(token: string, options: SlackClientOptions): WebClient {
-  return new WebClient(token, webClientOptions(options));
+  const settings = webClientOptions(options);
+  return new ReplyPathWebClient(
+    { token, apiUrl: settings.slackApiUrl!, fetch: processFetch(), logger: options.logger, timeoutMs: settings.timeout ?? 0 },
+    settings,
+  );
 }

@@ -1,6 +1,8 @@
 import { Agent } from 'node:http';
 import { benchBridgeEnv, postSigned, slackAppEnv, withSlackEventsApp } from '../lib/slack-events.js';
 import { percentiles, type Percentiles } from '../lib/stats.js';
+import { processCpuMs } from '../lib/proc-cpu.js';
+import type { Redis } from 'ioredis';
 import type { SlackInfo } from '../procs/services-types.js';
 import { row, TARGETS, type ResultRow } from '../report/rows.js';
 import type { BenchContext } from './context.js';
@@ -18,6 +20,8 @@ interface BurstResult {
   ack: Percentiles;
   /** Replies that came back out of their thread's order. */
   outOfOrder: number;
+  /** CPU per message (µs) during the measured burst: the app's process, the emulators' process, Redis. */
+  cpu: { app: number; services: number; redis: number };
 }
 
 type BurstThreads = Array<{ threadTs: string; bodies: string[] }>;
@@ -77,10 +81,10 @@ async function repliesIn(ctx: BenchContext, threads: Set<string>, total: number,
 async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<BurstResult> {
   const env = (prefix: string) => {
     const common = { ...slackAppEnv(ctx, slack, prefix), WORKER_CONCURRENCY: '50' };
-    return kind === 'bridge' ? { ...common, ROLE: 'all', ...benchBridgeEnv(CHANNEL) } : common;
+    return kind === 'bridge' ? { ...common, ROLE: 'all', ...benchBridgeEnv(CHANNEL), ...(bridgeEnvOverrides()) } : common;
   };
   const entry = kind === 'bridge' ? bridgeEntry : peerEntry;
-  return withSlackEventsApp(ctx, entry, { run: `s7-${kind}`, env }, async ({ url, agent }) => {
+  return withSlackEventsApp(ctx, entry, { run: `s7-${kind}`, env }, async ({ url, agent, child }) => {
     const s = ctx.settings;
     const secret = slack.identity.signingSecret;
     if (s.peerWarmUpPerThread > 0) {
@@ -104,6 +108,7 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
     const total = s.peerThreads * s.peerPerThread;
     const sentAt = new Map<string, number[]>(threads.map((t) => [t.threadTs, []]));
     const acks: number[] = [];
+    const cpuBefore = await cpuNow(ctx, child.pid);
     const started = Date.now();
     await sendClosedLoop(
       url,
@@ -117,6 +122,8 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
     );
 
     const posts = await repliesIn(ctx, new Set(sentAt.keys()), total, kind);
+    const cpuAfter = await cpuNow(ctx, child.pid);
+    const perMessage = (k: keyof typeof cpuAfter) => Math.round(((cpuAfter[k] - cpuBefore[k]) * 1000) / total);
     const endToEnd: number[] = [];
     const seen = new Map<string, number>();
     let outOfOrder = 0;
@@ -132,8 +139,20 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
       endToEnd: percentiles(endToEnd),
       ack: percentiles(acks),
       outOfOrder,
+      cpu: { app: perMessage('app'), services: perMessage('services'), redis: perMessage('redis') },
     };
   });
+}
+
+/** CPU used so far (ms) by the app's process, the services process and the Redis server. */
+async function cpuNow(ctx: BenchContext, appPid: number): Promise<{ app: number; services: number; redis: number }> {
+  return { app: await processCpuMs(appPid), services: await processCpuMs(ctx.services.pid), redis: await redisCpuMs(ctx.redis) };
+}
+
+async function redisCpuMs(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? Number.NaN);
+  return (field('used_cpu_sys') + field('used_cpu_user')) * 1000;
 }
 
 /**
@@ -151,6 +170,7 @@ function medianBurst(results: BurstResult[]): BurstResult {
     endToEnd: middle((r) => r.endToEnd, (p) => p.p99),
     ack: middle((r) => r.ack, (p) => p.p99),
     outOfOrder: Math.max(...results.map((r) => r.outOfOrder)),
+    cpu: middle((r) => r.cpu, (c) => c.app),
   };
 }
 
@@ -166,7 +186,8 @@ export async function peerScenario(ctx: BenchContext): Promise<ResultRow[]> {
       rounds[kind].push(b);
       ctx.log(
         `  s7 ${kind} round ${round}: ${Math.round(b.throughput)} msg/s, end-to-end p50 ${b.endToEnd.p50.toFixed(0)} p99 ${b.endToEnd.p99.toFixed(0)} ms, ` +
-          `ack p50 ${b.ack.p50.toFixed(1)} p99 ${b.ack.p99.toFixed(1)} ms, ${b.outOfOrder} out of thread order`,
+          `ack p50 ${b.ack.p50.toFixed(1)} p99 ${b.ack.p99.toFixed(1)} ms, ${b.outOfOrder} out of thread order; ` +
+          `CPU per message: app ${b.cpu.app} µs, emulators ${b.cpu.services} µs, Redis ${b.cpu.redis} µs`,
       );
     }
   }
@@ -180,4 +201,13 @@ export async function peerScenario(ctx: BenchContext): Promise<ResultRow[]> {
     row('7 · burst vs plain-bot peer: end-to-end p99', 'ms', r.bridge.endToEnd.p99, r.peer.endToEnd.p99, TARGETS.peerEndToEndP99, `p50 bridge ${r.bridge.endToEnd.p50.toFixed(0)}, peer ${r.peer.endToEnd.p50.toFixed(0)} ms; ${order}`, 0),
     row('7 · burst vs plain-bot peer: ack p99', 'ms', r.bridge.ack.p99, r.peer.ack.p99, TARGETS.peerAckP99, `p50 bridge ${r.bridge.ack.p50.toFixed(1)}, peer ${r.peer.ack.p50.toFixed(1)} ms`, 1),
   ];
+}
+
+/**
+ * `BENCH_BRIDGE_ENV` (JSON): settings the bridge of this scenario runs with on top of the bench's,
+ * for same-hour A/B runs, e.g. `BENCH_BRIDGE_ENV='{"WORKING_INDICATOR_DELAY_MS":"1000"}'`.
+ */
+function bridgeEnvOverrides(): Record<string, string> {
+  const raw = process.env.BENCH_BRIDGE_ENV;
+  return raw ? (JSON.parse(raw) as Record<string, string>) : {};
 }
