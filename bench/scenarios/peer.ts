@@ -196,8 +196,10 @@ export async function peerScenario(ctx: BenchContext): Promise<ResultRow[]> {
   const warmUp = s.peerWarmUpPerThread > 0 ? `, after an unmeasured warm-up of ${s.peerSenders * s.peerWarmUpPerThread}` : '';
   const note = `${s.peerThreads * s.peerPerThread} signed app_mention events${warmUp}, ${s.peerThreads} threads, ${s.peerSenders} closed-loop senders, instant agent; floor column = the plain Bolt + BullMQ peer${aggregate}`;
   const order = `replies out of thread order: bridge ${r.bridge.outOfOrder}, peer ${r.peer.outOfOrder}`;
+  const cpu = (c: BurstResult['cpu']) => `app ${c.app}, emulators ${c.services}, Redis ${c.redis}`;
+  const cpuNote = `CPU µs per message (the median round): bridge ${cpu(r.bridge.cpu)}; peer ${cpu(r.peer.cpu)}`;
   return [
-    row('7 · burst vs plain-bot peer: throughput', 'msg/s', r.bridge.throughput, r.peer.throughput, TARGETS.peerThroughput, note, 0),
+    row('7 · burst vs plain-bot peer: throughput', 'msg/s', r.bridge.throughput, r.peer.throughput, TARGETS.peerThroughput, `${note}; ${cpuNote}`, 0),
     row('7 · burst vs plain-bot peer: end-to-end p99', 'ms', r.bridge.endToEnd.p99, r.peer.endToEnd.p99, TARGETS.peerEndToEndP99, `p50 bridge ${r.bridge.endToEnd.p50.toFixed(0)}, peer ${r.peer.endToEnd.p50.toFixed(0)} ms; ${order}`, 0),
     row('7 · burst vs plain-bot peer: ack p99', 'ms', r.bridge.ack.p99, r.peer.ack.p99, TARGETS.peerAckP99, `p50 bridge ${r.bridge.ack.p50.toFixed(1)}, peer ${r.peer.ack.p50.toFixed(1)} ms`, 1),
   ];
