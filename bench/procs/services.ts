@@ -20,6 +20,7 @@ const sink = await new BenchSink().start();
 let slack: SlackEmulator | undefined;
 let discord: DiscordEmulator | undefined;
 let slackPostsRead = 0;
+let slackCallsRead = 0;
 
 serve({
   ...probeHandlers(),
@@ -37,6 +38,14 @@ serve({
     const fresh = calls.slice(slackPostsRead);
     slackPostsRead = calls.length;
     return fresh.map((c) => ({ threadTs: c.params.thread_ts ?? '', text: c.params.text ?? '', at: c.at }));
+  },
+  /** Web API calls the Slack emulator answered since the last read, by method. */
+  slackCallCounts: () => {
+    if (!slack) return {};
+    const counts: Record<string, number> = {};
+    for (const c of slack.calls.slice(slackCallsRead)) counts[c.method] = (counts[c.method] ?? 0) + 1;
+    slackCallsRead = slack.calls.length;
+    return counts;
   },
   /**
    * Scenario 7's events, stored in the Slack emulator as real messages (so reactions and

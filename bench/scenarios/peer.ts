@@ -22,6 +22,8 @@ interface BurstResult {
   outOfOrder: number;
   /** CPU per message (µs) during the measured burst: the app's process, the emulators' process, Redis. */
   cpu: { app: number; services: number; redis: number };
+  /** Slack Web API calls per message during the measured burst, by method. */
+  slackCalls: Record<string, number>;
 }
 
 type BurstThreads = Array<{ threadTs: string; bodies: string[] }>;
@@ -108,6 +110,7 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
     const total = s.peerThreads * s.peerPerThread;
     const sentAt = new Map<string, number[]>(threads.map((t) => [t.threadTs, []]));
     const acks: number[] = [];
+    await ctx.services.call('slackCallCounts'); // forget the warm-up's
     const cpuBefore = await cpuNow(ctx, child.pid);
     const started = Date.now();
     await sendClosedLoop(
@@ -123,6 +126,9 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
 
     const posts = await repliesIn(ctx, new Set(sentAt.keys()), total, kind);
     const cpuAfter = await cpuNow(ctx, child.pid);
+    // The working reaction's removal may still be on its way: give it a moment before counting.
+    await new Promise((r) => setTimeout(r, 500));
+    const calls = await ctx.services.call<Record<string, number>>('slackCallCounts');
     const perMessage = (k: keyof typeof cpuAfter) => Math.round(((cpuAfter[k] - cpuBefore[k]) * 1000) / total);
     const endToEnd: number[] = [];
     const seen = new Map<string, number>();
@@ -140,8 +146,14 @@ async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<B
       ack: percentiles(acks),
       outOfOrder,
       cpu: { app: perMessage('app'), services: perMessage('services'), redis: perMessage('redis') },
+      slackCalls: Object.fromEntries(Object.entries(calls).map(([method, n]) => [method, Math.round((100 * n) / total) / 100])),
     };
   });
+}
+
+/** `chat.postMessage 1, reactions.add 1` (sorted by method). */
+function describeCalls(calls: Record<string, number>): string {
+  return Object.entries(calls).sort(([a], [b]) => a.localeCompare(b)).map(([m, n]) => `${m} ${n}`).join(', ') || 'none';
 }
 
 /** CPU used so far (ms) by the app's process, the services process and the Redis server. */
@@ -171,6 +183,7 @@ function medianBurst(results: BurstResult[]): BurstResult {
     ack: middle((r) => r.ack, (p) => p.p99),
     outOfOrder: Math.max(...results.map((r) => r.outOfOrder)),
     cpu: middle((r) => r.cpu, (c) => c.app),
+    slackCalls: results[0]!.slackCalls,
   };
 }
 
@@ -187,7 +200,8 @@ export async function peerScenario(ctx: BenchContext): Promise<ResultRow[]> {
       ctx.log(
         `  s7 ${kind} round ${round}: ${Math.round(b.throughput)} msg/s, end-to-end p50 ${b.endToEnd.p50.toFixed(0)} p99 ${b.endToEnd.p99.toFixed(0)} ms, ` +
           `ack p50 ${b.ack.p50.toFixed(1)} p99 ${b.ack.p99.toFixed(1)} ms, ${b.outOfOrder} out of thread order; ` +
-          `CPU per message: app ${b.cpu.app} µs, emulators ${b.cpu.services} µs, Redis ${b.cpu.redis} µs`,
+          `CPU per message: app ${b.cpu.app} µs, emulators ${b.cpu.services} µs, Redis ${b.cpu.redis} µs; ` +
+          `Slack calls per message: ${describeCalls(b.slackCalls)}`,
       );
     }
   }
@@ -197,7 +211,9 @@ export async function peerScenario(ctx: BenchContext): Promise<ResultRow[]> {
   const note = `${s.peerThreads * s.peerPerThread} signed app_mention events${warmUp}, ${s.peerThreads} threads, ${s.peerSenders} closed-loop senders, instant agent; floor column = the plain Bolt + BullMQ peer${aggregate}`;
   const order = `replies out of thread order: bridge ${r.bridge.outOfOrder}, peer ${r.peer.outOfOrder}`;
   const cpu = (c: BurstResult['cpu']) => `app ${c.app}, emulators ${c.services}, Redis ${c.redis}`;
-  const cpuNote = `CPU µs per message (the median round): bridge ${cpu(r.bridge.cpu)}; peer ${cpu(r.peer.cpu)}`;
+  const cpuNote =
+    `CPU µs per message (the median round): bridge ${cpu(r.bridge.cpu)}; peer ${cpu(r.peer.cpu)}; ` +
+    `Slack calls per message: bridge ${describeCalls(r.bridge.slackCalls)}; peer ${describeCalls(r.peer.slackCalls)}`;
   return [
     row('7 · burst vs plain-bot peer: throughput', 'msg/s', r.bridge.throughput, r.peer.throughput, TARGETS.peerThroughput, `${note}; ${cpuNote}`, 0),
     row('7 · burst vs plain-bot peer: end-to-end p99', 'ms', r.bridge.endToEnd.p99, r.peer.endToEnd.p99, TARGETS.peerEndToEndP99, `p50 bridge ${r.bridge.endToEnd.p50.toFixed(0)}, peer ${r.peer.endToEnd.p50.toFixed(0)} ms; ${order}`, 0),
