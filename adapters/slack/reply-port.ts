@@ -16,6 +16,7 @@ import { slackTextToPlain } from './slack-text.js';
 import { createUserDirectory, type UserDirectory } from './user-directory.js';
 import { createWebClient } from './web-client.js';
 import { createMultiWorkspaceReplyPort } from './multi-workspace-port.js';
+import { ReactionGate } from './reaction-gate.js';
 
 export interface SlackReplyPortOptions {
   /** A WebClient to use instead of one built from the config (tests). */
@@ -40,6 +41,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   const logger = deps.logger.child({ platform: 'slack' });
   const client = options.client ?? createWebClient(slack.botToken!, { apiUrl: slack.apiUrl, logger: createBoltLogger(logger) });
   const reaction = options.workingReaction ?? slack.workingReaction;
+  const gate = new ReactionGate(logger);
   const users = createUserDirectory(client, 10 * 60_000);
   const botIdentity = botIdentityOf(client);
   // The bot's own IDs: its mentions are dropped from thread transcripts (they address it) and
@@ -90,14 +92,17 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     async startWorking(target) {
       // Assistant threads have a status line ("is thinking…") where channels get a reaction.
       if (target.assistantThread) return setAssistantStatus(client, logger, target, 'is thinking…');
-      await react(client, logger, 'add', target, reaction, 'already_reacted');
+      // While Slack rate-limits reactions, none is added (and so none needs taking down).
+      const key = reactionKey(target);
+      if (gate.open() && (await react(client, logger, gate, 'add', target, reaction, 'already_reacted')).done) gate.added(key);
+      else gate.skip(key);
     },
 
     async stopWorking(target, outcome) {
       // Slack clears the status line itself when the reply is posted; a failure clears it here.
       if (target.assistantThread) return outcome === 'failed' ? setAssistantStatus(client, logger, target, '') : undefined;
-      await react(client, logger, 'remove', target, reaction, 'no_reaction');
-      if (outcome === 'failed') await react(client, logger, 'add', target, 'warning', 'already_reacted');
+      if (gate.takeDown(reactionKey(target))) await removeWorkingReaction(client, logger, gate, target, reaction);
+      if (outcome === 'failed' && gate.open()) await react(client, logger, gate, 'add', target, 'warning', 'already_reacted');
     },
 
     fetchThread: async (target, limit) => fetchThread(client, users, target, limit, await ownIds()),
@@ -116,16 +121,51 @@ function feedbackBlocks(chunk: string, index: number, info?: ChunkInfo): KnownBl
 }
 
 
-/** Reactions are best effort: a missing one never holds up or fails a reply. */
-async function react(client: WebClient, logger: Logger, op: 'add' | 'remove', target: ReplyTarget, name: string, harmless: string) {
+/** Which message a working reaction is on. */
+const reactionKey = (target: ReplyTarget) => `${target.channelId}/${target.messageId}`;
+
+/** What became of a reaction call: done (or nothing to change), refused, or refused with a 429 and the wait Slack asked for. */
+type Reacted = { done: true } | { done: false; retryAfterMs?: number };
+
+/**
+ * Reactions are best effort: a missing one never holds up or fails a reply, and a failure is
+ * never thrown. A 429 also closes the gate for the wait Slack asked for.
+ */
+async function react(client: WebClient, logger: Logger, gate: ReactionGate, op: 'add' | 'remove', target: ReplyTarget, name: string, harmless: string): Promise<Reacted> {
   try {
     const args = { channel: target.channelId, timestamp: target.messageId, name };
     await (op === 'add' ? client.reactions.add(args) : client.reactions.remove(args));
+    return { done: true };
   } catch (err) {
     const code = slackErrorCode(err);
-    if (code === harmless) return;
-    logger.warn({ channel: target.channelId, reaction: name, code }, `could not ${op} the :${name}: reaction: ${toPlatformError(`reactions.${op}`, err).message}`);
+    if (code === harmless) return { done: true };
+    const e = toPlatformError(`reactions.${op}`, err);
+    if (e.kind === 'rate_limited') {
+      const retryAfterMs = e.retryAfterMs ?? 1_000;
+      gate.limited(retryAfterMs);
+      return { done: false, retryAfterMs };
+    }
+    logger.warn({ channel: target.channelId, reaction: name, code }, `could not ${op} the :${name}: reaction: ${e.message}`);
+    return { done: false };
   }
+}
+
+/** Most tries at taking down a working reaction Slack refused with a 429. */
+const REMOVAL_TRIES = 3;
+
+/**
+ * Takes the working reaction down. A removal Slack refused with a 429 is tried again once the
+ * wait it asked for is over, in the background (the reply is not held up), so an answered
+ * message does not keep its :eyes:.
+ */
+async function removeWorkingReaction(client: WebClient, logger: Logger, gate: ReactionGate, target: ReplyTarget, name: string, tries = 1): Promise<void> {
+  const r = await react(client, logger, gate, 'remove', target, name, 'no_reaction');
+  if (r.done || r.retryAfterMs === undefined) return;
+  if (tries >= REMOVAL_TRIES) {
+    logger.warn({ channel: target.channelId, reaction: name }, `could not remove the :${name}: reaction: Slack kept rate-limiting it`);
+    return;
+  }
+  setTimeout(() => void removeWorkingReaction(client, logger, gate, target, name, tries + 1), r.retryAfterMs).unref();
 }
 
 interface SlackMessage {
