@@ -1,46 +1,29 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebClient } from '@slack/web-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplyPathWebClient } from '../../adapters/slack/reply-path-client.js';
 import { createWebClient, webClientOptions } from '../../adapters/slack/web-client.js';
 import { toPlatformError } from '../../adapters/slack/errors.js';
+import { jsonAnswer as json, startWebApiCapture, type WebApiCapture } from '../support/web-api-capture.js';
 
 /**
  * The reply path's calls (post, reactions) skip the WebClient's queue and retry wrapper: they
  * must put the same request on the wire and give their callers the same results and errors as
  * the stock WebClient. Each case runs one call through both against one server and compares.
  */
-let server: Server;
-let base = '';
-let seen: Array<{ url: string; auth?: string; type?: string; userAgent?: string; form: Record<string, string> }> = [];
-let answer: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.end('{}');
-
+let api: WebApiCapture;
 beforeAll(async () => {
-  server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (d: Buffer) => (body += d.toString()));
-    req.on('end', () => {
-      const form = Object.fromEntries(new URLSearchParams(body));
-      seen.push({ url: req.url ?? '', auth: req.headers.authorization, type: req.headers['content-type'], userAgent: req.headers['user-agent'], form });
-      answer(req, res);
-    });
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/`;
+  api = await startWebApiCapture();
 });
-afterAll(() => new Promise<void>((r) => server.close(() => r())));
+afterAll(() => api.close());
 
 const warnings: string[] = [];
 const logger = { debug() {}, info() {}, warn: (m: string) => warnings.push(m), error() {}, setLevel() {}, getLevel: () => 'error', setName() {} } as never;
 const TOKEN = 'xoxb-reply-path-token';
-const stock = (timeoutMs = 2_000) => new WebClient(TOKEN, webClientOptions({ apiUrl: base, logger, timeoutMs }));
-const replyPath = (timeoutMs = 2_000) => createWebClient(TOKEN, { apiUrl: base, logger, timeoutMs });
+const stock = (timeoutMs = 2_000) => new WebClient(TOKEN, webClientOptions({ apiUrl: api.base, logger, timeoutMs }));
+const replyPath = (timeoutMs = 2_000) => createWebClient(TOKEN, { apiUrl: api.base, logger, timeoutMs });
 
-const json = (status: number, body: unknown, headers: Record<string, string> = {}) => (_req: IncomingMessage, res: ServerResponse) => {
-  res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify(body));
-};
 
 type Call = (c: WebClient) => Promise<unknown>;
 const post: Call = (c) =>
@@ -80,10 +63,10 @@ async function outcome(call: Call, client: WebClient) {
 
 /** Runs `call` through the stock client and the reply-path one; returns both outcomes and both requests. */
 async function both(call: Call, timeoutMs?: number) {
-  seen = [];
+  api.seen.length = 0;
   const a = await outcome(call, stock(timeoutMs));
   const b = await outcome(call, replyPath(timeoutMs));
-  return { stock: a, replyPath: b, requests: seen };
+  return { stock: a, replyPath: b, requests: api.seen.map(({ body, ...rest }) => ({ ...rest, form: Object.fromEntries(new URLSearchParams(body)) })) };
 }
 
 describe('the reply-path WebClient', () => {
@@ -97,7 +80,7 @@ describe('the reply-path WebClient', () => {
     ['reactions.remove', unreact],
   ] as const) {
     it(`${name}: the same request on the wire and the same result`, async () => {
-      answer = json(200, { ok: true, channel: 'C1', ts: '1700000000.000200' }, { 'x-oauth-scopes': 'chat:write, reactions:write' });
+      api.answer = json(200, { ok: true, channel: 'C1', ts: '1700000000.000200' }, { 'x-oauth-scopes': 'chat:write, reactions:write' });
       const r = await both(call);
       expect(r.requests).toHaveLength(2);
       const [a, b] = r.requests;
@@ -114,7 +97,7 @@ describe('the reply-path WebClient', () => {
   }
 
   it('a refusal (ok: false) is the same WebAPIPlatformError, with its retryAfter and warnings', async () => {
-    answer = json(200, { ok: false, error: 'not_in_channel', response_metadata: { warnings: ['superfluous_charset'] } }, { 'retry-after': '7' });
+    api.answer = json(200, { ok: false, error: 'not_in_channel', response_metadata: { warnings: ['superfluous_charset'] } }, { 'retry-after': '7' });
     warnings.length = 0;
     const r = await both(post);
     expect(r.replyPath).toEqual(r.stock);
@@ -124,42 +107,42 @@ describe('the reply-path WebClient', () => {
   });
 
   it('a harmless refusal keeps its code (already_reacted)', async () => {
-    answer = json(200, { ok: false, error: 'already_reacted' });
+    api.answer = json(200, { ok: false, error: 'already_reacted' });
     const r = await both(react);
     expect(r.replyPath).toEqual(r.stock);
     expect(r.replyPath.error?.data).toMatchObject({ error: 'already_reacted' });
   });
 
   it('a 429 with Retry-After is the same WebAPIRateLimitedError, read as rate_limited', async () => {
-    answer = json(429, { ok: false, error: 'ratelimited' }, { 'retry-after': '3' });
+    api.answer = json(429, { ok: false, error: 'ratelimited' }, { 'retry-after': '3' });
     const r = await both(post);
     expect(r.replyPath).toEqual(r.stock);
     expect(r.replyPath.error).toMatchObject({ class: 'WebAPIRateLimitedError', retryAfter: 3, platform: { kind: 'rate_limited', retryAfterMs: 3000 } });
   });
 
   it('a 429 without a usable Retry-After fails as the WebClient does', async () => {
-    answer = json(429, { ok: false }, { 'retry-after': 'soon' });
+    api.answer = json(429, { ok: false }, { 'retry-after': 'soon' });
     const r = await both(unreact);
     expect(r.replyPath.error?.class).toBe(r.stock.error?.class);
     expect(r.replyPath.error?.platform).toEqual(r.stock.error?.platform);
   });
 
   it('an HTTP error is the same WebAPIHTTPError, with its status and body', async () => {
-    answer = json(503, { ok: false, error: 'service_unavailable' });
+    api.answer = json(503, { ok: false, error: 'service_unavailable' });
     const r = await both(post);
     expect(r.replyPath).toEqual(r.stock);
     expect(r.replyPath.error).toMatchObject({ class: 'WebAPIHTTPError', statusCode: 503, body: { error: 'service_unavailable' }, platform: { status: 503 } });
   });
 
   it('a body that is not JSON is a platform error carrying the text', async () => {
-    answer = (_req, res) => res.end('<html>proxy error</html>');
+    api.answer = (_req, res) => res.end('<html>proxy error</html>');
     const r = await both(post);
     expect(r.replyPath).toEqual(r.stock);
     expect(r.replyPath.error).toMatchObject({ class: 'WebAPIPlatformError', data: { ok: false, error: '<html>proxy error</html>' } });
   });
 
   it('a server that never answers is a request error once the timeout passes', async () => {
-    answer = () => {};
+    api.answer = () => {};
     const r = await both(react, 200);
     expect(r.replyPath.error).toMatchObject({ class: 'WebAPIRequestError', code: 'slack_webapi_request_error', platform: { source: 'slack' } });
     expect(r.replyPath.error?.platform).toEqual(r.stock.error?.platform);
@@ -177,11 +160,11 @@ describe('the reply-path WebClient', () => {
   });
 
   it('other methods, and a call that brings its own token, go through the WebClient', async () => {
-    answer = json(200, { ok: true, user_id: 'U0BOT' });
-    seen = [];
+    api.answer = json(200, { ok: true, user_id: 'U0BOT' });
+    api.seen.length = 0;
     await replyPath().auth.test();
     await replyPath().chat.postMessage({ channel: 'C1', text: 'x', token: 'xoxb-other' });
-    expect(seen.map((s) => s.userAgent ?? '')).toEqual([expect.stringContaining('web-api'), expect.stringContaining('web-api')]);
-    expect(seen[1]!.auth).toBe('Bearer xoxb-other');
+    expect(api.seen.map((s) => s.userAgent ?? '')).toEqual([expect.stringContaining('web-api'), expect.stringContaining('web-api')]);
+    expect(api.seen[1]!.auth).toBe('Bearer xoxb-other');
   });
 });
