@@ -82,7 +82,10 @@ export function toPlatformError(method: string, err: unknown): PlatformError {
       return new PlatformError('slack', kindForStatus(status), `Slack ${method}: HTTP ${status}`, { status, cause: err });
     }
     case ErrorCode.RequestError: {
-      const name = e.original?.name ?? '';
+      // The bridge's fetch (src/undici-fetch.ts) reports a failed request as fetch does: a
+      // TypeError whose cause is what happened (the timeout's abort among them).
+      const cause = (e.original as { cause?: { name?: unknown } } | undefined)?.cause;
+      const name = typeof cause?.name === 'string' && e.original?.name === 'TypeError' ? cause.name : (e.original?.name ?? '');
       const timedOut = name === 'TimeoutError' || name === 'AbortError';
       return new PlatformError('slack', timedOut ? 'timeout' : 'network', `Slack ${method}: ${timedOut ? 'timed out' : 'request failed'}`, {
         cause: err,

@@ -141,10 +141,10 @@ describe('the reply-path WebClient', () => {
     expect(r.replyPath.error).toMatchObject({ class: 'WebAPIPlatformError', data: { ok: false, error: '<html>proxy error</html>' } });
   });
 
-  it('a server that never answers is a request error once the timeout passes', async () => {
+  it('a server that never answers is a timed-out request error', async () => {
     api.answer = () => {};
     const r = await both(react, 200);
-    expect(r.replyPath.error).toMatchObject({ class: 'WebAPIRequestError', code: 'slack_webapi_request_error', platform: { source: 'slack' } });
+    expect(r.replyPath.error).toMatchObject({ class: 'WebAPIRequestError', code: 'slack_webapi_request_error', platform: { kind: 'timeout' } });
     expect(r.replyPath.error?.platform).toEqual(r.stock.error?.platform);
   });
 
