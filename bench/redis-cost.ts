@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { Child, killAll } from './lib/children.js';
+import { redisCpuMs } from './lib/proc-cpu.js';
 import { deleteKeys } from './lib/redis-admin.js';
 import { benchSettings } from './lib/settings.js';
 import type { ServicesInfo } from './procs/services-types.js';
@@ -22,12 +23,6 @@ const IGNORED = new Set(['info', 'scan', 'unlink', 'ping', 'client|setname', 'cl
 async function infoNumber(redis: Redis, section: string, field: string): Promise<number> {
   const m = new RegExp(`^${field}:(\\d+)`, 'm').exec(await redis.info(section));
   return m ? Number(m[1]) : 0;
-}
-
-async function redisCpuSeconds(redis: Redis): Promise<number> {
-  const info = await redis.info('cpu');
-  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
-  return field('used_cpu_sys') + field('used_cpu_user');
 }
 
 async function commandStats(redis: Redis): Promise<Map<string, { calls: number; usec: number }>> {
@@ -54,7 +49,7 @@ try {
       const bytesIn = await infoNumber(redis, 'stats', 'total_net_input_bytes');
       const bytesOut = await infoNumber(redis, 'stats', 'total_net_output_bytes');
       const memory = await infoNumber(redis, 'memory', 'used_memory');
-      const cpu = await redisCpuSeconds(redis);
+      const cpu = await redisCpuMs(redis);
       await warmUp(ctx, path, MESSAGES, 'measured');
       const after = await commandStats(redis);
       const perMessage = async (section: string, field: string, from: number) => Math.round(((await infoNumber(redis, section, field)) - from) / MESSAGES);
@@ -62,7 +57,7 @@ try {
       // What finished messages leave behind (completed jobs kept by KEEP_COMPLETED_*, dedupe marks).
       const held = await perMessage('memory', 'used_memory', memory);
       // The whole server process (network I/O included), not only the commands' own time.
-      const cpuPerMessageUs = Math.round((((await redisCpuSeconds(redis)) - cpu) * 1e6) / MESSAGES);
+      const cpuPerMessageUs = Math.round((((await redisCpuMs(redis)) - cpu) * 1e3) / MESSAGES);
       let calls = 0;
       let usec = 0;
       const parts: string[] = [];

@@ -14,7 +14,7 @@ import type { Logger as SlackLogger } from '@slack/bolt';
  * The Web API methods every reply makes: the post and the working reaction's add and remove.
  * A reply with the reaction makes three of them.
  */
-export const REPLY_PATH_METHODS: ReadonlySet<string> = new Set(['chat.postMessage', 'reactions.add', 'reactions.remove']);
+const REPLY_PATH_METHODS: ReadonlySet<string> = new Set(['chat.postMessage', 'reactions.add', 'reactions.remove']);
 
 /** What the shorter road needs, given as WebClientOptions (whose fields the WebClient keeps private). */
 export interface ReplyPathOptions {
@@ -45,7 +45,7 @@ export class ReplyPathWebClient extends WebClient {
   }
 
   override async apiCall(method: string, options: Record<string, unknown> = {}): Promise<WebAPICallResult> {
-    // The constructor binds every method before `road` is set; no call can come that early.
+    // `road` is set only after WebClient's constructor has run: anything it calls goes the long way.
     if (!this.road || !REPLY_PATH_METHODS.has(method) || options.token !== undefined) return super.apiCall(method, options);
     return replyPathCall(this.road, method, options);
   }

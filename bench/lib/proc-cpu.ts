@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { readFile } from 'node:fs/promises';
 
 /**
@@ -13,4 +14,11 @@ export async function processCpuMs(pid: number): Promise<number> {
   } catch {
     return Number.NaN;
   }
+}
+
+/** CPU time (user + system, ms) the Redis server has used so far, from `INFO cpu`. */
+export async function redisCpuMs(redis: Redis): Promise<number> {
+  const info = await redis.info('cpu');
+  const field = (name: string) => Number(new RegExp(`^${name}:([\\d.]+)`, 'm').exec(info)?.[1] ?? 0);
+  return (field('used_cpu_sys') + field('used_cpu_user')) * 1000;
 }

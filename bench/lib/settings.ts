@@ -3,7 +3,9 @@
  * two; `BENCH_ONLY=1,3` (or names: `BENCH_ONLY=peer,slow`) runs some scenarios; `BENCH_PROFILE=1` writes CPU profiles of the
  * worker processes to bench/results/*.cpuprofile; `BENCH_SLOW=2000:2000:3,10000:5000:2` sets scenario 3's runs
  * (agent delay ms : concurrency : waves); `BENCH_SCALE_CONCURRENCY` sets scenario 4's
- * concurrency per worker (default 100); `REDIS_URL` picks another Redis.
+ * concurrency per worker (default 100); `REDIS_URL` picks another Redis. For same-hour A/B runs:
+ * `BENCH_BRIDGE_ENV` (JSON) adds settings to scenario 7's bridge, `BENCH_WORKER_NODE_OPTIONS`
+ * gives the bridge's worker processes of scenarios 1–4 their `NODE_OPTIONS`.
  */
 export interface BenchSettings {
   quick: boolean;
@@ -42,6 +44,10 @@ export interface BenchSettings {
   peerWarmUpPerThread: number;
   /** Bursts per side; each figure is the side's median round. */
   peerRounds: number;
+  /** Settings scenario 7's bridge runs with on top of the bench's (`BENCH_BRIDGE_ENV`, JSON). */
+  peerBridgeEnv: Record<string, string>;
+  /** `NODE_OPTIONS` of the bridge's worker processes (`BENCH_WORKER_NODE_OPTIONS`); unset: none. */
+  workerNodeOptions: string | undefined;
 }
 
 /** Scenario numbers and the names BENCH_ONLY also accepts. */
@@ -93,6 +99,8 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     peerSenders: 20,
     peerWarmUpPerThread: 10,
     peerRounds: quick ? 1 : 3,
+    peerBridgeEnv: env.BENCH_BRIDGE_ENV ? (JSON.parse(env.BENCH_BRIDGE_ENV) as Record<string, string>) : {},
+    workerNodeOptions: env.BENCH_WORKER_NODE_OPTIONS || undefined,
   };
 }
 

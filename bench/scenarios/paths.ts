@@ -112,7 +112,7 @@ export async function bridgePath(ctx: BenchContext, tag: string): Promise<Generi
     Child.spawn(bridgeWorkerEntry, {
       label,
       profile: ctx.settings.profile,
-      env: { ...env, ROLE: 'worker', WORKER_CONCURRENCY: String(concurrency), ...(process.env.BENCH_WORKER_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_WORKER_NODE_OPTIONS } : {}) },
+      env: { ...env, ROLE: 'worker', WORKER_CONCURRENCY: String(concurrency), ...(ctx.settings.workerNodeOptions ? { NODE_OPTIONS: ctx.settings.workerNodeOptions } : {}) },
     }),
   );
   return {

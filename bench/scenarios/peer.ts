@@ -1,8 +1,7 @@
 import { Agent } from 'node:http';
 import { benchBridgeEnv, postSigned, slackAppEnv, withSlackEventsApp } from '../lib/slack-events.js';
 import { percentiles, type Percentiles } from '../lib/stats.js';
-import { processCpuMs } from '../lib/proc-cpu.js';
-import type { Redis } from 'ioredis';
+import { processCpuMs, redisCpuMs } from '../lib/proc-cpu.js';
 import type { SlackInfo } from '../procs/services-types.js';
 import { row, TARGETS, type ResultRow } from '../report/rows.js';
 import type { BenchContext } from './context.js';
@@ -83,7 +82,7 @@ async function repliesIn(ctx: BenchContext, threads: Set<string>, total: number,
 async function burst(ctx: BenchContext, kind: Kind, slack: SlackInfo): Promise<BurstResult> {
   const env = (prefix: string) => {
     const common = { ...slackAppEnv(ctx, slack, prefix), WORKER_CONCURRENCY: '50' };
-    return kind === 'bridge' ? { ...common, ROLE: 'all', ...benchBridgeEnv(CHANNEL), ...(bridgeEnvOverrides()) } : common;
+    return kind === 'bridge' ? { ...common, ROLE: 'all', ...benchBridgeEnv(CHANNEL), ...ctx.settings.peerBridgeEnv } : common;
   };
   const entry = kind === 'bridge' ? bridgeEntry : peerEntry;
   return withSlackEventsApp(ctx, entry, { run: `s7-${kind}`, env }, async ({ url, agent, child }) => {
@@ -161,12 +160,6 @@ async function cpuNow(ctx: BenchContext, appPid: number): Promise<{ app: number;
   return { app: await processCpuMs(appPid), services: await processCpuMs(ctx.services.pid), redis: await redisCpuMs(ctx.redis) };
 }
 
-async function redisCpuMs(redis: Redis): Promise<number> {
-  const info = await redis.info('cpu');
-  const field = (name: string) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? Number.NaN);
-  return (field('used_cpu_sys') + field('used_cpu_user')) * 1000;
-}
-
 /**
  * A side's median figures over its rounds, each taken on its own: a burst lasts seconds, so
  * one lucky or one disturbed round on the shared machine moves neither side's figure. Replies
@@ -221,11 +214,3 @@ export async function peerScenario(ctx: BenchContext): Promise<ResultRow[]> {
   ];
 }
 
-/**
- * `BENCH_BRIDGE_ENV` (JSON): settings the bridge of this scenario runs with on top of the bench's,
- * for same-hour A/B runs, e.g. `BENCH_BRIDGE_ENV='{"WORKING_INDICATOR_DELAY_MS":"1000"}'`.
- */
-function bridgeEnvOverrides(): Record<string, string> {
-  const raw = process.env.BENCH_BRIDGE_ENV;
-  return raw ? (JSON.parse(raw) as Record<string, string>) : {};
-}
