@@ -5,7 +5,9 @@ import type { Platform } from '../core/conversation.js';
  * BullMQ's own keys for the `chat` queue (`<prefix>:chat:<jobId>`, `:wait`, `:active`...):
  * with Redis Cluster the prefix is a `{hash tag}` (src/redis.ts `bullPrefix`), so a mailbox
  * script may touch a conversation's keys, its channel's backlog and the job's BullMQ lock in
- * one call. Scripts get every key as a KEY, never build one from an argument.
+ * one call. Scripts get every key as a KEY, never build one from an argument, except the fetch
+ * that acquires (fetch-acquire.lua): it learns the conversation only when BullMQ picks the job,
+ * and gets each key as the text around the ID, made here (Mailbox.fetchAcquireArgs).
  *
  * The stores outside src/queue with one or two keys take them from here too (the failure log,
  * the drop log, suggested prompts, workspace accounts). Stores with a family of keys name them in

@@ -15,7 +15,7 @@ export function luaScript(fileName: string): LuaScript {
   const match = /^[a-z-]+-(\d+)\.lua$/.exec(fileName);
   if (!match) throw new Error(`Lua script file ${fileName} must be named <name>-<numberOfKeys>.lua`);
   const numberOfKeys = Number(match[1]);
-  const lua = withIncludes(readFileSync(new URL(`./scripts/${fileName}`, import.meta.url), 'utf8'));
+  const lua = scriptText(fileName);
   const sha = createHash('sha1').update(lua).digest('hex');
   return async (redis, keys, args) => {
     // Passing a wrong number of keys would silently shift KEYS into ARGV: refuse it here.
@@ -27,6 +27,11 @@ export function luaScript(fileName: string): LuaScript {
       return redis.eval(lua, numberOfKeys, ...keys, ...args);
     }
   };
+}
+
+/** The text of `scripts/<fileName>`, with its includes inlined. */
+export function scriptText(fileName: string): string {
+  return withIncludes(readFileSync(new URL(`./scripts/${fileName}`, import.meta.url), 'utf8'));
 }
 
 /**

@@ -158,24 +158,34 @@ export class Mailbox {
       this.redis,
       [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), k.stranded, k.stalled],
       [fence.jobId, this.messageTtl, fence.token, conversationId, start.lockMs],
-    )) as [string, string?, Array<string | null>?];
-    if (r[0] === 'lost') return { status: 'lost' };
-    if (r[0] === 'held') return { status: 'held', holder: r[1]! };
-    return { status: 'ok', head: r[0] === 'ok' ? start.mark(toHead(r[1]!, r[2] ?? [])) : undefined };
+    )) as AcquireReply;
+    return acquireResult(r, start);
+  }
+
+  /**
+   * The arguments a worker's fetch that also acquires (fetch-acquire.ts) appends to BullMQ's,
+   * in scripts/fetch-acquire.lua's order: `lockMs` as in acquire's `startCall` (0 = only read),
+   * and each key of the fetched job's conversation as the text before and after its ID.
+   */
+  fetchAcquireArgs(lockMs: number): Array<string | number> {
+    const k = this.keys;
+    const around = (key: (id: string) => string) => key(ID_MARK).split(ID_MARK);
+    return [this.messageTtl, lockMs, ...around(k.mailbox), ...around(k.lease), ...around(k.messages), ...around(k.jobLock), k.stranded, k.stalled];
+  }
+
+  /**
+   * What acquire would have returned, from the reply a fetch brought back (fetch-acquire.ts):
+   * `lockMs` as passed to {@link fetchAcquireArgs}, `sentAt` the `performance.now()` at which
+   * the fetch was sent (the lock it renewed cannot lapse before `sentAt + lockMs`).
+   */
+  fetchedAcquire(reply: unknown, lockMs: number, sentAt: number): AcquireResult {
+    return acquireResult(reply as AcquireReply, startMark(lockMs, sentAt));
   }
 
   /** The lock duration a read passes to start the call (0: it only reads), and how it marks the head. */
   private callStart(fence: Fence, options: ReadOptions) {
     const lockMs = options.startCall && fence.token && fence.lockDurationMs ? fence.lockDurationMs : 0;
-    const sentAt = performance.now();
-    return {
-      lockMs,
-      mark<H extends MailboxHead>(head: H): H {
-        // The script marks only a head that has a stored message and no reply.
-        if (lockMs && head.message && head.progress.reply === undefined) head.callFencedUntil = sentAt + lockMs / 2;
-        return head;
-      },
-    };
+    return startMark(lockMs, performance.now());
   }
 
   /**
@@ -278,6 +288,32 @@ export class Mailbox {
     }
     return found;
   }
+}
+
+/** Stands for the conversation or job ID when a key is split around it (fetchAcquireArgs). */
+const ID_MARK = '\u0000';
+
+/** acquire-6.lua's output: {'lost'} | {'held', holder} | {'empty'} | {'ok', head, record}. */
+type AcquireReply = [string, string?, Array<string | null>?];
+
+type CallStart = ReturnType<typeof startMark>;
+
+/** A read that starts the call (`lockMs` > 0) renewed the lock at `sentAt` or later; marks the head it returns. */
+function startMark(lockMs: number, sentAt: number) {
+  return {
+    lockMs,
+    mark<H extends MailboxHead>(head: H): H {
+      // The script marks only a head that has a stored message and no reply.
+      if (lockMs && head.message && head.progress.reply === undefined) head.callFencedUntil = sentAt + lockMs / 2;
+      return head;
+    },
+  };
+}
+
+function acquireResult(r: AcquireReply, start: CallStart): AcquireResult {
+  if (r[0] === 'lost') return { status: 'lost' };
+  if (r[0] === 'held') return { status: 'held', holder: r[1]! };
+  return { status: 'ok', head: r[0] === 'ok' ? start.mark(toHead(r[1]!, r[2] ?? [])) : undefined };
 }
 
 /** Builds a head from the scripts' HMGET (payload, reply, posted, attempts, limited, started, posting, agentMessageId). */

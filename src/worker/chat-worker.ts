@@ -6,6 +6,7 @@ import { backlogPriority, retryAfterThrowMs, type ChatQueue, WAKE_CONVERSATION }
 import { QUEUE_NAME, jobIdFor, type ChatJobData } from '../queue/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
 import { patiently, type MessageProcessor } from './process-message.js';
+import { FetchAcquire } from '../queue/fetch-acquire.js';
 import { isRedisConnectionError } from '../redis-errors.js';
 
 export interface ChatWorkerOptions {
@@ -34,6 +35,8 @@ export interface ChatWorkerOptions {
 
 export interface ChatWorker {
   worker: Worker<ChatJobData>;
+  /** The fetch that also acquires (its `acquiredOnFetch` count shows the short road is taken). */
+  fetchAcquire: FetchAcquire;
   /** Stops taking jobs, lets in-flight ones finish within `timeoutMs`, then closes. Idempotent. */
   close(timeoutMs: number): Promise<void>;
 }
@@ -58,6 +61,8 @@ type JobResult = { processed: number } | { behind: string } | { lost: true };
  * finishes at once as "behind" it.
  */
 export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
+  // BullMQ's fetch of a job also acquires its conversation, as the first acquire below would.
+  const fetchAcquire = new FetchAcquire(options.mailbox, options.processor.startsCallOnRead ? options.lockDurationMs : 0);
   const processJob = async (job: Job<ChatJobData>, token?: string): Promise<JobResult> => {
     const conversationId = job.data.conversationId;
     const holder = job.id!;
@@ -65,7 +70,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     const fence: Fence = { jobId: holder, token: token ?? '', lockDurationMs: options.lockDurationMs, abandoned: () => abandoned };
     // The read that returns a message also marks its call started, when the guarantee allows.
     const read = { startCall: options.processor.startsCallOnRead };
-    let acquired = await options.mailbox.acquire(conversationId, fence, read);
+    let acquired = fetchAcquire.take(holder, token) ?? (await options.mailbox.acquire(conversationId, fence, read));
     if (acquired.status === 'lost') return { lost: true };
     if (acquired.status === 'held') {
       const from = acquired.holder;
@@ -152,7 +157,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     limiter: { max: 1_000_000, duration: 1_000 },
     // Jobs that threw (RETRY_AFTER_THROW); jobs queued with BullMQ's own types keep theirs.
     settings: { backoffStrategy: (attemptsMade: number) => retryAfterThrowMs(attemptsMade) },
-  });
+  }, fetchAcquire.backendFactory);
 
   // A Redis outage has its own lost/back lines (app.ts); repeating it per retry buries them.
   worker.on('error', (err) =>
@@ -213,6 +218,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
   let abandoned = false;
   return {
     worker,
+    fetchAcquire,
     close: (timeoutMs) => {
       closing ??= (async () => {
         clearInterval(sweepTimer);

@@ -30,17 +30,6 @@
 ]]
 local rcall = redis.call
 --- @include "head-record"
-if ARGV[3] ~= '' and rcall('GET', KEYS[4]) ~= ARGV[3] then return {'lost'} end
-local holder = rcall('GET', KEYS[2])
--- A held lease guarantees the holder drains the mailbox, so nothing is stranded.
-rcall('ZREM', KEYS[5], ARGV[4])
-if holder and holder ~= ARGV[1] then return {'held', holder} end
-local head = rcall('LINDEX', KEYS[1], 0)
-if not head then
-  rcall('DEL', KEYS[2])
-  return {'empty'}
-end
-rcall('SET', KEYS[2], ARGV[1], 'EX', ARGV[2])
-local record = readHead(KEYS[3], head)
-startCall(KEYS[3], KEYS[4], KEYS[6], head, record, ARGV[3], ARGV[1], ARGV[5])
-return {'ok', head, record}
+--- @include "acquire-head"
+return acquireHead(KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5], KEYS[6],
+  ARGV[1], ARGV[2], ARGV[3], ARGV[4], ARGV[5])
