@@ -2,19 +2,26 @@ import { createRequire } from 'node:module';
 import { createRedisBackend, type BackendFactory, type RedisQueueBackend } from 'bullmq';
 import { scriptText } from './lua-script.js';
 import type { AcquireResult, Mailbox } from './mailbox.js';
+import type { ChatJobData } from './types.js';
 
 /**
- * A worker's fetch that also takes the fetched job's conversation (the mailbox's acquire), in
- * BullMQ's own round trip: one round trip fewer for every job.
+ * The mailbox's first and last step of a job in BullMQ's own round trips: one each fewer.
  *
  * BullMQ fetches a job in its `moveToActive` script, or in `moveToFinished` when a job ends
  * and the worker takes the next one at once. This backend (BullMQ's own Redis backend, handed
  * to the Worker through its public `backendFactory`) runs those two scripts as a copy of the
- * installed BullMQ's text followed by scripts/fetch-acquire.lua, which acquires for the job
- * BullMQ's half handed over. The reply, with BullMQ's part unchanged, is kept here until the
- * worker's processor takes it ({@link FetchAcquire.take}); a job that comes without one (other
- * fetch paths, a BullMQ whose scripts no longer match) is acquired the usual way, so this is
- * only ever a saving, never a different outcome.
+ * installed BullMQ's text inside scripts/fetch-acquire.lua, which
+ *
+ * - acquires the conversation of the job BullMQ's half handed over (the fetch that acquires):
+ *   the reply is kept here until the job's processor takes it ({@link FetchAcquire.take});
+ * - when the processor said so ({@link FetchAcquire.finishWith}), first finishes the head the
+ *   finishing job answered, as the worker's advance would (the finish that advances). A message
+ *   that arrived meanwhile is handed to a new job ({@link FetchAcquireOptions.handOff}).
+ *
+ * A job that comes without an acquire (other fetch paths, a BullMQ whose scripts no longer have
+ * the shape this was written for) is acquired the usual way, and a finish that was not asked
+ * for, or not run this way, leaves the head to the next holder's resume: the saving never
+ * changes an outcome.
  */
 
 interface BullmqScript {
@@ -35,18 +42,36 @@ type FetchCommand = keyof typeof FETCHES;
 
 const ownPart = scriptText('fetch-acquire.lua');
 
-/** The Lua of BullMQ's script `command` followed by ours, or undefined when BullMQ has no such script. */
+/** The Lua of BullMQ's script `command` run inside ours, or undefined when BullMQ has no such script. */
 export function fetchAcquireLua(command: FetchCommand): string | undefined {
   const script = bullmqScripts[command];
   if (!script || typeof script.content !== 'string') return undefined;
   const { optsArg, argCount } = FETCHES[command];
-  return [
-    'local function bullmq()',
-    script.content,
-    'end',
-    `local optsArg, own = ${optsArg}, ${argCount + 1}`,
-    ownPart,
-  ].join('\n');
+  return ['local function bullmq()', script.content, 'end', `local optsArg, own = ${optsArg}, ${argCount + 1}`, ownPart].join('\n');
+}
+
+/** What the job that finishes answered, for the finish that advances. */
+export interface Finish {
+  conversationId: string;
+  messageId: string;
+  /** The message's channel backlog key (Mailbox.keys.channelPending). */
+  pendingKey: string;
+  /** The finishing job's data, for the job a message that arrived meanwhile is handed to. */
+  data: ChatJobData;
+}
+
+export interface FetchAcquireOptions {
+  mailbox: Mailbox;
+  /**
+   * As acquire's `startCall`: the lock duration to renew while marking a fetched head's call
+   * started, or 0 to only read (at-most-once).
+   */
+  lockMs: number;
+  /**
+   * A finish that advanced found a message that arrived during the job's last answer: the
+   * lease is `jobId`'s now; queue that job (a failure is healed by the stranded sweep).
+   */
+  handOff?: (finished: Finish, head: string, jobId: string) => Promise<void>;
 }
 
 interface Fetched {
@@ -61,22 +86,21 @@ interface CommandClient {
   runCommand: (name: string, args: unknown[]) => Promise<unknown>;
 }
 
+/** {BullMQ's reply, acquire, token, hand-off head} (fetch-acquire.lua). */
+type FusedReply = [unknown, unknown, string | null, string | null];
+
 export class FetchAcquire {
   /** Acquire replies of fetched jobs not yet taken by the processor, by job ID. */
   private readonly fetched = new Map<string, Fetched>();
+  /** Heads to finish with the job's completion, by job ID. */
+  private readonly finishing = new Map<string, Finish>();
   private readonly extraArgs: Array<string | number>;
-  /** How many fetches acquired (for tests and the bench: proves the short road is taken). */
-  acquiredOnFetch = 0;
+  private handOffs = 0;
+  /** How many fetches acquired, and finishes advanced (tests and the bench: the short road is taken). */
+  readonly counts = { acquiredOnFetch: 0, advancedOnFinish: 0, handedOff: 0 };
 
-  /**
-   * @param lockMs - as acquire's `startCall`: the lock duration to renew while marking the
-   *   head's call started, or 0 to only read (at-most-once).
-   */
-  constructor(
-    private readonly mailbox: Mailbox,
-    private readonly lockMs: number,
-  ) {
-    this.extraArgs = mailbox.fetchAcquireArgs(lockMs);
+  constructor(private readonly options: FetchAcquireOptions) {
+    this.extraArgs = options.mailbox.fetchAcquireArgs(options.lockMs);
   }
 
   /** The acquire a fetch did for this job with this lock token, once; undefined when none did. */
@@ -85,7 +109,15 @@ export class FetchAcquire {
     if (!fetched) return undefined;
     this.fetched.delete(jobId);
     if (fetched.token !== token) return undefined;
-    return this.mailbox.fetchedAcquire(fetched.reply, this.lockMs, fetched.sentAt);
+    return this.options.mailbox.fetchedAcquire(fetched.reply, this.options.lockMs, fetched.sentAt);
+  }
+
+  /**
+   * The job's processor answered `finish` and returns now: its completion finishes that head
+   * (what advance does after the last post) in the same round trip. Set right before returning.
+   */
+  finishWith(jobId: string, finish: Finish): void {
+    this.finishing.set(jobId, finish);
   }
 
   /** For BullMQ's `Worker` (its fourth argument). */
@@ -108,16 +140,40 @@ export class FetchAcquire {
         names.add(fused.name);
       }
       // BullMQ leaves an unused last argument undefined; ours follow it, so it is sent empty.
-      const own = [...args];
+      const own = args.map((arg) => arg ?? '');
       while (own.length < keys + argCount) own.push('');
+      const extra = [...this.extraArgs];
+      const finishing = commandName === 'moveToFinished' ? this.finishArgs(String(own[keys]), own[keys + 4]) : undefined;
+      if (finishing) extra.push(...finishing.args);
       const sentAt = performance.now();
-      return c.runCommand(fused.name, [...own.map((a) => a ?? ''), ...this.extraArgs]).then((reply) => {
-        this.keep(reply, sentAt);
-        return reply;
+      return c.runCommand(fused.name, [...own, ...extra]).then(async (reply) => {
+        const [bullmqReply, acquired, token, handoff] = reply as FusedReply;
+        if (acquired) this.keep(bullmqReply, acquired, token, sentAt);
+        if (finishing) {
+          this.counts.advancedOnFinish++;
+          if (handoff) await this.handOff(finishing, handoff);
+        }
+        return bullmqReply;
       });
     };
     return backend;
   };
+
+  /** The finish that advances, for this job's completion (`target` = BullMQ's 'completed' or 'failed'). */
+  private finishArgs(jobId: string, target: unknown) {
+    const finish = this.finishing.get(jobId);
+    if (!finish) return undefined;
+    this.finishing.delete(jobId);
+    // Only a job that returned asked for it; a failure leaves the head to the next holder.
+    if (target !== 'completed') return undefined;
+    const nextJobId = `${jobId.replace(/-h-[0-9a-z]+$/, '')}-h-${Date.now().toString(36)}${(this.handOffs++ % 1296).toString(36)}`;
+    return { finish, jobId, nextJobId, args: [finish.conversationId, finish.messageId, finish.pendingKey, nextJobId, Date.now()] };
+  }
+
+  private async handOff(finishing: { finish: Finish; jobId: string; nextJobId: string }, head: string): Promise<void> {
+    this.counts.handedOff++;
+    await this.options.handOff?.(finishing.finish, head, finishing.nextJobId);
+  }
 
   private readonly scripts = new Map<string, { name: string; lua: string; keys: number; argCount: number } | null>();
 
@@ -133,10 +189,11 @@ export class FetchAcquire {
     return fused ?? undefined;
   }
 
-  private keep(reply: unknown, sentAt: number): void {
-    // [job fields, job ID, rate-limit delay, delay until, acquire reply, token] (fetch-acquire.lua).
-    if (!Array.isArray(reply) || reply.length < 6 || typeof reply[1] !== 'string') return;
-    this.fetched.set(reply[1], { token: String(reply[5]), reply: reply[4], sentAt });
-    this.acquiredOnFetch++;
+  private keep(bullmqReply: unknown, acquired: unknown, token: string | null, sentAt: number): void {
+    // BullMQ's reply: [job fields, job ID, rate-limit delay, delay until].
+    const jobId = Array.isArray(bullmqReply) ? bullmqReply[1] : undefined;
+    if (typeof jobId !== 'string' || !token) return;
+    this.fetched.set(jobId, { token, reply: acquired, sentAt });
+    this.counts.acquiredOnFetch++;
   }
 }

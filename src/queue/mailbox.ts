@@ -67,6 +67,8 @@ export interface MailboxHead {
    * fenced write of its own. Half the renewed lock is kept as margin.
    */
   callFencedUntil?: number;
+  /** The conversation's unfinished messages when the head was read, the head included. */
+  queued?: number;
 }
 
 /** `startCall`: mark a head that has no reply yet as started, renewing the lock (see acquire). */
@@ -233,10 +235,10 @@ export class Mailbox {
       this.redis,
       [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), pending, k.stranded, k.stalled, k.wait, k.prioritized],
       [fence.jobId, done.messageId, this.messageTtl, fence.token, conversationId, start.lockMs, options.turnOver ? '1' : '0'],
-    )) as [string, string?, Array<string | null>?, number?, number?];
+    )) as [string, string?, Array<string | null>?, number?, number?, number?];
     if (r[0] === 'lost') return 'lost';
     if (r[0] !== 'ok') return undefined;
-    const next = { ...toHead(r[1]!, r[2] ?? []), channelBacklog: r[3] ?? 0, yieldTurn: r[4] === 1 };
+    const next = { ...toHead(r[1]!, r[2] ?? []), channelBacklog: r[3] ?? 0, yieldTurn: r[4] === 1, queued: r[5] };
     // A head handed back in line is only read: its call starts in a later turn.
     return next.yieldTurn ? next : start.mark(next);
   }
@@ -293,8 +295,8 @@ export class Mailbox {
 /** Stands for the conversation or job ID when a key is split around it (fetchAcquireArgs). */
 const ID_MARK = '\u0000';
 
-/** acquire-6.lua's output: {'lost'} | {'held', holder} | {'empty'} | {'ok', head, record}. */
-type AcquireReply = [string, string?, Array<string | null>?];
+/** acquire-6.lua's output: {'lost'} | {'held', holder} | {'empty'} | {'ok', head, record, queued}. */
+type AcquireReply = [string, string?, Array<string | null>?, number?];
 
 type CallStart = ReturnType<typeof startMark>;
 
@@ -313,7 +315,7 @@ function startMark(lockMs: number, sentAt: number) {
 function acquireResult(r: AcquireReply, start: CallStart): AcquireResult {
   if (r[0] === 'lost') return { status: 'lost' };
   if (r[0] === 'held') return { status: 'held', holder: r[1]! };
-  return { status: 'ok', head: r[0] === 'ok' ? start.mark(toHead(r[1]!, r[2] ?? [])) : undefined };
+  return { status: 'ok', head: r[0] === 'ok' ? start.mark({ ...toHead(r[1]!, r[2] ?? []), queued: r[3] }) : undefined };
 }
 
 /** Builds a head from the scripts' HMGET (payload, reply, posted, attempts, limited, started, posting, agentMessageId). */

@@ -62,7 +62,19 @@ type JobResult = { processed: number } | { behind: string } | { lost: true };
  */
 export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
   // BullMQ's fetch of a job also acquires its conversation, as the first acquire below would.
-  const fetchAcquire = new FetchAcquire(options.mailbox, options.processor.startsCallOnRead ? options.lockDurationMs : 0);
+  const fetchAcquire = new FetchAcquire({
+    mailbox: options.mailbox,
+    lockMs: options.processor.startsCallOnRead ? options.lockDurationMs : 0,
+    // A message that arrived while a job answered what it took for its last one: a new job takes it.
+    handOff: async ({ data }, head, jobId) => {
+      try {
+        await options.chatQueue.wake({ ...data, channelId: data.channelId ?? '', userId: data.userId ?? '' }, head, { jobId });
+      } catch (err) {
+        // Its lease and the stranded list say who should hold it: the sweep queues it.
+        options.logger.warn({ conversationId: data.conversationId, ...errorFields(err) }, 'could not queue the next message of a conversation; the sweep will');
+      }
+    },
+  });
   const processJob = async (job: Job<ChatJobData>, token?: string): Promise<JobResult> => {
     const conversationId = job.data.conversationId;
     const holder = job.id!;
@@ -124,8 +136,19 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
       } else {
         options.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
       }
-      // Fenced: a worker that lost its lock does not take the next message.
       const done = head;
+      if (done.message && done.queued === 1 && !abandoned) {
+        // It was alone in its mailbox: the job's completion finishes it (what advance does) in
+        // BullMQ's own round trip, and hands on a message that came meanwhile (fetch-acquire.ts).
+        fetchAcquire.finishWith(holder, {
+          conversationId,
+          messageId: done.messageId,
+          pendingKey: options.mailbox.keys.channelPending(done.message.platform, done.message.channelId),
+          data: job.data,
+        });
+        return { processed: processed + 1 };
+      }
+      // Fenced: a worker that lost its lock does not take the next message.
       const turnOver = performance.now() >= turnEnds;
       const next = await patiently(() => options.mailbox.advance(conversationId, fence, done, { ...read, turnOver }));
       if (next === 'lost') return { lost: true };

@@ -8,6 +8,7 @@ import { QUEUE_NAME, type ChatJobData } from '../../src/queue/types.js';
 import { deleteKeys } from '../support/redis-cleanup.js';
 import { message } from './mailbox-fixture.js';
 import { closeAfterEach } from '../support/close-after-each.js';
+import { encodeConversationId } from '../../src/core/conversation.js';
 import { startPipeline, webMessage } from '../support/pipeline.js';
 
 /**
@@ -83,7 +84,7 @@ async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Prom
 describe('the fetch that acquires', () => {
   it('hands a fetched job its conversation: the lease, the head, its call started and the lock renewed', async () => {
     const { jobId, messageId } = await queued('web:local:c1');
-    const fetchAcquire = new FetchAcquire(mailbox, LOCK_MS);
+    const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen);
     await until(() => seen.length === 1);
@@ -96,7 +97,7 @@ describe('the fetch that acquires', () => {
     expect(await redis.get(mailbox.keys.lease('web:local:c1'))).toBe(jobId);
     expect(await redis.hget(mailbox.keys.messages('web:local:c1'), `${messageId}:started`)).toBe('1');
     expect(await redis.zscore(mailbox.keys.stranded, 'web:local:c1')).toBeNull();
-    expect(fetchAcquire.acquiredOnFetch).toBe(1);
+    expect(fetchAcquire.counts.acquiredOnFetch).toBe(1);
     // BullMQ's own half did its work: the job completes as usual.
     await until(async () => (await queue.getJobState(jobId)) === 'completed');
     expect((await queue.getJob(jobId))!.returnvalue).toBe('done');
@@ -104,7 +105,7 @@ describe('the fetch that acquires', () => {
 
   it('acquires for the next job too when BullMQ fetches it as the previous one completes', async () => {
     const jobs = [await queued('web:local:a'), await queued('web:local:b'), await queued('web:local:c')];
-    const fetchAcquire = new FetchAcquire(mailbox, LOCK_MS);
+    const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen, 1);
     await until(() => seen.length === 3);
@@ -112,14 +113,14 @@ describe('the fetch that acquires', () => {
     for (const [i, s] of seen.entries()) {
       expect(s.taken).toMatchObject({ status: 'ok', head: { messageId: jobs[i]!.messageId } });
     }
-    expect(fetchAcquire.acquiredOnFetch).toBe(3);
+    expect(fetchAcquire.counts.acquiredOnFetch).toBe(3);
     await until(async () => (await queue.getJobCounts('completed')).completed === 3);
   });
 
   it('says "held" for a conversation another job holds, and writes nothing', async () => {
     const { messageId } = await queued('web:local:held');
     await redis.set(mailbox.keys.lease('web:local:held'), 'another-job');
-    const fetchAcquire = new FetchAcquire(mailbox, LOCK_MS);
+    const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen);
     await until(() => seen.length === 1);
@@ -131,7 +132,7 @@ describe('the fetch that acquires', () => {
   it('says "empty" and frees the lease when the mailbox has nothing left', async () => {
     await queued('web:local:gone');
     await redis.del(mailbox.keys.mailbox('web:local:gone'));
-    const fetchAcquire = new FetchAcquire(mailbox, LOCK_MS);
+    const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen);
     await until(() => seen.length === 1);
@@ -141,11 +142,11 @@ describe('the fetch that acquires', () => {
 
   it('gives nothing for a token that is not the fetched job\'s', async () => {
     await queued('web:local:t');
-    const fetchAcquire = new FetchAcquire(mailbox, LOCK_MS);
+    const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen, 1, { wrongTokenFirst: true });
     await until(() => seen.length === 1);
-    expect(fetchAcquire.acquiredOnFetch).toBe(1);
+    expect(fetchAcquire.counts.acquiredOnFetch).toBe(1);
     expect(seen[0]!.wrongToken).toBeUndefined();
     // The wrong token used the reply up: the real one falls back to the mailbox's acquire.
     expect(seen[0]!.taken).toBeUndefined();
@@ -153,7 +154,7 @@ describe('the fetch that acquires', () => {
 
   it('only reads under at-most-once (lock duration 0): no call marked started, no fence window', async () => {
     const { messageId } = await queued('web:local:amo');
-    const fetchAcquire = new FetchAcquire(mailbox, 0);
+    const fetchAcquire = new FetchAcquire({ mailbox, lockMs: 0 });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen);
     await until(() => seen.length === 1);
@@ -165,12 +166,12 @@ describe('the fetch that acquires', () => {
 
   it('leaves a job whose data names no conversation to BullMQ alone', async () => {
     await queue.add('other', { note: 'not a chat job' } as unknown as ChatJobData, { jobId: 'plain' });
-    const fetchAcquire = new FetchAcquire(mailbox, LOCK_MS);
+    const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen);
     await until(() => seen.length === 1);
     expect(seen[0]!.taken).toBeUndefined();
-    expect(fetchAcquire.acquiredOnFetch).toBe(0);
+    expect(fetchAcquire.counts.acquiredOnFetch).toBe(0);
     await until(async () => (await queue.getJobState('plain')) === 'completed');
   });
 
@@ -183,17 +184,125 @@ describe('the fetch that acquires', () => {
   });
 });
 
+describe('the finish that advances', () => {
+  /** A worker whose jobs answer their head (here: nothing), run `during`, and ask their completion to finish it. */
+  function startFinishing(fetchAcquire: FetchAcquire, during: (job: Job<ChatJobData>, head: string) => Promise<void> = async () => {}) {
+    const worker = new Worker<ChatJobData>(
+      QUEUE_NAME,
+      async (job: Job<ChatJobData>, token?: string) => {
+        const taken = fetchAcquire.take(job.id!, token);
+        const head = taken?.status === 'ok' ? taken.head : undefined;
+        if (!head?.message) return 'nothing';
+        await during(job, head.messageId);
+        fetchAcquire.finishWith(job.id!, {
+          conversationId: job.data.conversationId,
+          messageId: head.messageId,
+          pendingKey: mailbox.keys.channelPending(head.message.platform, head.message.channelId),
+          data: job.data,
+        });
+        return 'answered';
+      },
+      { connection: redis.duplicate({ maxRetriesPerRequest: null }), prefix: bullPrefix, lockDuration: LOCK_MS },
+      fetchAcquire.backendFactory,
+    );
+    worker.on('error', () => {});
+    workers.push(worker);
+    return worker;
+  }
+
+  it("finishes the job's head with its completion: popped, record gone, lease released", async () => {
+    const { jobId, messageId } = await queued('web:local:f1');
+    const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
+    startFinishing(fetchAcquire);
+    await until(async () => (await queue.getJobState(jobId)) === 'completed');
+    expect((await queue.getJob(jobId))!.returnvalue).toBe('answered');
+    expect(await redis.llen(mailbox.keys.mailbox('web:local:f1'))).toBe(0);
+    expect(await redis.hget(mailbox.keys.messages('web:local:f1'), messageId)).toBeNull();
+    expect(await redis.get(mailbox.keys.lease('web:local:f1'))).toBeNull();
+    expect(await redis.zcard(mailbox.keys.channelPending('web', 'c1'))).toBe(0);
+    expect(fetchAcquire.counts).toMatchObject({ advancedOnFinish: 1, handedOff: 0 });
+  });
+
+  it('hands a message that arrived meanwhile to a new job, which holds the lease; the conversation is listed for the sweep until it runs', async () => {
+    const { jobId, messageId } = await queued('web:local:f2');
+    const later = message('web:local:f2');
+    const handed: Array<{ head: string; jobId: string; from: string }> = [];
+    const fetchAcquire = new FetchAcquire({
+      mailbox,
+      lockMs: LOCK_MS,
+      handOff: async (finish, head, next) => {
+        handed.push({ head, jobId: next, from: finish.data.messageId });
+      },
+    });
+    startFinishing(fetchAcquire, async () => {
+      // Held by this job: the push queues no job of its own.
+      expect(await mailbox.push(later, 0, `job-${later.messageId}`)).toMatchObject({ status: 'queued', held: true });
+    });
+    await until(async () => (await queue.getJobState(jobId)) === 'completed');
+    expect(handed).toEqual([{ head: later.messageId, jobId: expect.stringMatching(new RegExp(`^${jobId}-h-`)), from: messageId }]);
+    expect(await redis.lrange(mailbox.keys.mailbox('web:local:f2'), 0, -1)).toEqual([later.messageId]);
+    expect(await redis.hget(mailbox.keys.messages('web:local:f2'), messageId)).toBeNull();
+    expect(await redis.get(mailbox.keys.lease('web:local:f2'))).toBe(handed[0]!.jobId);
+    expect(await redis.zscore(mailbox.keys.stranded, 'web:local:f2')).not.toBeNull();
+    expect(fetchAcquire.counts).toMatchObject({ advancedOnFinish: 1, handedOff: 1 });
+  });
+
+  it('finishes nothing for a job whose lock is no longer its own', async () => {
+    const { jobId, messageId } = await queued('web:local:f3');
+    const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
+    let lockTaken = false;
+    const worker = startFinishing(fetchAcquire, async (job) => {
+      // Another worker took the job meanwhile (this one was paused past its lock).
+      await redis.set(mailbox.keys.jobLock(job.id!), 'another-token');
+      lockTaken = true;
+    });
+    const failed = new Promise((resolve) => worker.on('error', resolve));
+    await until(() => lockTaken);
+    await failed;
+    expect(await redis.lrange(mailbox.keys.mailbox('web:local:f3'), 0, -1)).toEqual([messageId]);
+    expect(await redis.hget(mailbox.keys.messages('web:local:f3'), messageId)).not.toBeNull();
+    expect(await redis.get(mailbox.keys.lease('web:local:f3'))).toBe(jobId);
+  });
+});
+
 describe("the bridge's worker", () => {
   const closing = closeAfterEach();
 
-  it('acquires every conversation in the fetch: no separate acquire round trip, each message answered once', async () => {
+  it('acquires and finishes every lone message in BullMQ\'s own round trips: no separate acquire or advance, each answered once', async () => {
     const pl = closing(await startPipeline({ LOG_LEVEL: 'warn' }));
     const acquire = vi.spyOn(pl.bridge.queue.mailbox, 'acquire');
+    const advance = vi.spyOn(pl.bridge.queue.mailbox, 'advance');
     const messages = ['one', 'two', 'three', 'four', 'five'].map((text, i) => webMessage(text, { threadId: `t-fetch-${i}` }));
     for (const m of messages) await pl.bridge.ingress.handle(m);
     await pl.sink.waitFor((posts) => posts.filter((x) => x.kind === 'chunk').length === messages.length, 20_000);
     expect(pl.agent.chatCalls()).toHaveLength(messages.length);
     expect(new Set(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId))).toEqual(new Set(messages.map((m) => m.messageId)));
     expect(acquire).not.toHaveBeenCalled();
+    expect(advance).not.toHaveBeenCalled();
+    // Nothing left behind: every mailbox finished, every lease released.
+    for (const m of messages) {
+      await until(async () => (await pl.bridge.redis.exists(pl.bridge.queue.mailbox.keys.lease(encodeConversationId(m.conversation)))) === 0);
+      expect(await pl.bridge.redis.llen(pl.bridge.queue.mailbox.keys.mailbox(encodeConversationId(m.conversation)))).toBe(0);
+    }
+  });
+
+  it('answers a message that arrived during the answer before it, in order and once, through a hand-off job', async () => {
+    const pl = closing(await startPipeline({ LOG_LEVEL: 'warn' }));
+    pl.agent.setDelay(300, { endpoint: 'chat' });
+    const first = webMessage('first', { threadId: 't-handoff' });
+    await pl.bridge.ingress.handle(first);
+    await pl.agent.waitForCalls(1, (c) => c.endpoint === 'chat');
+    const lease = pl.bridge.queue.mailbox.keys.lease(encodeConversationId(first.conversation));
+    expect(await pl.bridge.redis.exists(lease)).toBe(1);
+    const second = webMessage('second', { threadId: 't-handoff' });
+    expect(await pl.bridge.ingress.handle(second)).toMatchObject({ status: 'queued' });
+    await pl.sink.waitFor((posts) => posts.filter((x) => x.kind === 'chunk').length === 2, 20_000);
+    expect(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId)).toEqual([first.messageId, second.messageId]);
+    expect(pl.agent.chatCalls()).toHaveLength(2);
+    // The second message's job was the hand-off, not one the ingress queued.
+    const jobs = await pl.bridge.queue.queue.getJobs(['completed', 'active', 'waiting', 'prioritized']);
+    expect(jobs.some((j) => /-h-/.test(j.id ?? ''))).toBe(true);
+    await until(async () => (await pl.bridge.redis.exists(lease)) === 0);
+    expect(await pl.bridge.redis.zscore(pl.bridge.queue.mailbox.keys.stranded, encodeConversationId(first.conversation))).toBeNull();
   });
 });

@@ -20,8 +20,10 @@
     {'lost'}                   the lock is not this job's any more: nothing written
     {'held', holder}           another job holds the conversation (it drains the mailbox)
     {'empty'}                  nothing to do: the lease is released
-    {'ok', head, record...}    the lease is ours; record = HMGET of the head's fields, as
-                               they were before this call
+    {'ok', head, record, queued}
+                               the lease is ours; record = HMGET of the head's fields, as
+                               they were before this call; queued = the conversation's
+                               unfinished messages, the head included
 
   Starting the call (ARGV[5] > 0, fenced): a head with no recorded reply is marked `started` and
   the job's lock is renewed as BullMQ's extendLock does, in this same round trip. The worker

@@ -25,24 +25,18 @@
   Output:
     {'lost'}                   the lock is not this job's any more: nothing written
     {'empty'}                  mailbox empty: the lease is released
-    {'ok', head, record, backlog, yield}
+    {'ok', head, record, backlog, yield, queued}
                                the next message; record = HMGET of its fields as they were
                                before this call, backlog = the channel's unfinished messages
                                (ZCARD of KEYS[5]), yield = 1 when the turn is over and another
-                               job waits (the caller goes back in line; its call is not started)
+                               job waits (the caller goes back in line; its call is not started),
+                               queued = the conversation's unfinished messages, the head included
 ]]
 local rcall = redis.call
 --- @include "head-record"
+--- @include "finish-head"
 if ARGV[4] ~= '' and rcall('GET', KEYS[4]) ~= ARGV[4] then return {'lost'} end
-local done = ARGV[2]
-if rcall('LINDEX', KEYS[1], 0) == done then
-  rcall('LPOP', KEYS[1])
-  local d = done .. ':'
-  rcall('HDEL', KEYS[3], done, d .. 'reply', d .. 'posted', d .. 'attempts', d .. 'limited', d .. 'started',
-    d .. 'posting', d .. 'agentMessageId')
-  rcall('ZREM', KEYS[5], done)
-end
-rcall('ZREM', KEYS[6], ARGV[5])
+finishHead(KEYS[1], KEYS[3], KEYS[5], KEYS[6], ARGV[5], ARGV[2])
 local head = rcall('LINDEX', KEYS[1], 0)
 if not head then
   if rcall('GET', KEYS[2]) == ARGV[1] then rcall('DEL', KEYS[2]) end
@@ -55,4 +49,4 @@ local record = readHead(KEYS[3], head)
 local yield = 0
 if ARGV[7] == '1' and rcall('LLEN', KEYS[8]) + rcall('ZCARD', KEYS[9]) > 0 then yield = 1 end
 if yield == 0 then startCall(KEYS[3], KEYS[4], KEYS[7], head, record, ARGV[4], ARGV[1], ARGV[6]) end
-return {'ok', head, record, rcall('ZCARD', KEYS[5]), yield}
+return {'ok', head, record, rcall('ZCARD', KEYS[5]), yield, rcall('LLEN', KEYS[1])}

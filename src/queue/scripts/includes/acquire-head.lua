@@ -20,5 +20,5 @@ local function acquireHead(mailboxKey, leaseKey, messagesKey, lockKey, strandedK
   rcall('SET', leaseKey, jobId, 'EX', leaseTtl)
   local record = readHead(messagesKey, head)
   startCall(messagesKey, lockKey, stalledKey, head, record, token, jobId, lockMs)
-  return {'ok', head, record}
+  return {'ok', head, record, rcall('LLEN', mailboxKey)}
 end
