@@ -245,6 +245,10 @@ describe('the finish that advances', () => {
     expect(await redis.get(mailbox.keys.lease('web:local:f2'))).toBe(handed[0]!.jobId);
     expect(await redis.zscore(mailbox.keys.stranded, 'web:local:f2')).not.toBeNull();
     expect(fetchAcquire.counts).toMatchObject({ advancedOnFinish: 1, handedOff: 1 });
+    // The hand-off callback queued nothing here (as if the worker died before the add): the
+    // stranded sweep sees the conversation, held by a job it will find does not exist, and wakes it.
+    expect(await mailbox.stranded(0, 10)).toEqual([expect.objectContaining({ conversationId: 'web:local:f2', holder: handed[0]!.jobId, messageId: later.messageId })]);
+    expect(await queue.getJobState(handed[0]!.jobId)).toBe('unknown');
   });
 
   it('finishes nothing for a job whose lock is no longer its own', async () => {
