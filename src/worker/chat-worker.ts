@@ -114,6 +114,8 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     // yields after each answer while others wait, and goes on while nobody does.
     const turnEnds = performance.now() + TURN_MS;
     let head = acquired.head;
+    /** When the current head was read. */
+    let headReadAt = performance.now();
     let processed = 0;
     while (head) {
       if (head.message) {
@@ -137,9 +139,12 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
         options.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
       }
       const done = head;
-      if (done.message && done.queued === 1 && !abandoned) {
-        // It was alone in its mailbox: the job's completion finishes it (what advance does) in
-        // BullMQ's own round trip, and hands on a message that came meanwhile (fetch-acquire.ts).
+      if (done.message && done.queued === 1 && performance.now() - headReadAt < TURN_MS && !abandoned) {
+        // It was alone in its mailbox and answered within a turn: the job's completion finishes
+        // it (what advance does) in BullMQ's own round trip, and hands a message that came
+        // meanwhile to a new job (fetch-acquire.ts). A quick answer seldom has one behind it, and
+        // the round trip is a fair share of its cost; beside a slower answer the round trip is
+        // nothing, a follow-up is likelier, and this job had better go on to it.
         fetchAcquire.finishWith(holder, {
           conversationId,
           messageId: done.messageId,
@@ -164,6 +169,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
         throw new DelayedError();
       }
       head = next;
+      headReadAt = performance.now();
     }
     return { processed };
   };

@@ -292,7 +292,8 @@ describe("the bridge's worker", () => {
 
   it('answers a message that arrived during the answer before it, in order and once, through a hand-off job', async () => {
     const pl = closing(await startPipeline({ LOG_LEVEL: 'warn' }));
-    pl.agent.setDelay(300, { endpoint: 'chat' });
+    // Answered within a turn (250 ms), so its job's completion finishes it; the second arrives meanwhile.
+    pl.agent.setDelay(100, { endpoint: 'chat' });
     const first = webMessage('first', { threadId: 't-handoff' });
     await pl.bridge.ingress.handle(first);
     await pl.agent.waitForCalls(1, (c) => c.endpoint === 'chat');
