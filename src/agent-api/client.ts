@@ -64,14 +64,17 @@ export function createAgentApi(config: AgentConfig, options: AgentApiOptions = {
     onCall: options.onCall,
   };
 
+  // One object per credential for every call: its header check is then made once (http.ts).
+  const apiKeyHeaders = config.apiKey ? { 'x-api-key': config.apiKey } : undefined;
+
   return {
     async chat(instanceId, message, signal) {
-      if (!config.apiKey) throw new AgentApiError('unauthorized', 'chatting needs an API key: set AGENT_API_KEY');
+      if (!apiKeyHeaders) throw new AgentApiError('unauthorized', 'chatting needs an API key: set AGENT_API_KEY');
       return callAgent(deps, {
         operation: 'chat',
         method: 'POST',
         url: `${base}/chat`,
-        headers: { 'x-api-key': config.apiKey },
+        headers: apiKeyHeaders,
         body: { instanceId, message },
         timeoutMs: config.timeoutMs,
         signal,
@@ -83,7 +86,7 @@ export function createAgentApi(config: AgentConfig, options: AgentApiOptions = {
     },
 
     async listInstances(signal) {
-      const headers = config.apiKey ? { 'x-api-key': config.apiKey } : session;
+      const headers = apiKeyHeaders ?? session;
       if (!headers) {
         throw new AgentApiError(
           'unauthorized',

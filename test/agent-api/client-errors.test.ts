@@ -266,4 +266,18 @@ describe('secrets never reach a message', () => {
     expect(err.message).not.toContain('secret-part');
     expect(emu.calls).toHaveLength(0);
   });
+
+  it('an API key that is not a valid header value is refused on every call, and a valid one is checked once and sent', async () => {
+    const bad = api({ apiKey: 'key\r\nX-Injected: secret-part' });
+    for (let i = 0; i < 2; i++) {
+      const err = await failure(bad.chat('demo-helper', 'hi'));
+      expect(err.kind).toBe('bad_request');
+      expect(err.message).not.toContain('secret-part');
+    }
+    expect(emu.calls).toHaveLength(0);
+    const good = api();
+    await good.chat('demo-helper', 'one');
+    await good.chat('demo-helper', 'two');
+    expect(emu.chatCalls()).toHaveLength(2);
+  });
 });
