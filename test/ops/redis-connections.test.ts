@@ -6,7 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError, type Config } from '../../src/config/load.js';
 import { createBindingStore } from '../../src/bindings/store.js';
 import { ChatQueue } from '../../src/queue/chat-queue.js';
-import { jobIdFor, type ChatMessage } from '../../src/queue/types.js';
+import { FetchAcquire } from '../../src/queue/fetch-acquire.js';
+import type { AcquireResult } from '../../src/queue/mailbox.js';
+import { QUEUE_NAME, jobIdFor, type ChatJobData, type ChatMessage } from '../../src/queue/types.js';
 import { createQuota } from '../../src/quota/quota.js';
 import { bullPrefix, createRedis, redisMode, type RedisClient } from '../../src/redis.js';
 import { startCluster, startSentinel, startTlsRedis } from './servers.js';
@@ -184,6 +186,58 @@ describe('Redis Cluster against a local three-node cluster', () => {
       await queue.queue.obliterate({ force: true });
       await queue.close();
       await redis.quit();
+    }
+  });
+
+  it("runs the worker's fetch that acquires and finish that advances, whose keys are built inside the script, in the queue's slot", async () => {
+    const config = configFrom({ REDIS_CLUSTER_NODES: cluster.nodes.join(',') });
+    const prefix = bullPrefix(config);
+    const redis = createRedis(config.redis) as Redis;
+    const blocking = createRedis(config.redis, { blocking: true }) as Redis;
+    const queue = new ChatQueue({ connection: redis, redis, prefix, keepCompleted: { age: 60, count: 10 }, keepFailed: { age: 60, count: 10 } });
+    const message: ChatMessage = {
+      platform: 'slack',
+      messageId: 'C1:1700.2',
+      conversationId: 'slack:T1:C1:1700.2',
+      workspaceId: 'T1',
+      channelId: 'C1',
+      instanceId: 'inst-1',
+      text: 'hello',
+      userId: 'U1',
+      reply: { channelId: 'C1', messageId: '1700.2' },
+      receivedAt: Date.now(),
+      errorPolicy: 'reply',
+      context: 'off',
+    };
+    const fetchAcquire = new FetchAcquire({ mailbox: queue.mailbox, lockMs: 30_000 });
+    const taken: Array<AcquireResult | undefined> = [];
+    const worker = new Worker<ChatJobData>(
+      QUEUE_NAME,
+      async (job, token) => {
+        const acquired = fetchAcquire.take(job.id!, token);
+        taken.push(acquired);
+        if (acquired?.status === 'ok' && acquired.head) {
+          const pendingKey = queue.mailbox.keys.channelPending('slack', 'C1');
+          fetchAcquire.finishWith(job.id!, { conversationId: job.data.conversationId, messageId: acquired.head.messageId, pendingKey, data: job.data });
+        }
+      },
+      { connection: blocking, prefix },
+      fetchAcquire.backendFactory,
+    );
+    try {
+      expect((await queue.enqueue(message)).status).toBe('queued');
+      const jobId = jobIdFor('slack', message.messageId);
+      for (let i = 0; i < 200 && (await queue.queue.getJobState(jobId)) !== 'completed'; i++) await new Promise((r) => setTimeout(r, 25));
+      expect(taken).toEqual([expect.objectContaining({ status: 'ok', head: expect.objectContaining({ messageId: message.messageId }) })]);
+      expect(fetchAcquire.counts).toMatchObject({ acquiredOnFetch: 1, advancedOnFinish: 1 });
+      expect(await redis.llen(queue.mailbox.keys.mailbox(message.conversationId))).toBe(0);
+      expect(await redis.exists(queue.mailbox.keys.lease(message.conversationId))).toBe(0);
+    } finally {
+      await worker.close();
+      await queue.queue.obliterate({ force: true });
+      await queue.close();
+      await redis.quit();
+      await blocking.quit();
     }
   });
 
