@@ -35,8 +35,6 @@ export interface ChatWorkerOptions {
 
 export interface ChatWorker {
   worker: Worker<ChatJobData>;
-  /** The fetch that also acquires (its `acquiredOnFetch` count shows the short road is taken). */
-  fetchAcquire: FetchAcquire;
   /** Stops taking jobs, lets in-flight ones finish within `timeoutMs`, then closes. Idempotent. */
   close(timeoutMs: number): Promise<void>;
 }
@@ -247,7 +245,6 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
   let abandoned = false;
   return {
     worker,
-    fetchAcquire,
     close: (timeoutMs) => {
       closing ??= (async () => {
         clearInterval(sweepTimer);

@@ -266,6 +266,7 @@ describe('the finish that advances', () => {
     expect(await redis.lrange(mailbox.keys.mailbox('web:local:f3'), 0, -1)).toEqual([messageId]);
     expect(await redis.hget(mailbox.keys.messages('web:local:f3'), messageId)).not.toBeNull();
     expect(await redis.get(mailbox.keys.lease('web:local:f3'))).toBe(jobId);
+    expect(fetchAcquire.counts.advancedOnFinish).toBe(0);
   });
 });
 
