@@ -164,15 +164,19 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
       const pages = await Promise.all(places.flatMap((w) => [readStream(streamKey('actions', w), want), readStream(streamKey('refused', w), want)]));
       return pages
         .flat()
-        .sort((a, b) => compareIds(b.id, a.id))
+        .sort((a, b) => compareEntries(b, a))
         .slice(0, want);
     },
   };
 }
 
-/** Orders stream IDs (`ms-seq`) of different streams by time. */
-function compareIds(a: string, b: string): number {
-  const [am, as] = a.split('-').map(Number) as [number, number];
-  const [bm, bs] = b.split('-').map(Number) as [number, number];
-  return am - bm || as - bs;
+/**
+ * Orders entries of different streams by time: their stream IDs (`ms-seq`, Redis's clock), then,
+ * for two entries of the same millisecond (the sequence numbers of two streams say nothing about
+ * each other), the time each entry was recorded at, then the sequence.
+ */
+function compareEntries(a: StoredAuditEntry, b: StoredAuditEntry): number {
+  const [am, as] = a.id.split('-').map(Number) as [number, number];
+  const [bm, bs] = b.id.split('-').map(Number) as [number, number];
+  return am - bm || a.at - b.at || as - bs;
 }
