@@ -50,6 +50,20 @@ export function fetchAcquireLua(command: FetchCommand): string | undefined {
   return ['local function bullmq()', script.content, 'end', `local optsArg, own = ${optsArg}, ${argCount + 1}`, ownPart].join('\n');
 }
 
+interface FusedScript {
+  name: string;
+  lua: string;
+  keys: number;
+  argCount: number;
+}
+
+/** The fused command that stands for each BullMQ command it replaces (none when BullMQ lacks the script). */
+const fusedScripts = new Map<string, FusedScript>();
+for (const command of Object.keys(FETCHES) as FetchCommand[]) {
+  const lua = fetchAcquireLua(command);
+  if (lua) fusedScripts.set(command, { name: `agentBridge_${command}`, lua, keys: bullmqScripts[command]!.keys, argCount: FETCHES[command].argCount });
+}
+
 /** What the job that finishes answered, for the finish that advances. */
 export interface Finish {
   conversationId: string;
@@ -127,7 +141,7 @@ export class FetchAcquire {
     /** The fused commands each client has had defined. */
     const defined = new WeakMap<object, Set<string>>();
     backend.execCommand = (client, commandName, args) => {
-      const fused = this.fused(commandName);
+      const fused = fusedScripts.get(commandName);
       const c = client as unknown as CommandClient;
       if (!fused || typeof c.defineCommand !== 'function') return run(client, commandName, args);
       const { keys, argCount } = fused;
@@ -140,13 +154,13 @@ export class FetchAcquire {
         names.add(fused.name);
       }
       // BullMQ leaves an unused last argument undefined; ours follow it, so it is sent empty.
-      const own = args.map((arg) => arg ?? '');
-      while (own.length < keys + argCount) own.push('');
-      const extra = [...this.extraArgs];
-      const finishing = commandName === 'moveToFinished' ? this.finishArgs(String(own[keys]), own[keys + 4]) : undefined;
-      if (finishing) extra.push(...finishing.args);
+      const sent: unknown[] = args.map((arg) => arg ?? '');
+      while (sent.length < keys + argCount) sent.push('');
+      const finishing = commandName === 'moveToFinished' ? this.finishArgs(String(sent[keys]), sent[keys + 4]) : undefined;
+      sent.push(...this.extraArgs);
+      if (finishing) sent.push(...finishing.args);
       const sentAt = performance.now();
-      return c.runCommand(fused.name, [...own, ...extra]).then(async (reply) => {
+      return c.runCommand(fused.name, sent).then(async (reply) => {
         const [bullmqReply, acquired, token, handoff] = reply as FusedReply;
         if (acquired) this.keep(bullmqReply, acquired, token, sentAt);
         // A negative code is BullMQ's half refusing, normally for a lock that is not the job's,
@@ -175,20 +189,6 @@ export class FetchAcquire {
   private async handOff(finishing: { finish: Finish; jobId: string; nextJobId: string }, head: string): Promise<void> {
     this.counts.handedOff++;
     await this.options.handOff?.(finishing.finish, head, finishing.nextJobId);
-  }
-
-  private readonly scripts = new Map<string, { name: string; lua: string; keys: number; argCount: number } | null>();
-
-  private fused(commandName: string) {
-    if (!(commandName in FETCHES)) return undefined;
-    let fused = this.scripts.get(commandName);
-    if (fused === undefined) {
-      const lua = fetchAcquireLua(commandName as FetchCommand);
-      const script = bullmqScripts[commandName];
-      fused = lua && script ? { name: `agentBridge_${commandName}`, lua, keys: script.keys, argCount: FETCHES[commandName as FetchCommand].argCount } : null;
-      this.scripts.set(commandName, fused);
-    }
-    return fused ?? undefined;
   }
 
   private keep(bullmqReply: unknown, acquired: unknown, token: string | null, sentAt: number): void {

@@ -20,6 +20,24 @@ function configFrom(env: Record<string, string>): Readonly<Config> {
   return loadTestConfig({ QUEUE_PREFIX: `ops-test-${randomUUID().slice(0, 8)}`, ...env });
 }
 
+/** A Slack message in #C1 of workspace T1, its own thread `ts`. */
+function slackMessage(ts: string): ChatMessage {
+  return {
+    platform: 'slack',
+    messageId: `C1:${ts}`,
+    conversationId: `slack:T1:C1:${ts}`,
+    workspaceId: 'T1',
+    channelId: 'C1',
+    instanceId: 'inst-1',
+    text: 'hello',
+    userId: 'U1',
+    reply: { channelId: 'C1', messageId: ts },
+    receivedAt: Date.now(),
+    errorPolicy: 'reply',
+    context: 'off',
+  };
+}
+
 /**
  * One job through a real BullMQ queue and worker over connections made by createRedis,
  * under the prefix bullPrefix gives; everything it created is removed afterwards.
@@ -151,20 +169,7 @@ describe('Redis Cluster against a local three-node cluster', () => {
     // As src/app.ts wires them: the stores are typed against the plain client, a Cluster speaks the same commands.
     const redis = createRedis(config.redis) as Redis;
     const queue = new ChatQueue({ connection: redis, redis, prefix, keepCompleted: { age: 60, count: 10 }, keepFailed: { age: 60, count: 10 } });
-    const message: ChatMessage = {
-      platform: 'slack',
-      messageId: 'C1:1700.1',
-      conversationId: 'slack:T1:C1:1700.1',
-      workspaceId: 'T1',
-      channelId: 'C1',
-      instanceId: 'inst-1',
-      text: 'hello',
-      userId: 'U1',
-      reply: { channelId: 'C1', messageId: '1700.1' },
-      receivedAt: Date.now(),
-      errorPolicy: 'reply',
-      context: 'off',
-    };
+    const message = slackMessage('1700.1');
     try {
       expect((await queue.enqueue(message)).status).toBe('queued');
       expect((await queue.enqueue(message)).status).toBe('duplicate');
@@ -195,20 +200,7 @@ describe('Redis Cluster against a local three-node cluster', () => {
     const redis = createRedis(config.redis) as Redis;
     const blocking = createRedis(config.redis, { blocking: true }) as Redis;
     const queue = new ChatQueue({ connection: redis, redis, prefix, keepCompleted: { age: 60, count: 10 }, keepFailed: { age: 60, count: 10 } });
-    const message: ChatMessage = {
-      platform: 'slack',
-      messageId: 'C1:1700.2',
-      conversationId: 'slack:T1:C1:1700.2',
-      workspaceId: 'T1',
-      channelId: 'C1',
-      instanceId: 'inst-1',
-      text: 'hello',
-      userId: 'U1',
-      reply: { channelId: 'C1', messageId: '1700.2' },
-      receivedAt: Date.now(),
-      errorPolicy: 'reply',
-      context: 'off',
-    };
+    const message = slackMessage('1700.2');
     const fetchAcquire = new FetchAcquire({ mailbox: queue.mailbox, lockMs: 30_000 });
     const taken: Array<AcquireResult | undefined> = [];
     const worker = new Worker<ChatJobData>(

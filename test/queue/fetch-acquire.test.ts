@@ -6,6 +6,7 @@ import { FetchAcquire, fetchAcquireLua } from '../../src/queue/fetch-acquire.js'
 import { Mailbox, type AcquireResult } from '../../src/queue/mailbox.js';
 import { QUEUE_NAME, type ChatJobData } from '../../src/queue/types.js';
 import { deleteKeys } from '../support/redis-cleanup.js';
+import { until } from '../support/until.js';
 import { message } from './mailbox-fixture.js';
 import { closeAfterEach } from '../support/close-after-each.js';
 import { encodeConversationId } from '../../src/core/conversation.js';
@@ -73,21 +74,13 @@ function startWorker(fetchAcquire: FetchAcquire, seen: Seen[], concurrency = 1, 
   return worker;
 }
 
-async function until(check: () => boolean | Promise<boolean>, ms = 10_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 describe('the fetch that acquires', () => {
   it('hands a fetched job its conversation: the lease, the head, its call started and the lock renewed', async () => {
     const { jobId, messageId } = await queued('web:local:c1');
     const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen);
-    await until(() => seen.length === 1);
+    await until(() => seen.length === 1, '1 job(s) processed');
     const { taken } = seen[0]!;
     expect(taken).toMatchObject({ status: 'ok', head: { messageId, message: { messageId, text: expect.any(String) }, progress: { started: false, posted: 0 } } });
     // Fenced until half the renewed lock has passed, counted from before the fetch was sent.
@@ -99,7 +92,7 @@ describe('the fetch that acquires', () => {
     expect(await redis.zscore(mailbox.keys.stranded, 'web:local:c1')).toBeNull();
     expect(fetchAcquire.counts.acquiredOnFetch).toBe(1);
     // BullMQ's own half did its work: the job completes as usual.
-    await until(async () => (await queue.getJobState(jobId)) === 'completed');
+    await until(async () => (await queue.getJobState(jobId)) === 'completed', 'the job completed');
     expect((await queue.getJob(jobId))!.returnvalue).toBe('done');
   });
 
@@ -108,13 +101,13 @@ describe('the fetch that acquires', () => {
     const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen, 1);
-    await until(() => seen.length === 3);
+    await until(() => seen.length === 3, '3 job(s) processed');
     expect(seen.map((s) => s.jobId)).toEqual(jobs.map((j) => j.jobId));
     for (const [i, s] of seen.entries()) {
       expect(s.taken).toMatchObject({ status: 'ok', head: { messageId: jobs[i]!.messageId } });
     }
     expect(fetchAcquire.counts.acquiredOnFetch).toBe(3);
-    await until(async () => (await queue.getJobCounts('completed')).completed === 3);
+    await until(async () => (await queue.getJobCounts('completed')).completed === 3, 'three jobs completed');
   });
 
   it('says "held" for a conversation another job holds, and writes nothing', async () => {
@@ -123,7 +116,7 @@ describe('the fetch that acquires', () => {
     const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen);
-    await until(() => seen.length === 1);
+    await until(() => seen.length === 1, '1 job(s) processed');
     expect(seen[0]!.taken).toEqual({ status: 'held', holder: 'another-job' });
     expect(await redis.get(mailbox.keys.lease('web:local:held'))).toBe('another-job');
     expect(await redis.hget(mailbox.keys.messages('web:local:held'), `${messageId}:started`)).toBeNull();
@@ -135,7 +128,7 @@ describe('the fetch that acquires', () => {
     const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen);
-    await until(() => seen.length === 1);
+    await until(() => seen.length === 1, '1 job(s) processed');
     expect(seen[0]!.taken).toEqual({ status: 'ok', head: undefined });
     expect(await redis.get(mailbox.keys.lease('web:local:gone'))).toBeNull();
   });
@@ -145,7 +138,7 @@ describe('the fetch that acquires', () => {
     const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen, 1, { wrongTokenFirst: true });
-    await until(() => seen.length === 1);
+    await until(() => seen.length === 1, '1 job(s) processed');
     expect(fetchAcquire.counts.acquiredOnFetch).toBe(1);
     expect(seen[0]!.wrongToken).toBeUndefined();
     // The wrong token used the reply up: the real one falls back to the mailbox's acquire.
@@ -157,7 +150,7 @@ describe('the fetch that acquires', () => {
     const fetchAcquire = new FetchAcquire({ mailbox, lockMs: 0 });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen);
-    await until(() => seen.length === 1);
+    await until(() => seen.length === 1, '1 job(s) processed');
     expect(seen[0]!.taken).toMatchObject({ status: 'ok', head: { messageId } });
     const head = seen[0]!.taken!.status === 'ok' ? seen[0]!.taken!.head : undefined;
     expect(head!.callFencedUntil).toBeUndefined();
@@ -169,10 +162,10 @@ describe('the fetch that acquires', () => {
     const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     const seen: Seen[] = [];
     startWorker(fetchAcquire, seen);
-    await until(() => seen.length === 1);
+    await until(() => seen.length === 1, '1 job(s) processed');
     expect(seen[0]!.taken).toBeUndefined();
     expect(fetchAcquire.counts.acquiredOnFetch).toBe(0);
-    await until(async () => (await queue.getJobState('plain')) === 'completed');
+    await until(async () => (await queue.getJobState('plain')) === 'completed', 'the job completed');
   });
 
   it("runs the installed BullMQ's scripts verbatim, ours after them", () => {
@@ -214,7 +207,7 @@ describe('the finish that advances', () => {
     const { jobId, messageId } = await queued('web:local:f1');
     const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
     startFinishing(fetchAcquire);
-    await until(async () => (await queue.getJobState(jobId)) === 'completed');
+    await until(async () => (await queue.getJobState(jobId)) === 'completed', 'the job completed');
     expect((await queue.getJob(jobId))!.returnvalue).toBe('answered');
     expect(await redis.llen(mailbox.keys.mailbox('web:local:f1'))).toBe(0);
     expect(await redis.hget(mailbox.keys.messages('web:local:f1'), messageId)).toBeNull();
@@ -238,7 +231,7 @@ describe('the finish that advances', () => {
       // Held by this job: the push queues no job of its own.
       expect(await mailbox.push(later, 0, `job-${later.messageId}`)).toMatchObject({ status: 'queued', held: true });
     });
-    await until(async () => (await queue.getJobState(jobId)) === 'completed');
+    await until(async () => (await queue.getJobState(jobId)) === 'completed', 'the job completed');
     expect(handed).toEqual([{ head: later.messageId, jobId: expect.stringMatching(new RegExp(`^${jobId}-h-`)), from: messageId }]);
     expect(await redis.lrange(mailbox.keys.mailbox('web:local:f2'), 0, -1)).toEqual([later.messageId]);
     expect(await redis.hget(mailbox.keys.messages('web:local:f2'), messageId)).toBeNull();
@@ -261,7 +254,7 @@ describe('the finish that advances', () => {
       lockTaken = true;
     });
     const failed = new Promise((resolve) => worker.on('error', resolve));
-    await until(() => lockTaken);
+    await until(() => lockTaken, 'the lock taken by another worker');
     await failed;
     expect(await redis.lrange(mailbox.keys.mailbox('web:local:f3'), 0, -1)).toEqual([messageId]);
     expect(await redis.hget(mailbox.keys.messages('web:local:f3'), messageId)).not.toBeNull();
@@ -286,7 +279,7 @@ describe("the bridge's worker", () => {
     expect(advance).not.toHaveBeenCalled();
     // Nothing left behind: every mailbox finished, every lease released.
     for (const m of messages) {
-      await until(async () => (await pl.bridge.redis.exists(pl.bridge.queue.mailbox.keys.lease(encodeConversationId(m.conversation)))) === 0);
+      await until(async () => (await pl.bridge.redis.exists(pl.bridge.queue.mailbox.keys.lease(encodeConversationId(m.conversation)))) === 0, 'the lease released');
       expect(await pl.bridge.redis.llen(pl.bridge.queue.mailbox.keys.mailbox(encodeConversationId(m.conversation)))).toBe(0);
     }
   });
@@ -308,7 +301,7 @@ describe("the bridge's worker", () => {
     // The second message's job was the hand-off, not one the ingress queued.
     const jobs = await pl.bridge.queue.queue.getJobs(['completed', 'active', 'waiting', 'prioritized']);
     expect(jobs.some((j) => /-h-/.test(j.id ?? ''))).toBe(true);
-    await until(async () => (await pl.bridge.redis.exists(lease)) === 0);
+    await until(async () => (await pl.bridge.redis.exists(lease)) === 0, 'the lease released');
     expect(await pl.bridge.redis.zscore(pl.bridge.queue.mailbox.keys.stranded, encodeConversationId(first.conversation))).toBeNull();
   });
 });
