@@ -2,6 +2,7 @@ import { Queue, type ConnectionOptions } from 'bullmq';
 import type { QueueCounts } from '../core/platform-context.js';
 import type { Redis } from 'ioredis';
 import { Mailbox } from './mailbox.js';
+import { PushAdd } from './push-add.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData, type ChatMessage } from './types.js';
 
 export interface ChatQueueOptions {
@@ -64,8 +65,16 @@ export type EnqueueResult = { status: 'queued' | 'duplicate'; jobId: string; beh
 export class ChatQueue {
   readonly queue: Queue<ChatJobData>;
   readonly mailbox: Mailbox;
+  /** The push and its job's add in one round trip (push-add.ts). */
+  readonly pushAdd: PushAdd;
 
   constructor(private readonly options: ChatQueueOptions) {
+    this.mailbox = new Mailbox({
+      redis: options.redis,
+      prefix: `${options.prefix}:${QUEUE_NAME}`,
+      ...(options.threadFollowUpDays ? { answeredTtlSeconds: options.threadFollowUpDays * 86_400 } : {}),
+    });
+    this.pushAdd = new PushAdd(this.mailbox);
     this.queue = new Queue<ChatJobData>(QUEUE_NAME, {
       connection: options.connection,
       prefix: options.prefix,
@@ -78,19 +87,15 @@ export class ChatQueue {
         removeOnComplete: options.keepCompleted,
         removeOnFail: options.keepFailed,
       },
-    });
-    this.mailbox = new Mailbox({
-      redis: options.redis,
-      prefix: `${options.prefix}:${QUEUE_NAME}`,
-      ...(options.threadFollowUpDays ? { answeredTtlSeconds: options.threadFollowUpDays * 86_400 } : {}),
-    });
+    }, this.pushAdd.backendFactory);
   }
 
   /**
    * Accepts a message. When a job holds its conversation, or is queued to hold it, that job
    * answers it in turn and no job is queued (most messages of a busy conversation: a queue
    * add, a fetch, a lease check and a completion saved each). Otherwise the push reserves the
-   * conversation for this message's job, which is queued next. A message seen before
+   * conversation for this message's job, which is queued next: in the same round trip as the
+   * push for a plain job (push-add.ts), after it for a prioritized one. A message seen before
    * is not pushed again, but its job is re-added (a no-op while it exists), so a crash between
    * the two steps heals on redelivery; the mailbox sweep heals it too, within seconds, when
    * nothing is redelivered.
@@ -103,11 +108,14 @@ export class ChatQueue {
    */
   async enqueue(message: ChatMessage): Promise<EnqueueResult> {
     const jobId = jobIdFor(message.platform, message.messageId);
-    const pushed = await this.mailbox.push(message, this.options.maxPendingPerChannel ?? 0, jobId);
+    const call = this.mailbox.pushCall(message, this.options.maxPendingPerChannel ?? 0, jobId);
+    // A plain job (no backlog in its channel) is added with the push, after it in the same script.
+    const pushed = await this.pushAdd.push(call, jobId, () => this.wake(message, message.messageId, { jobId }));
     if (pushed.status === 'busy') return pushed;
     if (pushed.held) return { status: pushed.status, jobId, behindRetry: pushed.status === 'queued' && pushed.behindRetry };
-    const priority = pushed.status === 'queued' && pushed.pending > 1 ? backlogPriority(pushed.pending) : 0;
-    await this.wake(message, message.messageId, { jobId, priority });
+    if (pushed.status === 'queued' && pushed.pending > 1) {
+      await this.wake(message, message.messageId, { jobId, priority: backlogPriority(pushed.pending) });
+    }
     return { status: pushed.status, jobId };
   }
 

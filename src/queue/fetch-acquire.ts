@@ -1,5 +1,5 @@
-import { createRequire } from 'node:module';
 import { createRedisBackend, type BackendFactory, type RedisQueueBackend } from 'bullmq';
+import { FusedRunner, fuseBullmq, type FusedScript } from './bullmq-fused.js';
 import { scriptText } from './lua-script.js';
 import type { AcquireResult, Mailbox } from './mailbox.js';
 import type { ChatJobData } from './types.js';
@@ -24,15 +24,6 @@ import type { ChatJobData } from './types.js';
  * changes an outcome.
  */
 
-interface BullmqScript {
-  name: string;
-  content: string;
-  keys: number;
-}
-
-const require = createRequire(import.meta.url);
-const bullmqScripts = require('bullmq/dist/cjs/scripts/index.js') as Record<string, BullmqScript>;
-
 /** The scripts that hand a job over, with where their packed options are and how many arguments they take. */
 const FETCHES = {
   moveToActive: { optsArg: 3, argCount: 3 },
@@ -44,24 +35,19 @@ const ownPart = scriptText('fetch-acquire.lua');
 
 /** The Lua of BullMQ's script `command` run inside ours, or undefined when BullMQ has no such script. */
 export function fetchAcquireLua(command: FetchCommand): string | undefined {
-  const script = bullmqScripts[command];
-  if (!script || typeof script.content !== 'string') return undefined;
-  const { optsArg, argCount } = FETCHES[command];
-  return ['local function bullmq()', script.content, 'end', `local optsArg, own = ${optsArg}, ${argCount + 1}`, ownPart].join('\n');
+  return fused(command)?.lua;
 }
 
-interface FusedScript {
-  name: string;
-  lua: string;
-  keys: number;
-  argCount: number;
+function fused(command: FetchCommand): FusedScript | undefined {
+  const { optsArg, argCount } = FETCHES[command];
+  return fuseBullmq(command, () => `local optsArg, own = ${optsArg}, ${argCount + 1}`, ownPart);
 }
 
 /** The fused command that stands for each BullMQ command it replaces (none when BullMQ lacks the script). */
-const fusedScripts = new Map<string, FusedScript>();
+const fusedScripts = new Map<string, FusedScript & { argCount: number }>();
 for (const command of Object.keys(FETCHES) as FetchCommand[]) {
-  const lua = fetchAcquireLua(command);
-  if (lua) fusedScripts.set(command, { name: `agentBridge_${command}`, lua, keys: bullmqScripts[command]!.keys, argCount: FETCHES[command].argCount });
+  const script = fused(command);
+  if (script) fusedScripts.set(command, { ...script, argCount: FETCHES[command].argCount });
 }
 
 /** What the job that finishes answered, for the finish that advances. */
@@ -92,12 +78,6 @@ interface Fetched {
   token: string;
   reply: unknown;
   sentAt: number;
-}
-
-/** A client BullMQ runs its commands on: its Lua commands are called by name. */
-interface CommandClient {
-  defineCommand?: (name: string, definition: { numberOfKeys: number; lua: string }) => void;
-  runCommand: (name: string, args: unknown[]) => Promise<unknown>;
 }
 
 /** {BullMQ's reply, acquire, token, hand-off head} (fetch-acquire.lua). */
@@ -138,21 +118,13 @@ export class FetchAcquire {
   readonly backendFactory: BackendFactory<RedisQueueBackend> = (name, opts, flags) => {
     const backend = createRedisBackend(name, opts, flags);
     const run = backend.execCommand.bind(backend);
-    /** The fused commands each client has had defined. */
-    const defined = new WeakMap<object, Set<string>>();
+    const runner = new FusedRunner();
     backend.execCommand = (client, commandName, args) => {
       const fused = fusedScripts.get(commandName);
-      const c = client as unknown as CommandClient;
-      if (!fused || typeof c.defineCommand !== 'function') return run(client, commandName, args);
-      const { keys, argCount } = fused;
+      if (!fused || !runner.canRun(client)) return run(client, commandName, args);
+      const { bullmqKeys: keys, argCount } = fused;
       // A BullMQ whose call no longer has the shape this copy was written for: its own way.
       if (args.length > keys + argCount) return run(client, commandName, args);
-      let names = defined.get(client);
-      if (!names) defined.set(client, (names = new Set()));
-      if (!names.has(fused.name)) {
-        c.defineCommand(fused.name, { numberOfKeys: keys, lua: fused.lua });
-        names.add(fused.name);
-      }
       // BullMQ leaves an unused last argument undefined; ours follow it, so it is sent empty.
       const sent: unknown[] = args.map((arg) => arg ?? '');
       while (sent.length < keys + argCount) sent.push('');
@@ -160,7 +132,7 @@ export class FetchAcquire {
       sent.push(...this.extraArgs);
       if (finishing) sent.push(...finishing.args);
       const sentAt = performance.now();
-      return c.runCommand(fused.name, sent).then(async (reply) => {
+      return runner.run(client, fused, keys, sent).then(async (reply) => {
         const [bullmqReply, acquired, token, handoff] = reply as FusedReply;
         if (acquired) this.keep(bullmqReply, acquired, token, sentAt);
         // A negative code is BullMQ's half refusing, normally for a lock that is not the job's,

@@ -92,6 +92,22 @@ export type PushResult =
   /** The channel already has `maxPending` unfinished messages: nothing was stored. */
   | { status: 'busy'; pending: number };
 
+/** A Lua script's keys and arguments. */
+export interface LuaCall {
+  keys: string[];
+  args: Array<string | number>;
+}
+
+/** What push-6.lua's reply says. */
+export function pushResult(reply: unknown): PushResult {
+  const [status, pending, held] = reply as [number, number, number];
+  // 3: the lease is `jobId`'s own (a redelivery): not held by another job, so queue it again.
+  const byAnother = held === 1 || held === 2;
+  if (status === 1) return { status: 'queued', pending, held: byAnother, behindRetry: held === 2 };
+  if (status === -1) return { status: 'busy', pending };
+  return { status: 'duplicate', held: byAnother };
+}
+
 export type AcquireResult =
   | { status: 'ok'; head?: MailboxHead }
   | { status: 'held'; holder: string }
@@ -123,10 +139,19 @@ export class Mailbox {
    * (`held: false`): messages pushed before that job runs are then `held` and need no job.
    */
   async push(message: ChatMessage, maxPending = 0, jobId = ''): Promise<PushResult> {
+    return this.pushWith(this.pushCall(message, maxPending, jobId));
+  }
+
+  /** {@link push} with its keys and arguments made already ({@link pushCall}). */
+  async pushWith(call: LuaCall): Promise<PushResult> {
+    return pushResult(await scripts.push(this.redis, call.keys, call.args));
+  }
+
+  /** push-6.lua's keys and arguments for {@link push} (push-add.ts runs it beside BullMQ's add). */
+  pushCall(message: ChatMessage, maxPending: number, jobId: string): LuaCall {
     const k = this.keys;
-    const [status, pending, held] = (await scripts.push(
-      this.redis,
-      [
+    return {
+      keys: [
         k.seen(message.platform, message.messageId),
         k.mailbox(message.conversationId),
         k.messages(message.conversationId),
@@ -134,13 +159,8 @@ export class Mailbox {
         k.stranded,
         k.lease(message.conversationId),
       ],
-      [message.messageId, JSON.stringify(message), this.seenTtl, this.messageTtl, Date.now(), maxPending, message.conversationId, jobId],
-    )) as [number, number, number];
-    // 3: the lease is `jobId`'s own (a redelivery): not held by another job, so queue it again.
-    const byAnother = held === 1 || held === 2;
-    if (status === 1) return { status: 'queued', pending, held: byAnother, behindRetry: held === 2 };
-    if (status === -1) return { status: 'busy', pending };
-    return { status: 'duplicate', held: byAnother };
+      args: [message.messageId, JSON.stringify(message), this.seenTtl, this.messageTtl, Date.now(), maxPending, message.conversationId, jobId],
+    };
   }
 
   /**

@@ -174,6 +174,8 @@ describe('Redis Cluster against a local three-node cluster', () => {
       expect((await queue.enqueue(message)).status).toBe('queued');
       expect((await queue.enqueue(message)).status).toBe('duplicate');
       expect((await queue.counts()).waiting).toBe(1);
+      // Both pushes ran with BullMQ's add in one script, whose keys all sit in the queue's slot.
+      expect(queue.pushAdd.counts).toEqual({ fused: 2, separate: 0 });
       // The conversation is reserved for the message's own job, as a worker would run it.
       const fence = { jobId: jobIdFor('slack', message.messageId), token: '' };
       const lease = await queue.mailbox.acquire(message.conversationId, fence);

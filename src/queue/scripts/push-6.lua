@@ -39,37 +39,6 @@
     again, a no-op while it exists, which heals a caller that died before queueing it).
 ]]
 local rcall = redis.call
+--- @include "push-message"
 
-local function held()
-  local holder = rcall('GET', KEYS[6])
-  if not holder then return 0 end
-  if holder == ARGV[8] then return 3 end
-  local head = rcall('LINDEX', KEYS[2], 0)
-  if head then
-    local waits = rcall('HMGET', KEYS[3], head .. ':attempts', head .. ':limited')
-    if tonumber(waits[1] or '0') > 0 or tonumber(waits[2] or '0') > 0 then return 2 end
-  end
-  return 1
-end
-
-local seen = rcall('GET', KEYS[1])
-if seen and seen ~= 'delivered' then return {0, 0, held()} end
-local ttl = tonumber(ARGV[4])
--- Entries older than a message's lifetime belong to messages that expired unfinished.
-rcall('ZREMRANGEBYSCORE', KEYS[4], '-inf', tonumber(ARGV[5]) - ttl * 1000)
-local pending = rcall('ZCARD', KEYS[4])
-local cap = tonumber(ARGV[6])
-if cap > 0 and pending >= cap then return {-1, pending, 0} end
-rcall('SET', KEYS[1], 'queued', 'EX', ARGV[3])
-rcall('HSET', KEYS[3], ARGV[1], ARGV[2])
-rcall('EXPIRE', KEYS[3], ttl)
-rcall('RPUSH', KEYS[2], ARGV[1])
-rcall('EXPIRE', KEYS[2], ttl)
-rcall('ZADD', KEYS[4], ARGV[5], ARGV[1])
-rcall('EXPIRE', KEYS[4], ttl)
--- Until a job takes the conversation, the sweep looks at it: a crash before the job was
--- added, or a holder that ended without releasing the lease.
-rcall('ZADD', KEYS[5], 'NX', ARGV[5], ARGV[7])
-local h = held()
-if h == 0 and ARGV[8] ~= '' then rcall('SET', KEYS[6], ARGV[8], 'EX', ttl) end
-return {1, pending + 1, h}
+return pushMessage(KEYS, ARGV)

@@ -1,0 +1,39 @@
+--[[
+  push-6.lua's body as a function of its keys (K) and arguments (A), so the push can also run
+  beside BullMQ's job add in one script (push-add.lua). K and A are as push-6.lua's KEYS and ARGV.
+]]
+local function pushMessage(K, A)
+  local function held()
+    local holder = rcall('GET', K[6])
+    if not holder then return 0 end
+    if holder == A[8] then return 3 end
+    local head = rcall('LINDEX', K[2], 0)
+    if head then
+      local waits = rcall('HMGET', K[3], head .. ':attempts', head .. ':limited')
+      if tonumber(waits[1] or '0') > 0 or tonumber(waits[2] or '0') > 0 then return 2 end
+    end
+    return 1
+  end
+
+  local seen = rcall('GET', K[1])
+  if seen and seen ~= 'delivered' then return {0, 0, held()} end
+  local ttl = tonumber(A[4])
+  -- Entries older than a message's lifetime belong to messages that expired unfinished.
+  rcall('ZREMRANGEBYSCORE', K[4], '-inf', tonumber(A[5]) - ttl * 1000)
+  local pending = rcall('ZCARD', K[4])
+  local cap = tonumber(A[6])
+  if cap > 0 and pending >= cap then return {-1, pending, 0} end
+  rcall('SET', K[1], 'queued', 'EX', A[3])
+  rcall('HSET', K[3], A[1], A[2])
+  rcall('EXPIRE', K[3], ttl)
+  rcall('RPUSH', K[2], A[1])
+  rcall('EXPIRE', K[2], ttl)
+  rcall('ZADD', K[4], A[5], A[1])
+  rcall('EXPIRE', K[4], ttl)
+  -- Until a job takes the conversation, the sweep looks at it: a crash before the job was
+  -- added, or a holder that ended without releasing the lease.
+  rcall('ZADD', K[5], 'NX', A[5], A[7])
+  local h = held()
+  if h == 0 and A[8] ~= '' then rcall('SET', K[6], A[8], 'EX', ttl) end
+  return {1, pending + 1, h}
+end
