@@ -29,28 +29,32 @@ export function unpackBullmqArg(arg: unknown): unknown {
   }
 }
 
-/** A BullMQ script inside one of ours: how it is called, and its Lua. */
+/** BullMQ scripts inside one of ours: how it is called, and its Lua. */
 export interface FusedScript {
   /** The name it is defined under on a client. */
   name: string;
   lua: string;
-  /** BullMQ's own key count for the script it stands for. */
-  bullmqKeys: number;
+}
+
+/** How many keys BullMQ's script `command` takes; undefined when the installed BullMQ has no such script. */
+export function bullmqKeyCount(command: string): number | undefined {
+  const script = bullmqScripts[command];
+  return script && typeof script.content === 'string' && typeof script.keys === 'number' ? script.keys : undefined;
 }
 
 /**
- * `local function bullmq() <BullMQ's script command> end`, then `prelude` (made knowing BullMQ's
- * key count) and our part (which calls `bullmq()`); undefined when the installed BullMQ has no
- * such script.
+ * Our script `name`: each of BullMQ's scripts in `functions` (Lua function name → BullMQ
+ * command) as `local function <fn>(KEYS, ARGV) <BullMQ's script> end`, so our part calls it with
+ * the keys and arguments BullMQ's script expects, then `prelude` and our part. Undefined when the
+ * installed BullMQ lacks one of them.
  */
-export function fuseBullmq(command: string, prelude: (bullmqKeys: number) => string, ownPart: string): FusedScript | undefined {
-  const script = bullmqScripts[command];
-  if (!script || typeof script.content !== 'string' || typeof script.keys !== 'number') return undefined;
-  return {
-    name: `agentBridge_${command}`,
-    lua: ['local function bullmq()', script.content, 'end', prelude(script.keys), ownPart].join('\n'),
-    bullmqKeys: script.keys,
-  };
+export function fuseBullmq(name: string, functions: Record<string, string>, prelude: string, ownPart: string): FusedScript | undefined {
+  const parts: string[] = [];
+  for (const [fn, command] of Object.entries(functions)) {
+    if (bullmqKeyCount(command) === undefined) return undefined;
+    parts.push(`local function ${fn}(KEYS, ARGV)`, bullmqScripts[command]!.content, 'end');
+  }
+  return { name: `agentBridge_${name}`, lua: [...parts, prelude, ownPart].join('\n') };
 }
 
 /** A client BullMQ runs its commands on: its Lua commands are called by name. */

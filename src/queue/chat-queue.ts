@@ -42,19 +42,6 @@ export function retryAfterThrowMs(attemptsMade: number): number {
   return Math.min(1000 * 2 ** Math.max(0, attemptsMade - 1), 5000);
 }
 
-/** BullMQ's largest priority (its PRIORITY_LIMIT, 2^21 − 1: a larger one is refused); lower runs first. */
-export const LOWEST_PRIORITY = 2_097_151;
-
-/**
- * A channel's backlog as a BullMQ priority: the power of two at or below it (1, 2, 4, …), so
- * a busier channel's jobs still rank behind a quieter one's, while a job going back in line
- * seldom needs its priority rewritten (a round trip) as its backlog moves by one.
- */
-export function backlogPriority(backlog: number): number {
-  if (backlog <= 1) return 1;
-  return Math.min(2 ** Math.floor(Math.log2(backlog)), LOWEST_PRIORITY);
-}
-
 /**
  * What became of an accepted message. `behindRetry`: it waits behind a message of its
  * conversation that is waiting out a retry (worth explaining in `/agent why`).
@@ -94,11 +81,10 @@ export class ChatQueue {
    * Accepts a message. When a job holds its conversation, or is queued to hold it, that job
    * answers it in turn and no job is queued (most messages of a busy conversation: a queue
    * add, a fetch, a lease check and a completion saved each). Otherwise the push reserves the
-   * conversation for this message's job, which is queued next: in the same round trip as the
-   * push for a plain job (push-add.ts), after it for a prioritized one. A message seen before
-   * is not pushed again, but its job is re-added (a no-op while it exists), so a crash between
-   * the two steps heals on redelivery; the mailbox sweep heals it too, within seconds, when
-   * nothing is redelivered.
+   * conversation for this message's job, which the same round trip queues after it
+   * (push-add.ts). A message seen before is not pushed again, but its job is re-added (a no-op
+   * while it exists), which heals a job lost to a crash; so does the mailbox sweep, within
+   * seconds, when nothing is redelivered.
    *
    * Fairness: a job's priority is its channel's backlog when it arrives (lower runs first), so
    * a quiet channel's question runs next while a busy channel's 1,000 jobs wait their turn.
@@ -109,13 +95,10 @@ export class ChatQueue {
   async enqueue(message: ChatMessage): Promise<EnqueueResult> {
     const jobId = jobIdFor(message.platform, message.messageId);
     const call = this.mailbox.pushCall(message, this.options.maxPendingPerChannel ?? 0, jobId);
-    // A plain job (no backlog in its channel) is added with the push, after it in the same script.
-    const pushed = await this.pushAdd.push(call, jobId, () => this.wake(message, message.messageId, { jobId }));
+    // The job, if any, is added in the push's own round trip (push-add.ts), after the push.
+    const pushed = await this.pushAdd.push(call, jobId, (priority) => this.wake(message, message.messageId, { jobId, priority }));
     if (pushed.status === 'busy') return pushed;
     if (pushed.held) return { status: pushed.status, jobId, behindRetry: pushed.status === 'queued' && pushed.behindRetry };
-    if (pushed.status === 'queued' && pushed.pending > 1) {
-      await this.wake(message, message.messageId, { jobId, priority: backlogPriority(pushed.pending) });
-    }
     return { status: pushed.status, jobId };
   }
 

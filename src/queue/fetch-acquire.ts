@@ -1,5 +1,5 @@
 import { createRedisBackend, type BackendFactory, type RedisQueueBackend } from 'bullmq';
-import { FusedRunner, fuseBullmq, type FusedScript } from './bullmq-fused.js';
+import { FusedRunner, bullmqKeyCount, fuseBullmq, type FusedScript } from './bullmq-fused.js';
 import { scriptText } from './lua-script.js';
 import type { AcquireResult, Mailbox } from './mailbox.js';
 import type { ChatJobData } from './types.js';
@@ -40,14 +40,14 @@ export function fetchAcquireLua(command: FetchCommand): string | undefined {
 
 function fused(command: FetchCommand): FusedScript | undefined {
   const { optsArg, argCount } = FETCHES[command];
-  return fuseBullmq(command, () => `local optsArg, own = ${optsArg}, ${argCount + 1}`, ownPart);
+  return fuseBullmq(command, { bullmq: command }, `local optsArg, own = ${optsArg}, ${argCount + 1}`, ownPart);
 }
 
 /** The fused command that stands for each BullMQ command it replaces (none when BullMQ lacks the script). */
-const fusedScripts = new Map<string, FusedScript & { argCount: number }>();
+const fusedScripts = new Map<string, FusedScript & { keys: number; argCount: number }>();
 for (const command of Object.keys(FETCHES) as FetchCommand[]) {
   const script = fused(command);
-  if (script) fusedScripts.set(command, { ...script, argCount: FETCHES[command].argCount });
+  if (script) fusedScripts.set(command, { ...script, keys: bullmqKeyCount(command)!, argCount: FETCHES[command].argCount });
 }
 
 /** What the job that finishes answered, for the finish that advances. */
@@ -122,7 +122,7 @@ export class FetchAcquire {
     backend.execCommand = (client, commandName, args) => {
       const fused = fusedScripts.get(commandName);
       if (!fused || !runner.canRun(client)) return run(client, commandName, args);
-      const { bullmqKeys: keys, argCount } = fused;
+      const { keys, argCount } = fused;
       // A BullMQ whose call no longer has the shape this copy was written for: its own way.
       if (args.length > keys + argCount) return run(client, commandName, args);
       // BullMQ leaves an unused last argument undefined; ours follow it, so it is sent empty.

@@ -55,6 +55,8 @@ export function queueKeys(base: string) {
     /** BullMQ's waiting and prioritized jobs: whether anyone is in line behind a job's turn. */
     wait: `${base}:wait`,
     prioritized: `${base}:prioritized`,
+    /** BullMQ's priority counter (orders jobs of one priority by when they were added). */
+    priorityCounter: `${base}:pc`,
   };
 }
 

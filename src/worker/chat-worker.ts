@@ -2,7 +2,8 @@ import { DelayedError, Worker, type ConnectionOptions, type Job, type Queue } fr
 import { errorFields } from '../logger.js';
 import type { Logger } from '../logger.js';
 import type { Fence, Mailbox } from '../queue/mailbox.js';
-import { backlogPriority, retryAfterThrowMs, type ChatQueue, WAKE_CONVERSATION } from '../queue/chat-queue.js';
+import { retryAfterThrowMs, type ChatQueue, WAKE_CONVERSATION } from '../queue/chat-queue.js';
+import { backlogPriority } from '../queue/priority.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData } from '../queue/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
 import { patiently, type MessageProcessor } from './process-message.js';

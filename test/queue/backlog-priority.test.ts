@@ -1,6 +1,6 @@
 import { PRIORITY_LIMIT } from 'bullmq';
 import { describe, expect, it } from 'vitest';
-import { backlogPriority, LOWEST_PRIORITY } from '../../src/queue/chat-queue.js';
+import { backlogPriority, LOWEST_PRIORITY } from '../../src/queue/priority.js';
 
 describe('a channel backlog as a BullMQ priority', () => {
   it('is the power of two at or below the backlog: busier channels rank behind, a backlog moving by one seldom changes it', () => {

@@ -171,8 +171,8 @@ describe('the fetch that acquires', () => {
   it("runs the installed BullMQ's scripts verbatim, ours after them", () => {
     for (const command of ['moveToActive', 'moveToFinished'] as const) {
       const lua = fetchAcquireLua(command)!;
-      expect(lua.startsWith('local function bullmq()\n')).toBe(true);
-      expect(lua).toContain('local result = bullmq()');
+      expect(lua.startsWith('local function bullmq(KEYS, ARGV)\n')).toBe(true);
+      expect(lua).toContain('local result = bullmq(KEYS, ARGV)');
     }
   });
 });

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { ChatQueue } from '../../src/queue/chat-queue.js';
-import { PushAdd, addsPlainJob, pushAddLua } from '../../src/queue/push-add.js';
+import { PushAdd, jobPriority, pushAddLua } from '../../src/queue/push-add.js';
+import { backlogPriority } from '../../src/queue/priority.js';
 import { Mailbox } from '../../src/queue/mailbox.js';
 import { QUEUE_NAME, jobIdFor } from '../../src/queue/types.js';
 import { deleteKeys } from '../support/redis-cleanup.js';
@@ -62,15 +63,23 @@ describe('push and add in one round trip', () => {
     expect(await redis.lrange(queue.mailbox.keys.mailbox(first.conversationId), 0, -1)).toEqual([first.messageId, second.messageId]);
   });
 
-  it("a channel with a backlog: the script adds nothing and the caller adds the job with the backlog's priority", async () => {
-    const first = message('web:local:busy-1', 'c-busy');
-    const other = message('web:local:busy-2', 'c-busy');
-    await queue.enqueue(first);
-    expect(await queue.enqueue(other)).toEqual({ status: 'queued', jobId: jobOf(other) });
-    expect(queue.pushAdd.counts.fused).toBe(2);
-    expect(await queue.queue.getJobState(jobOf(other))).toBe('prioritized');
-    expect((await queue.queue.getJob(jobOf(other)))?.priority).toBe(2);
-    expect(await redis.get(queue.mailbox.keys.lease(other.conversationId))).toBe(jobOf(other));
+  it("a channel with a backlog: the same script adds the job with the backlog's priority, as the worker computes it", async () => {
+    const messages = Array.from({ length: 9 }, (_, i) => message(`web:local:busy-${i}`, 'c-busy'));
+    for (const m of messages) expect(await queue.enqueue(m)).toEqual({ status: 'queued', jobId: jobOf(m) });
+    expect(queue.pushAdd.counts).toEqual({ fused: 9, separate: 0 });
+    expect(await queue.queue.getJobState(jobOf(messages[0]!))).toBe('waiting');
+    for (const [i, m] of messages.entries()) {
+      if (i === 0) continue;
+      expect(await queue.queue.getJobState(jobOf(m))).toBe('prioritized');
+      const job = await queue.queue.getJob(jobOf(m));
+      // The backlog counts this message: 2, 3, 4, ... → priorities 2, 2, 4, 4, 4, 4, 8, 8.
+      expect(job?.priority).toBe(backlogPriority(i + 1));
+      expect(job?.data).toMatchObject({ conversationId: m.conversationId, messageId: m.messageId });
+      expect(await redis.get(queue.mailbox.keys.lease(m.conversationId))).toBe(jobOf(m));
+    }
+    // BullMQ's order among them: by priority, then by when each was added.
+    const order = (await queue.queue.getPrioritized()).map((j) => j.id);
+    expect(order).toEqual([2, 1, 4, 3, 5, 6, 8, 7].map((i) => jobOf(messages[i]!)).sort((a, b) => order.indexOf(a) - order.indexOf(b)));
   });
 
   it('a redelivery: nothing stored twice, and its job is added again (a no-op while it exists)', async () => {
@@ -125,25 +134,26 @@ describe('PushAdd without the fused road', () => {
     const mailbox = new Mailbox({ redis, prefix: `${prefix}:${QUEUE_NAME}` });
     const pushAdd = new PushAdd(mailbox);
     const m = message('web:local:plain', 'c-plain');
-    let added = 0;
-    const pushed = await pushAdd.push(mailbox.pushCall(m, 0, jobOf(m)), jobOf(m), async () => {
-      added++;
+    const added: number[] = [];
+    const pushed = await pushAdd.push(mailbox.pushCall(m, 0, jobOf(m)), jobOf(m), async (priority) => {
+      added.push(priority);
     });
-    expect(added).toBe(1);
+    expect(added).toEqual([0]);
     expect(pushed).toMatchObject({ status: 'queued', pending: 1, held: false });
     expect(pushAdd.counts).toEqual({ fused: 0, separate: 1 });
     expect(await redis.lrange(mailbox.keys.mailbox(m.conversationId), 0, -1)).toEqual([m.messageId]);
   });
 
-  it('the rule for a plain job is the one the script follows', () => {
-    expect(addsPlainJob({ status: 'queued', pending: 1, held: false, behindRetry: false })).toBe(true);
-    expect(addsPlainJob({ status: 'queued', pending: 2, held: false, behindRetry: false })).toBe(false);
-    expect(addsPlainJob({ status: 'queued', pending: 1, held: true, behindRetry: false })).toBe(false);
-    expect(addsPlainJob({ status: 'duplicate', held: false })).toBe(true);
-    expect(addsPlainJob({ status: 'duplicate', held: true })).toBe(false);
-    expect(addsPlainJob({ status: 'busy', pending: 3 })).toBe(false);
+  it('the job a push asks for: none, plain or with the backlog as priority (the rule push-add.lua follows)', () => {
+    expect(jobPriority({ status: 'queued', pending: 1, held: false, behindRetry: false })).toBe(0);
+    expect(jobPriority({ status: 'queued', pending: 5, held: false, behindRetry: false })).toBe(4);
+    expect(jobPriority({ status: 'queued', pending: 1, held: true, behindRetry: false })).toBeUndefined();
+    expect(jobPriority({ status: 'duplicate', held: false })).toBe(0);
+    expect(jobPriority({ status: 'duplicate', held: true })).toBeUndefined();
+    expect(jobPriority({ status: 'busy', pending: 3 })).toBeUndefined();
     const lua = pushAddLua()!;
-    expect(lua).toContain('local function bullmq()');
+    expect(lua).toContain('local function addPlain(KEYS, ARGV)');
+    expect(lua).toContain('local function addPrioritized(KEYS, ARGV)');
     expect(lua).toContain('local function pushMessage(K, A)');
     expect(lua).toMatch(/local ownKeys, own = 10, 4/);
   });

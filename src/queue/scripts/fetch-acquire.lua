@@ -1,7 +1,7 @@
 --[[
   A worker's fetch and finish with the mailbox's steps in BullMQ's own round trip
   (src/queue/fetch-acquire.ts). BullMQ's moveToActive or moveToFinished runs as the function
-  `bullmq` (a verbatim copy of the installed BullMQ's script); around it:
+  `bullmq(KEYS, ARGV)` (a verbatim copy of the installed BullMQ's script); around it:
 
   - before it, only in moveToFinished of a job that answered its head (the finish that
     advances): what advance-9.lua does after the last post, fenced by the job's lock: the head
@@ -83,7 +83,7 @@ if done and done ~= '' and token and rcall('GET', key(8, ARGV[1])) == token then
   end
 end
 
-local result = bullmq()
+local result = bullmq(KEYS, ARGV)
 local acquired = false
 if token and type(result) == 'table' and type(result[1]) == 'table' and type(result[2]) == 'string' then
   local conversationId = conversationOf(result[1])
