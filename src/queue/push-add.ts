@@ -97,7 +97,10 @@ export class PushAdd {
       const entry = typeof jobId === 'string' ? this.waiting.get(jobId)?.[0] : undefined;
       if (!entry) return run(client, commandName, args);
       this.forget(entry.jobId, entry);
-      if (!runner.canRun(client)) return this.separatelyFor(entry, (priority) => (priority ? entry.add(priority) : run(client, commandName, args)));
+      if (!runner.canRun(client)) {
+        // A prioritized job is the caller's own add; BullMQ's plain add is told the job's ID either way.
+        return this.separatelyFor(entry, (priority) => (priority ? entry.add(priority).then(() => entry.jobId) : run(client, commandName, args)));
+      }
       const k = this.mailbox.keys;
       const sent = [...args.slice(0, ADD_KEYS), ...entry.call.keys, k.prioritized, k.priorityCounter, ...args.slice(ADD_KEYS), ...entry.call.args, LOWEST_PRIORITY];
       return runner.run(client, fusedAdd, ADD_KEYS + OWN_KEYS, sent).then((reply) => {
