@@ -33,21 +33,17 @@ type FetchCommand = keyof typeof FETCHES;
 
 const ownPart = scriptText('fetch-acquire.lua');
 
-/** The Lua of BullMQ's script `command` run inside ours, or undefined when BullMQ has no such script. */
-export function fetchAcquireLua(command: FetchCommand): string | undefined {
-  return fused(command)?.lua;
-}
-
-function fused(command: FetchCommand): FusedScript | undefined {
-  const { optsArg, argCount } = FETCHES[command];
-  return fuseBullmq(command, { bullmq: command }, `local optsArg, own = ${optsArg}, ${argCount + 1}`, ownPart);
-}
-
 /** The fused command that stands for each BullMQ command it replaces (none when BullMQ lacks the script). */
 const fusedScripts = new Map<string, FusedScript & { keys: number; argCount: number }>();
 for (const command of Object.keys(FETCHES) as FetchCommand[]) {
-  const script = fused(command);
-  if (script) fusedScripts.set(command, { ...script, keys: bullmqKeyCount(command)!, argCount: FETCHES[command].argCount });
+  const { optsArg, argCount } = FETCHES[command];
+  const script = fuseBullmq(command, { bullmq: command }, `local optsArg, own = ${optsArg}, ${argCount + 1}`, ownPart);
+  if (script) fusedScripts.set(command, { ...script, keys: bullmqKeyCount(command)!, argCount });
+}
+
+/** The Lua of BullMQ's script `command` run inside ours, or undefined when BullMQ has no such script. */
+export function fetchAcquireLua(command: FetchCommand): string | undefined {
+  return fusedScripts.get(command)?.lua;
 }
 
 /** What the job that finishes answered, for the finish that advances. */
