@@ -63,6 +63,8 @@ export interface Bridge {
   http: Express;
   httpPort: number;
   metrics: Metrics;
+  /** The chat worker, when this process runs one (ROLE=worker or all). */
+  worker?: ChatWorker;
   /** Orderly and idempotent: stop ingress, drain workers (bounded), close HTTP and Redis. */
   stop(): Promise<void>;
 }
@@ -338,6 +340,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     http: http.app,
     httpPort,
     metrics,
+    worker,
     stop,
   };
 }
