@@ -44,31 +44,62 @@ export function createUndiciFetch(dispatcher: Dispatcher): typeof fetch {
       // Same shape as fetch's failures, so a client reads the cause's code either way.
       throw new TypeError('fetch failed', { cause: err });
     }
-    const raw = res.headers;
-    const get = (name: string): string | null => {
-      const v = raw[name.toLowerCase()];
-      return v === undefined ? null : Array.isArray(v) ? v.join(', ') : String(v);
-    };
-    let bytes: Promise<Buffer> | undefined;
-    const read = () => (bytes ??= readBody(res.body, init.maxBytes, raw['content-length']).then((b) => decode(b, get('content-encoding'))));
-    const response = {
-      url,
-      status: res.statusCode,
-      statusText: '',
-      ok: res.statusCode >= 200 && res.statusCode < 300,
-      headers: {
-        get,
-        entries: () => Object.keys(raw).map((k) => [k, get(k)!] as [string, string])[Symbol.iterator](),
-      },
-      text: () => read().then((b) => b.toString('utf8')),
-      json: () => read().then((b) => JSON.parse(b.toString('utf8')) as unknown),
-      arrayBuffer: () => read().then((b) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength)),
-    };
-    return response as unknown as Response;
+    return new UndiciResponse(url, res, init.maxBytes) as unknown as Response;
   }) as typeof fetch;
 }
 
-type Body = Awaited<ReturnType<typeof request>>['body'];
+type Answer = Awaited<ReturnType<typeof request>>;
+type Body = Answer['body'];
+
+/** The Response fields the clients read. A class: one is made per call, so no closures per call. */
+class UndiciResponse {
+  readonly status: number;
+  readonly statusText = '';
+  readonly ok: boolean;
+  readonly headers: { get(name: string): string | null; entries(): IterableIterator<[string, string]> };
+  private bytes: Promise<Buffer> | undefined;
+
+  constructor(
+    readonly url: string,
+    private readonly res: Answer,
+    private readonly maxBytes: number | undefined,
+  ) {
+    this.status = res.statusCode;
+    this.ok = res.statusCode >= 200 && res.statusCode < 300;
+    this.headers = new AnswerHeaders(res.headers);
+  }
+
+  text(): Promise<string> {
+    return this.read().then((b) => b.toString('utf8'));
+  }
+
+  json(): Promise<unknown> {
+    return this.read().then((b) => JSON.parse(b.toString('utf8')) as unknown);
+  }
+
+  arrayBuffer(): Promise<ArrayBuffer> {
+    return this.read().then((b) => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer);
+  }
+
+  private read(): Promise<Buffer> {
+    return (this.bytes ??= readBody(this.res.body, this.maxBytes, this.res.headers['content-length']).then((b) =>
+      decode(b, this.headers.get('content-encoding')),
+    ));
+  }
+}
+
+class AnswerHeaders {
+  constructor(private readonly raw: Answer['headers']) {}
+
+  get(name: string): string | null {
+    const v = this.raw[name.toLowerCase()];
+    return v === undefined ? null : Array.isArray(v) ? v.join(', ') : String(v);
+  }
+
+  entries(): IterableIterator<[string, string]> {
+    return Object.keys(this.raw).map((k) => [k, this.get(k)!] as [string, string])[Symbol.iterator]();
+  }
+}
 
 /**
  * Reads the body, stopping as soon as it passes `maxBytes`: the rest is never buffered (a
@@ -76,7 +107,8 @@ type Body = Awaited<ReturnType<typeof request>>['body'];
  * rather than drained.
  */
 async function readBody(body: Body, maxBytes: number | undefined, contentLength: unknown): Promise<Buffer> {
-  if (maxBytes === undefined) {
+  // A declared length within the limit bounds the read already (undici reads no more than it).
+  if (maxBytes === undefined || (typeof contentLength === 'string' && contentLength !== '' && Number(contentLength) <= maxBytes)) {
     return body.arrayBuffer().then(
       (b) => Buffer.from(b),
       (err: unknown) => Promise.reject(new TypeError('fetch failed', { cause: err })),

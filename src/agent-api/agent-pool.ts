@@ -1,3 +1,5 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Agent, type Dispatcher } from 'undici';
 
 /** Calls of one pool: waiting for a connection, and dispatched (request written, answer not finished). */
@@ -30,8 +32,8 @@ export type PoolRequestOptions = Dispatcher.DispatchOptions & {
 export class AgentPool {
   readonly dispatcher: Dispatcher;
   private readonly agent: Agent;
-  private waiting = 0;
-  private inFlight = 0;
+  /** Calls of this pool by state, updated by each call's TrackedCall. */
+  private readonly counters: AgentCallCounts = { waiting: 0, inFlight: 0 };
 
   constructor(options: AgentPoolOptions = {}) {
     this.agent = new Agent({
@@ -48,7 +50,7 @@ export class AgentPool {
   }
 
   counts(): AgentCallCounts {
-    return { waiting: this.waiting, inFlight: this.inFlight };
+    return { ...this.counters };
   }
 
   /** Closes idle connections and refuses new calls; calls in flight finish. */
@@ -57,48 +59,73 @@ export class AgentPool {
   }
 
   private track(handler: Dispatcher.DispatchHandler, onDispatch?: () => void, signal?: AbortSignal): Dispatcher.DispatchHandler {
-    let state: 'waiting' | 'inFlight' | 'done' = 'waiting';
-    this.waiting += 1;
-    const settle = () => {
-      if (state === 'waiting') this.waiting -= 1;
-      else if (state === 'inFlight') this.inFlight -= 1;
-      state = 'done';
-      signal?.removeEventListener('abort', giveUp);
-    };
-    // undici keeps an aborted request in its queue until a connection frees, and only then
-    // reports the abort: the caller would wait on a full pool past its own deadline.
-    // A call given up while waiting fails at once; it is dropped unsent when its turn comes.
-    const giveUp = () => {
-      if (state !== 'waiting') return;
-      settle();
-      handler.onResponseError?.(null as unknown as Dispatcher.DispatchController, signal?.reason as Error);
-    };
-    signal?.addEventListener('abort', giveUp, { once: true });
-    return {
-      onRequestStart: (controller, context) => {
-        if (state === 'done') return controller.abort(signal?.reason as Error);
-        this.waiting -= 1;
-        this.inFlight += 1;
-        state = 'inFlight';
-        signal?.removeEventListener('abort', giveUp);
-        onDispatch?.();
-        handler.onRequestStart?.(controller, context);
-      },
-      onRequestUpgrade: (controller, statusCode, headers, socket) =>
-        handler.onRequestUpgrade?.(controller, statusCode, headers, socket),
-      onResponseStart: (controller, statusCode, headers, statusMessage) =>
-        handler.onResponseStart?.(controller, statusCode, headers, statusMessage),
-      onResponseData: (controller, chunk) => handler.onResponseData?.(controller, chunk),
-      onResponseEnd: (controller, trailers) => {
-        settle();
-        handler.onResponseEnd?.(controller, trailers);
-      },
-      onResponseError: (controller, error) => {
-        if (state === 'done') return; // already failed while waiting
-        settle();
-        handler.onResponseError?.(controller, error);
-      },
-    };
+    this.counters.waiting += 1;
+    return new TrackedCall(this.counters, handler, onDispatch, signal);
+  }
+}
+
+/**
+ * One call's handler: moves the call from waiting to in flight to done in its pool's counts,
+ * passing every event on. A class, not an object of closures: one is made per agent call.
+ */
+class TrackedCall implements Dispatcher.DispatchHandler {
+  private state: 'waiting' | 'inFlight' | 'done' = 'waiting';
+  // undici keeps an aborted request in its queue until a connection frees, and only then
+  // reports the abort: the caller would wait on a full pool past its own deadline.
+  // A call given up while waiting fails at once; it is dropped unsent when its turn comes.
+  private readonly giveUp = () => {
+    if (this.state !== 'waiting') return;
+    this.settle();
+    this.handler.onResponseError?.(null as unknown as Dispatcher.DispatchController, this.signal?.reason as Error);
+  };
+
+  constructor(
+    private readonly counts: AgentCallCounts,
+    private readonly handler: Dispatcher.DispatchHandler,
+    private readonly onDispatch: (() => void) | undefined,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    signal?.addEventListener('abort', this.giveUp, { once: true });
+  }
+
+  private settle(): void {
+    if (this.state === 'waiting') this.counts.waiting -= 1;
+    else if (this.state === 'inFlight') this.counts.inFlight -= 1;
+    this.state = 'done';
+    this.signal?.removeEventListener('abort', this.giveUp);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
+    if (this.state === 'done') return controller.abort(this.signal?.reason as Error);
+    this.counts.waiting -= 1;
+    this.counts.inFlight += 1;
+    this.state = 'inFlight';
+    this.signal?.removeEventListener('abort', this.giveUp);
+    this.onDispatch?.();
+    this.handler.onRequestStart?.(controller, context);
+  }
+
+  onRequestUpgrade(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, socket: Duplex): void {
+    this.handler.onRequestUpgrade?.(controller, statusCode, headers, socket);
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders, statusMessage?: string): void {
+    this.handler.onResponseStart?.(controller, statusCode, headers, statusMessage);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    this.handler.onResponseData?.(controller, chunk);
+  }
+
+  onResponseEnd(controller: Dispatcher.DispatchController, trailers: IncomingHttpHeaders): void {
+    this.settle();
+    this.handler.onResponseEnd?.(controller, trailers);
+  }
+
+  onResponseError(controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.state === 'done') return; // already failed while waiting
+    this.settle();
+    this.handler.onResponseError?.(controller, error);
   }
 }
 

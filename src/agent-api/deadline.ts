@@ -30,13 +30,23 @@ export function deadline(timeoutMs: number, caller?: AbortSignal, options: Deadl
   const controller = new AbortController();
   let timedOut: 'wait' | 'call' | undefined;
   let timer: NodeJS.Timeout | undefined;
-  const start = (phase: 'wait' | 'call', ms: number) => {
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      timedOut = phase;
-      const what = phase === 'wait' ? 'no connection' : 'no answer';
-      controller.abort(new DOMException(`${what} within ${ms} ms`, 'TimeoutError'));
-    }, ms);
+  let phase: 'wait' | 'call';
+  let timerMs: number;
+  const expire = () => {
+    timedOut = phase;
+    const what = phase === 'wait' ? 'no connection' : 'no answer';
+    controller.abort(new DOMException(`${what} within ${timerMs} ms`, 'TimeoutError'));
+  };
+  const start = (next: 'wait' | 'call', ms: number) => {
+    phase = next;
+    // The same length again (the usual case: the wait is bounded by the call's own limit)
+    // restarts the one timer instead of making another: one timer per call, not two.
+    if (timer && ms === timerMs) timer.refresh();
+    else {
+      clearTimeout(timer);
+      timer = setTimeout(expire, ms);
+    }
+    timerMs = ms;
   };
   let waiting = options.waitLimitMs !== undefined;
   start(waiting ? 'wait' : 'call', options.waitLimitMs ?? timeoutMs);

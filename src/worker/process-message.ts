@@ -88,7 +88,10 @@ export class MessageProcessor {
       this.options.logger.error({ platform: m.platform, messageId }, 'no reply port for this platform in this process; check its settings');
       return this.giveUp(m, undefined, new Error(`no ${m.platform} reply port`));
     }
-    const log = this.options.logger.child({ conversationId: m.conversationId, messageId, instanceId: m.instanceId });
+    // Built only when a line is written: most messages write none below info, and a child
+    // logger per message was a measurable share of the worker's CPU.
+    let child: Logger | undefined;
+    const log = () => (child ??= this.options.logger.child({ conversationId: m.conversationId, messageId, instanceId: m.instanceId }));
     const record = (fields: ProgressFields, answered = false) =>
       this.options.mailbox.record(m.conversationId, messageId, fence, fields, { answered });
 
@@ -104,7 +107,7 @@ export class MessageProcessor {
     if (reply === undefined) {
       if (progress.started && this.options.callGuarantee === 'at-most-once') {
         // The call was made (maybe billed) and its answer died with the worker: never call twice.
-        if (!(await record({}))) return this.lost(log);
+        if (!(await record({}))) return this.lost(log());
         return this.answerLost(m, port);
       }
       const agent = this.options.accounts ? await this.options.accounts.forWorkspace(m.platform, m.workspaceId) : this.options.agent;
@@ -117,7 +120,7 @@ export class MessageProcessor {
       indicator.begin();
       const prompt = await this.prompt(m, port, log);
       const fencedByRead = callFencedUntil !== undefined && performance.now() < callFencedUntil && !fence.abandoned?.();
-      if (!fencedByRead && !(await record({ started: 1 }))) return (indicator.settle(), this.lost(log));
+      if (!fencedByRead && !(await record({ started: 1 }))) return (indicator.settle(), this.lost(log()));
       const started = performance.now();
       try {
         ({ response: reply, messageId: agentMessageId } = await agent.chat(m.instanceId, prompt));
@@ -126,7 +129,7 @@ export class MessageProcessor {
       } finally {
         indicator.settle();
         agentMs = Math.round(performance.now() - started);
-        log.debug({ ms: agentMs }, 'agent call finished');
+        if (this.options.logger.isLevelEnabled('debug')) log().debug({ ms: agentMs }, 'agent call finished');
       }
       chunks = this.render(port, reply);
       first = 0;
@@ -134,7 +137,7 @@ export class MessageProcessor {
       if (agentMessageId) answer.agentMessageId = agentMessageId;
       // The call is billed: keep trying to record its answer through a Redis blip. The same
       // write marks chunk 0 as under way, so posting it needs no other round trip.
-      if (!(await patiently(() => record(answer, true)))) return this.lost(log);
+      if (!(await patiently(() => record(answer, true)))) return this.lost(log());
       postingRecorded = true;
     } else {
       chunks = this.render(port, reply);
@@ -146,7 +149,7 @@ export class MessageProcessor {
       if (!(i === first && postingRecorded)) {
         // One fenced write: chunk i-1 is posted, chunk i is under way (and ownership holds).
         const owned = await patiently(() => record({ posted: i, posting: i }));
-        if (!owned) return this.lost(log);
+        if (!owned) return this.lost(log());
       }
       // A signal shown while the agent worked lands before the reply it announces.
       if (i === first) await indicator.landed();
@@ -161,7 +164,10 @@ export class MessageProcessor {
     void indicator.end('ok');
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'replied' });
     // The operator's one line per answer at info: who and how fast, never what was said.
-    log.info({ platform: m.platform, agentMs, chunks: chunks.length }, 'message answered');
+    this.options.logger.info(
+      { conversationId: m.conversationId, messageId, instanceId: m.instanceId, platform: m.platform, agentMs, chunks: chunks.length },
+      'message answered',
+    );
     return { outcome: 'replied' };
   }
 
@@ -263,14 +269,14 @@ export class MessageProcessor {
     return { outcome: 'gave_up' };
   }
 
-  private async prompt(m: ChatMessage, port: ReplyPort, log: Logger): Promise<string> {
+  private async prompt(m: ChatMessage, port: ReplyPort, log: () => Logger): Promise<string> {
     // Each port decides what "the thread" is (Slack/Discord threads; the playground's channel).
     if (m.context !== 'thread' || !port.fetchThread) return m.text;
     try {
       const earlier = await port.fetchThread(m.reply, this.options.threadContext.maxMessages);
       return buildThreadPrompt(earlier, m, this.options.threadContext.maxChars);
     } catch (err) {
-      log.warn({ ...errorFields(err) }, 'could not fetch the thread; sending the message without context');
+      log().warn({ ...errorFields(err) }, 'could not fetch the thread; sending the message without context');
       return m.text;
     }
   }

@@ -24,7 +24,8 @@ export class WorkingIndicator {
     private readonly port: ReplyPort,
     private readonly target: ReplyTarget,
     private readonly delayMs: number,
-    private readonly log: Logger,
+    /** The message's logger, built on first use (see process-message.ts). */
+    private readonly log: () => Logger,
     private readonly shownBefore = false,
   ) {}
 
@@ -61,11 +62,11 @@ export class WorkingIndicator {
     this.settle();
     if (outcome === 'ok' && !this.shown && !this.shownBefore) return;
     await this.shown;
-    await this.port.stopWorking?.(this.target, outcome).catch((err) => this.log.debug({ ...errorFields(err) }, 'working indicator failed'));
+    await this.port.stopWorking?.(this.target, outcome).catch((err) => this.log().debug({ ...errorFields(err) }, 'working indicator failed'));
   }
 
   private show(): void {
     this.timer = undefined;
-    this.shown = this.port.startWorking!(this.target).catch((err) => this.log.debug({ ...errorFields(err) }, 'working indicator failed'));
+    this.shown = this.port.startWorking!(this.target).catch((err) => this.log().debug({ ...errorFields(err) }, 'working indicator failed'));
   }
 }
