@@ -92,11 +92,11 @@ describe.each(['http', 'socket'] as const)('secrets stay secret (Slack over %s, 
     b.agent.failNext(4, { status: 503, body: `<html><body>upstream rejected cookie ${c.AGENT_SESSION_COOKIE} (${cookieValue}) and token ${c.AGENT_SESSION_TOKEN} (key ${encodeURIComponent(c.AGENT_API_KEY)})</body></html>` }, { endpoint: 'chat' });
     const s2 = await say(SW.general, `${mention()} this one meets a 401`);
     const d2 = b.discord.sendMessage({ author: w().users.alice, channel: w().channels.general, content: `<@${w().bot.id}> so does this one` });
-    await b.slack.waitForCall('chat.postMessage', (x) => x.params.thread_ts === s2.ts && /isn.t allowed/.test(x.params.text ?? ''), 15_000);
+    await b.slack.waitForCall('chat.postMessage', (x) => x.params.thread_ts === s2.ts && /isn.t allowed/.test(x.params.text ?? ''), 30_000);
     await b.discord.waitFor(() => b.discord.repliesTo(d2.id as string)[0], 'discord notice');
     const s3 = await say(SW.general, `${mention()} this one meets 503s`);
     const d3 = b.discord.sendMessage({ author: w().users.alice, channel: w().channels.general, content: `<@${w().bot.id}> and 503s here` });
-    await b.slack.waitForCall('chat.postMessage', (x) => x.params.thread_ts === s3.ts && /having trouble/.test(x.params.text ?? ''), 15_000);
+    await b.slack.waitForCall('chat.postMessage', (x) => x.params.thread_ts === s3.ts && /having trouble/.test(x.params.text ?? ''), 30_000);
     await b.discord.waitFor(() => b.discord.repliesTo(d3.id as string)[0], 'discord notice');
 
     // Slack refuses the bot token once.

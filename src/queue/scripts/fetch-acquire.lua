@@ -12,8 +12,9 @@
     is healed by the sweep;
   - after it, when BullMQ hands the worker a job whose data names a conversation: what
     acquire-6.lua does for that job (the fetch that acquires). BullMQ's half locked the job a
-    moment ago with the token read here, so the fence holds by construction; it is still
-    checked, as acquire-6 does.
+    moment ago with the token read here for the lock duration this part is given (the worker's
+    lockDuration), so the fence holds by construction: the lock is neither read nor renewed
+    again here (two fewer commands and a GET per fetched job).
 
   The keys of those conversations are known only here, so they are built from their parts
   (src/queue/keys.ts gives each key as <before><ID><after>); all share the queue's prefix, so
@@ -90,7 +91,7 @@ if token and type(result) == 'table' and type(result[1]) == 'table' and type(res
   if conversationId then
     local jobId = result[2]
     acquired = acquireHead(key(2, conversationId), key(4, conversationId), key(6, conversationId),
-      key(8, jobId), ARGV[a + 10], ARGV[a + 11], jobId, ARGV[a], token, conversationId, ARGV[a + 1])
+      key(8, jobId), ARGV[a + 10], ARGV[a + 11], jobId, ARGV[a], token, conversationId, ARGV[a + 1], true)
   end
 end
 return {result, acquired, acquired and token, handoff}

@@ -5,7 +5,8 @@
 
   startCall: when the caller starts the call (a lock token and a lock duration given), marks a
   head with a stored message and no reply as `started` and renews the job's lock as BullMQ's
-  extendLock does (the lock, then the job out of the stalled set), all in the caller's round trip.
+  extendLock does (the lock, then the job out of the stalled set), all in the caller's round trip;
+  not when lockFresh (BullMQ locked the job in this same script).
 ]]
 local function readHead(messagesKey, head)
   local h = head .. ':'
@@ -13,9 +14,10 @@ local function readHead(messagesKey, head)
     h .. 'started', h .. 'posting', h .. 'agentMessageId')
 end
 
-local function startCall(messagesKey, lockKey, stalledKey, head, record, token, jobId, lockMs)
+local function startCall(messagesKey, lockKey, stalledKey, head, record, token, jobId, lockMs, lockFresh)
   if token == '' or tonumber(lockMs) <= 0 or not record[1] or record[2] then return end
   rcall('HSET', messagesKey, head .. ':started', '1')
+  if lockFresh then return end
   rcall('SET', lockKey, token, 'PX', lockMs)
   rcall('SREM', stalledKey, jobId)
 end
