@@ -66,8 +66,9 @@ export interface FetchAcquireOptions {
   /**
    * A finish that advanced found a message that arrived during the job's last answer: the
    * lease is `jobId`'s now; queue that job (a failure is healed by the stranded sweep).
+   * `backlog` is the channel's unfinished messages, for the job's place in line.
    */
-  handOff?: (finished: Finish, head: string, jobId: string) => Promise<void>;
+  handOff?: (finished: Finish, head: string, jobId: string, backlog: number) => Promise<void>;
 }
 
 interface Fetched {
@@ -77,7 +78,7 @@ interface Fetched {
 }
 
 /** {BullMQ's reply, acquire, token, hand-off head} (fetch-acquire.lua). */
-type FusedReply = [unknown, unknown, string | null, string | null];
+type FusedReply = [unknown, unknown, string | null, string | null, number | null];
 
 export class FetchAcquire {
   /** Acquire replies of fetched jobs not yet taken by the processor, by job ID. */
@@ -129,13 +130,13 @@ export class FetchAcquire {
       if (finishing) sent.push(...finishing.args);
       const sentAt = performance.now();
       return runner.run(client, fused, keys, sent).then(async (reply) => {
-        const [bullmqReply, acquired, token, handoff] = reply as FusedReply;
+        const [bullmqReply, acquired, token, handoff, backlog] = reply as FusedReply;
         if (acquired) this.keep(bullmqReply, acquired, token, sentAt);
         // A negative code is BullMQ's half refusing, normally for a lock that is not the job's,
         // which ours checked first too: not counted as a finish.
         if (finishing && !(typeof bullmqReply === 'number' && bullmqReply < 0)) {
           this.counts.advancedOnFinish++;
-          if (handoff) await this.handOff(finishing, handoff);
+          if (handoff) await this.handOff(finishing, handoff, Number(backlog) || 0);
         }
         return bullmqReply;
       });
@@ -154,9 +155,9 @@ export class FetchAcquire {
     return { finish, jobId, nextJobId, args: [finish.conversationId, finish.messageId, finish.pendingKey, nextJobId, Date.now()] };
   }
 
-  private async handOff(finishing: { finish: Finish; jobId: string; nextJobId: string }, head: string): Promise<void> {
+  private async handOff(finishing: { finish: Finish; jobId: string; nextJobId: string }, head: string, backlog: number): Promise<void> {
     this.counts.handedOff++;
-    await this.options.handOff?.(finishing.finish, head, finishing.nextJobId);
+    await this.options.handOff?.(finishing.finish, head, finishing.nextJobId, backlog);
   }
 
   private keep(bullmqReply: unknown, acquired: unknown, token: string | null, sentAt: number): void {

@@ -67,9 +67,12 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     mailbox: options.mailbox,
     lockMs: options.processor.startsCallOnRead ? options.lockDurationMs : 0,
     // A message that arrived while a job answered what it took for its last one: a new job takes it.
-    handOff: async ({ data }, head, jobId) => {
+    // It goes in line as its channel's backlog ranks it (the push's rule, priority.ts): a busy
+    // channel's conversation does not pass a quieter channel's messages by being handed on.
+    handOff: async ({ data }, head, jobId, backlog) => {
       try {
-        await options.chatQueue.wake({ ...data, channelId: data.channelId ?? '', userId: data.userId ?? '' }, head, { jobId });
+        const priority = backlog > 1 ? backlogPriority(backlog) : undefined;
+        await options.chatQueue.wake({ ...data, channelId: data.channelId ?? '', userId: data.userId ?? '' }, head, { jobId, priority });
       } catch (err) {
         // Its lease and the stranded list say who should hold it: the sweep queues it.
         options.logger.warn({ conversationId: data.conversationId, ...errorFields(err) }, 'could not queue the next message of a conversation; the sweep will');

@@ -219,12 +219,12 @@ describe('the finish that advances', () => {
   it('hands a message that arrived meanwhile to a new job, which holds the lease; the conversation is listed for the sweep until it runs', async () => {
     const { jobId, messageId } = await queued('web:local:f2');
     const later = message('web:local:f2');
-    const handed: Array<{ head: string; jobId: string; from: string }> = [];
+    const handed: Array<{ head: string; jobId: string; from: string; backlog: number }> = [];
     const fetchAcquire = new FetchAcquire({
       mailbox,
       lockMs: LOCK_MS,
-      handOff: async (finish, head, next) => {
-        handed.push({ head, jobId: next, from: finish.data.messageId });
+      handOff: async (finish, head, next, backlog) => {
+        handed.push({ head, jobId: next, from: finish.data.messageId, backlog });
       },
     });
     startFinishing(fetchAcquire, async () => {
@@ -232,7 +232,8 @@ describe('the finish that advances', () => {
       expect(await mailbox.push(later, 0, `job-${later.messageId}`)).toMatchObject({ status: 'queued', held: true });
     });
     await until(async () => (await queue.getJobState(jobId)) === 'completed', 'the job completed');
-    expect(handed).toEqual([{ head: later.messageId, jobId: expect.stringMatching(new RegExp(`^${jobId}-h-`)), from: messageId }]);
+    // The channel's backlog is the message handed on: the new job goes in line as a plain one.
+    expect(handed).toEqual([{ head: later.messageId, jobId: expect.stringMatching(new RegExp(`^${jobId}-h-`)), from: messageId, backlog: 1 }]);
     expect(await redis.lrange(mailbox.keys.mailbox('web:local:f2'), 0, -1)).toEqual([later.messageId]);
     expect(await redis.hget(mailbox.keys.messages('web:local:f2'), messageId)).toBeNull();
     expect(await redis.get(mailbox.keys.lease('web:local:f2'))).toBe(handed[0]!.jobId);

@@ -35,4 +35,24 @@ describe('a slow answer alone in its mailbox', () => {
     await expect.poll(() => steps.advancedOnFinish, { timeout: 5_000 }).toBe(2);
     expect(steps.handedOff).toBe(1);
   });
+
+  it("hands the follow-up on with its channel's backlog as priority, so a busy channel does not pass a quieter one", async () => {
+    p = await startPipeline();
+    const pl = p;
+    pl.agent.setDelay(600, { endpoint: 'chat' });
+    const first = webMessage('thread a, first', { channelId: 'c1', threadId: 'ta' });
+    await pl.bridge.ingress.handle(first);
+    await expect.poll(() => pl.agent.chatCalls().length, { timeout: 10_000 }).toBe(1);
+    // During the call: a follow-up in the same thread and a message in another thread of the
+    // same channel. The channel then has two unfinished messages besides the one answered.
+    await pl.bridge.ingress.handle(webMessage('thread a, second', { channelId: 'c1', threadId: 'ta' }));
+    await pl.bridge.ingress.handle(webMessage('thread b', { channelId: 'c1', threadId: 'tb' }));
+
+    await pl.sink.waitFor(() => chunksIn(pl, 'c1').length === 3, 20_000);
+    expect(pl.bridge.worker!.steps.handedOff).toBe(1);
+    const jobs = await pl.bridge.queue.queue.getJobs(['completed', 'active', 'prioritized', 'waiting']);
+    const handedOn = jobs.filter((j) => j.id?.includes('-h-'));
+    expect(handedOn).toHaveLength(1);
+    expect(Number(handedOn[0]!.priority)).toBe(2);
+  });
 });

@@ -39,10 +39,12 @@
     +15 hand-off job ID
     +16 now (ms)
 
-  Output: {BullMQ's reply, acquire, token, handoff}
+  Output: {BullMQ's reply, acquire, token, handoff, backlog}
     acquire  acquire-6.lua's output for the job BullMQ handed over, or nil
     token    the lock token it was fenced with, or nil
     handoff  the head left for the hand-off job (its message ID), or nil
+    backlog  with a hand-off: the finished message's channel's unfinished messages (ZCARD of
+             its backlog key), so the hand-off job goes in line with that channel's priority
 ]]
 local rcall = redis.call
 --- @include "head-record"
@@ -69,6 +71,7 @@ local token = cmsgpack.unpack(ARGV[optsArg])['token']
 if type(token) ~= 'string' or token == '' then token = nil end
 
 local handoff = false
+local backlog = 0
 local done = ARGV[a + 13]
 if done and done ~= '' and token and rcall('GET', key(8, ARGV[1])) == token then
   local conversationId = ARGV[a + 12]
@@ -79,6 +82,7 @@ if done and done ~= '' and token and rcall('GET', key(8, ARGV[1])) == token then
     rcall('SET', leaseKey, ARGV[a + 15], 'EX', ARGV[a])
     rcall('ZADD', ARGV[a + 10], 'NX', ARGV[a + 16], conversationId)
     handoff = waiting
+    backlog = rcall('ZCARD', ARGV[a + 14])
   elseif rcall('GET', leaseKey) == ARGV[1] then
     rcall('DEL', leaseKey)
   end
@@ -94,4 +98,4 @@ if token and type(result) == 'table' and type(result[1]) == 'table' and type(res
       key(8, jobId), ARGV[a + 10], ARGV[a + 11], jobId, ARGV[a], token, conversationId, ARGV[a + 1], true)
   end
 end
-return {result, acquired, acquired and token, handoff}
+return {result, acquired, acquired and token, handoff, backlog}
