@@ -63,8 +63,6 @@ export interface Bridge {
   http: Express;
   httpPort: number;
   metrics: Metrics;
-  /** The chat worker, when this process runs one (ROLE=worker or all). */
-  worker?: ChatWorker;
   /** Orderly and idempotent: stop ingress, drain workers (bounded), close HTTP and Redis. */
   stop(): Promise<void>;
 }
@@ -340,7 +338,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     http: http.app,
     httpPort,
     metrics,
-    worker,
     stop,
   };
 }

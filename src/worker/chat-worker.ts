@@ -36,8 +36,6 @@ export interface ChatWorkerOptions {
 
 export interface ChatWorker {
   worker: Worker<ChatJobData>;
-  /** How often a mailbox step rode in BullMQ's own round trip (fetch-acquire.ts). */
-  readonly steps: FetchAcquire['counts'];
   /** Stops taking jobs, lets in-flight ones finish within `timeoutMs`, then closes. Idempotent. */
   close(timeoutMs: number): Promise<void>;
 }
@@ -118,6 +116,8 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     // yields after each answer while others wait, and goes on while nobody does.
     const turnEnds = performance.now() + TURN_MS;
     let head = acquired.head;
+    /** When the current head was read. */
+    let headReadAt = performance.now();
     let processed = 0;
     while (head) {
       if (head.message) {
@@ -141,13 +141,12 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
         options.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
       }
       const done = head;
-      if (done.message && done.queued === 1 && !abandoned) {
-        // It was alone in its mailbox when read: the job's completion finishes it (what advance
-        // does) in BullMQ's own round trip, and hands a message that came meanwhile to a new job
-        // (fetch-acquire.ts). Fast or slow answer alike: advancing costs a round trip for every
-        // message, the hand-off only for one with a follow-up; and a slow answer would end its
-        // turn anyway, so its follow-up goes back in line either way (measured: one EVALSHA less
-        // per message with a 2 s agent; docs/benchmark.md).
+      if (done.message && done.queued === 1 && performance.now() - headReadAt < TURN_MS && !abandoned) {
+        // It was alone in its mailbox and answered within a turn: the job's completion finishes
+        // it (what advance does) in BullMQ's own round trip, and hands a message that came
+        // meanwhile to a new job (fetch-acquire.ts). A quick answer seldom has one behind it, and
+        // the round trip is a fair share of its cost; beside a slower answer the round trip is
+        // nothing, a follow-up is likelier, and this job had better go on to it.
         fetchAcquire.finishWith(holder, {
           conversationId,
           messageId: done.messageId,
@@ -172,6 +171,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
         throw new DelayedError();
       }
       head = next;
+      headReadAt = performance.now();
     }
     return { processed };
   };
@@ -249,7 +249,6 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
   let abandoned = false;
   return {
     worker,
-    steps: fetchAcquire.counts,
     close: (timeoutMs) => {
       closing ??= (async () => {
         clearInterval(sweepTimer);

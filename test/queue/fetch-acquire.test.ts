@@ -245,6 +245,18 @@ describe('the finish that advances', () => {
     expect(await queue.getJobState(handed[0]!.jobId)).toBe('unknown');
   });
 
+  it("tells the hand-off the channel's backlog: the follow-up and another conversation's message of the same channel make 2", async () => {
+    const { jobId } = await queued('web:local:f5');
+    const backlogs: number[] = [];
+    const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS, handOff: async (_finish, _head, _next, backlog) => void backlogs.push(backlog) });
+    startFinishing(fetchAcquire, async () => {
+      await mailbox.push(message('web:local:f5'), 0, 'job-f5-later');
+      await mailbox.push(message('web:local:f5-other'), 0, 'job-f5-other');
+    });
+    await until(async () => (await queue.getJobState(jobId)) === 'completed', 'the job completed');
+    expect(backlogs).toEqual([2]);
+  });
+
   it('finishes nothing for a job whose lock is no longer its own', async () => {
     const { jobId, messageId } = await queued('web:local:f3');
     const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
