@@ -85,6 +85,9 @@ describe.each(['http', 'socket'] as const)('secrets stay secret (Slack over %s, 
     b.discord.sendMessage({ author: w().users.bob, channel: w().channels.dmBob, content: 'discord dm' });
     await b.slack.waitForCall('chat.postMessage', (x) => x.params.thread_ts === s1.ts && (x.params.text ?? '').startsWith('echo:'), 15_000);
     await b.discord.waitFor(() => b.discord.repliesTo(d1.id as string)[0], 'discord reply');
+    // All four chats have reached the agent before its faults are set: a DM's call that comes
+    // late (a loaded machine) would take one of them, and the notices below would change.
+    await b.agent.waitForCalls(4, (x) => x.endpoint === 'chat', 30_000);
 
     // The agent answers 401 and echoes the API key; then 5xx pages that echo the session.
     b.agent.failNext(2, { status: 401, body: { error: `invalid API key ${c.AGENT_API_KEY}`, detail: { key: c.AGENT_API_KEY } } }, { endpoint: 'chat' });
