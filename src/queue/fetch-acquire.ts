@@ -77,7 +77,7 @@ interface Fetched {
   sentAt: number;
 }
 
-/** {BullMQ's reply, acquire, token, hand-off head} (fetch-acquire.lua). */
+/** {BullMQ's reply, acquire, token, hand-off head, channel backlog} (fetch-acquire.lua). */
 type FusedReply = [unknown, unknown, string | null, string | null, number | null];
 
 export class FetchAcquire {

@@ -10,3 +10,12 @@ export function backlogPriority(backlog: number): number {
   if (backlog <= 1) return 1;
   return Math.min(2 ** Math.floor(Math.log2(backlog)), LOWEST_PRIORITY);
 }
+
+/**
+ * The priority a new job is added with when its channel has `backlog` unfinished messages (its
+ * own included): 0, a plain job, when it is the channel's only one; else the backlog's priority.
+ * The push (push-add.lua computes the same in Lua) and the worker's hand-off both use it.
+ */
+export function addPriority(backlog: number): number {
+  return backlog > 1 ? backlogPriority(backlog) : 0;
+}

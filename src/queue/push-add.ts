@@ -2,7 +2,7 @@ import { createRedisBackend, type BackendFactory, type RedisQueueBackend } from 
 import { FusedRunner, bullmqKeyCount, fuseBullmq, unpackBullmqArg } from './bullmq-fused.js';
 import { scriptText } from './lua-script.js';
 import { pushResult, type LuaCall, type Mailbox, type PushResult } from './mailbox.js';
-import { LOWEST_PRIORITY, backlogPriority } from './priority.js';
+import { LOWEST_PRIORITY, addPriority } from './priority.js';
 
 /**
  * The ingress's push of a message and the add of its job in one round trip, push first.
@@ -40,7 +40,7 @@ export function pushAddLua(): string | undefined {
  */
 export function jobPriority(pushed: PushResult): number | undefined {
   if (pushed.status === 'busy' || pushed.held) return undefined;
-  return pushed.status === 'queued' && pushed.pending > 1 ? backlogPriority(pushed.pending) : 0;
+  return pushed.status === 'queued' ? addPriority(pushed.pending) : 0;
 }
 
 /** A push waiting for the add of its job. */

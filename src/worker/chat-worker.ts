@@ -3,7 +3,7 @@ import { errorFields } from '../logger.js';
 import type { Logger } from '../logger.js';
 import type { Fence, Mailbox } from '../queue/mailbox.js';
 import { retryAfterThrowMs, type ChatQueue, WAKE_CONVERSATION } from '../queue/chat-queue.js';
-import { backlogPriority } from '../queue/priority.js';
+import { addPriority, backlogPriority } from '../queue/priority.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData } from '../queue/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
 import { patiently, type MessageProcessor } from './process-message.js';
@@ -69,8 +69,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     // channel's conversation does not pass a quieter channel's messages by being handed on.
     handOff: async ({ data }, head, jobId, backlog) => {
       try {
-        const priority = backlog > 1 ? backlogPriority(backlog) : undefined;
-        await options.chatQueue.wake({ ...data, channelId: data.channelId ?? '', userId: data.userId ?? '' }, head, { jobId, priority });
+        await options.chatQueue.wake({ ...data, channelId: data.channelId ?? '', userId: data.userId ?? '' }, head, { jobId, priority: addPriority(backlog) });
       } catch (err) {
         // Its lease and the stranded list say who should hold it: the sweep queues it.
         options.logger.warn({ conversationId: data.conversationId, ...errorFields(err) }, 'could not queue the next message of a conversation; the sweep will');

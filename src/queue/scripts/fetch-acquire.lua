@@ -14,7 +14,7 @@
     acquire-6.lua does for that job (the fetch that acquires). BullMQ's half locked the job a
     moment ago with the token read here for the lock duration this part is given (the worker's
     lockDuration), so the fence holds by construction: the lock is neither read nor renewed
-    again here (two fewer commands and a GET per fetched job).
+    again here (a GET, a SET and an SREM fewer per fetched job).
 
   The keys of those conversations are known only here, so they are built from their parts
   (src/queue/keys.ts gives each key as <before><ID><after>); all share the queue's prefix, so
