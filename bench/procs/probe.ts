@@ -4,7 +4,7 @@ import { serve, type Handlers } from '../lib/ipc.js';
 
 /** What a worker process reports about one measured window. */
 export interface ProbeReading {
-  /** RSS (bytes) after a full GC, just before the window. */
+  /** RSS (bytes) just before the window, after a full GC unless the window started without one. */
   rssBase: number;
   /** Highest RSS (bytes) sampled every 100 ms during the window. */
   rssPeak: number;
@@ -30,8 +30,12 @@ export function probeHandlers(): Handlers {
   return {
     clock: () => now(),
     rss: () => rss(),
-    probeStart: () => {
-      (globalThis as { gc?: () => void }).gc?.();
+    /**
+     * `{ collect: false }` skips the full GC that makes the RSS baseline: a window whose
+     * messages are already flowing (latency) must not start with a pause the bench caused.
+     */
+    probeStart: (options?: { collect?: boolean }) => {
+      if (options?.collect !== false) (globalThis as { gc?: () => void }).gc?.();
       clearInterval(timer);
       base = rss();
       peak = base;
