@@ -225,7 +225,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       for (const [state, n] of Object.entries(counts)) metrics.queueDepth.set({ state }, n);
     },
   });
-  mountDashboard(http.app, { queues: [queue.queue], user: config.dashboard?.user, password: config.dashboard?.password, logger });
+  await mountDashboard(http.app, { queues: [queue.queue], user: config.dashboard?.user, password: config.dashboard?.password, logger });
 
   const adapters: Adapter[] = [];
   let worker: ChatWorker | undefined;

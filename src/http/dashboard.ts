@@ -1,7 +1,4 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import type { Queue } from 'bullmq';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger.js';
@@ -25,15 +22,21 @@ export interface DashboardOptions {
 /**
  * Mounts Bull Board at {@link DASHBOARD_PATH} behind HTTP basic auth. Without both a user and
  * a password nothing is mounted and the path answers 404 like any unknown path.
- * Returns whether the dashboard is on.
+ * Resolves with whether the dashboard is on. Bull Board (about 3 MB of heap that every major GC
+ * walks) loads only when the dashboard is on; call this where its route belongs, and await it.
  */
-export function mountDashboard(app: Express, options: DashboardOptions): boolean {
+export async function mountDashboard(app: Express, options: DashboardOptions): Promise<boolean> {
   const { user, password, logger } = options;
   if (!user || !password) {
     logger.info('queue dashboard off: set ADMIN_USER and ADMIN_PASSWORD to turn it on');
     return false;
   }
 
+  const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
+    import('@bull-board/api'),
+    import('@bull-board/api/bullMQAdapter'),
+    import('@bull-board/express'),
+  ]);
   const serverAdapter = new ExpressAdapter();
   serverAdapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({

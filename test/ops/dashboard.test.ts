@@ -22,7 +22,7 @@ async function startServer(redis: Redis, queue: Queue, credentials: { user?: str
     redis,
     agentReady: async () => true,
   });
-  const on = mountDashboard(http.app, { queues: [queue], logger, ...credentials });
+  const on = await mountDashboard(http.app, { queues: [queue], logger, ...credentials });
   const port = await http.listen();
   return { http, on, lines, base: `http://127.0.0.1:${port}` };
 }
