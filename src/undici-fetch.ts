@@ -1,12 +1,13 @@
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import { request, type Dispatcher } from 'undici';
+import type { DispatchListener } from './agent-api/agent-pool.js';
 
 /** The extra request options the agent client passes; a plain `fetch` ignores them. */
 export interface UndiciFetchInit extends RequestInit {
   /** The body is read up to this many bytes; more fails the read with {@link ResponseTooLarge}. */
   maxBytes?: number;
-  /** Called once the request has a connection and is written (a dispatcher that reports it: AgentPool). */
-  onDispatch?: () => void;
+  /** Told once the request has a connection and is written (a dispatcher that reports it: AgentPool). */
+  onDispatch?: DispatchListener;
 }
 
 /** The answer's body is larger than the caller's limit; the read stopped there and the connection was dropped. */

@@ -18,10 +18,15 @@ export interface AgentPoolOptions {
   keepAliveTimeoutMs?: number;
 }
 
+/** Told once when its request is handed a connection and written (undici's `onRequestStart`). */
+export interface DispatchListener {
+  dispatched(): void;
+}
+
 /** Request options of undici plus the hook this pool adds. */
 export type PoolRequestOptions = Dispatcher.DispatchOptions & {
-  /** Called once when the request is handed a connection and written (undici's `onRequestStart`). */
-  onDispatch?: () => void;
+  /** An object, not a callback: the agent call's Deadline itself, so no closure per call. */
+  onDispatch?: DispatchListener;
 };
 
 /**
@@ -58,7 +63,7 @@ export class AgentPool {
     return this.agent.close();
   }
 
-  private track(handler: Dispatcher.DispatchHandler, onDispatch?: () => void, signal?: AbortSignal): Dispatcher.DispatchHandler {
+  private track(handler: Dispatcher.DispatchHandler, onDispatch?: DispatchListener, signal?: AbortSignal): Dispatcher.DispatchHandler {
     this.counters.waiting += 1;
     return new TrackedCall(this.counters, handler, onDispatch, signal);
   }
@@ -70,29 +75,33 @@ export class AgentPool {
  */
 class TrackedCall implements Dispatcher.DispatchHandler {
   private state: 'waiting' | 'inFlight' | 'done' = 'waiting';
-  // undici keeps an aborted request in its queue until a connection frees, and only then
-  // reports the abort: the caller would wait on a full pool past its own deadline.
-  // A call given up while waiting fails at once; it is dropped unsent when its turn comes.
-  private readonly giveUp = () => {
-    if (this.state !== 'waiting') return;
-    this.settle();
-    this.handler.onResponseError?.(null as unknown as Dispatcher.DispatchController, this.signal?.reason as Error);
-  };
 
   constructor(
     private readonly counts: AgentCallCounts,
     private readonly handler: Dispatcher.DispatchHandler,
-    private readonly onDispatch: (() => void) | undefined,
+    private readonly onDispatch: DispatchListener | undefined,
     private readonly signal: AbortSignal | undefined,
   ) {
-    signal?.addEventListener('abort', this.giveUp, { once: true });
+    // This object is the abort listener (handleEvent): no closure per call.
+    signal?.addEventListener('abort', this, { once: true });
+  }
+
+  /**
+   * The call's signal aborted. undici keeps an aborted request in its queue until a connection
+   * frees, and only then reports the abort: the caller would wait on a full pool past its own
+   * deadline. A call given up while waiting fails at once; it is dropped unsent when its turn comes.
+   */
+  handleEvent(): void {
+    if (this.state !== 'waiting') return;
+    this.settle();
+    this.handler.onResponseError?.(null as unknown as Dispatcher.DispatchController, this.signal?.reason as Error);
   }
 
   private settle(): void {
     if (this.state === 'waiting') this.counts.waiting -= 1;
     else if (this.state === 'inFlight') this.counts.inFlight -= 1;
     this.state = 'done';
-    this.signal?.removeEventListener('abort', this.giveUp);
+    this.signal?.removeEventListener('abort', this);
   }
 
   onRequestStart(controller: Dispatcher.DispatchController, context: unknown): void {
@@ -100,8 +109,8 @@ class TrackedCall implements Dispatcher.DispatchHandler {
     this.counts.waiting -= 1;
     this.counts.inFlight += 1;
     this.state = 'inFlight';
-    this.signal?.removeEventListener('abort', this.giveUp);
-    this.onDispatch?.();
+    this.signal?.removeEventListener('abort', this);
+    this.onDispatch?.dispatched();
     this.handler.onRequestStart?.(controller, context);
   }
 

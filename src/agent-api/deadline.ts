@@ -1,16 +1,5 @@
 import { setMaxListeners } from 'node:events';
 
-/** One call's abort signal: the caller's signal combined with the call's time limits. */
-export interface Deadline {
-  readonly signal: AbortSignal;
-  /** Which limit (not the caller) ended the call: the wait for a connection, or the call itself. */
-  readonly timedOut: 'wait' | 'call' | undefined;
-  /** The request got a connection and was written: the call's own limit starts now. */
-  dispatched(): void;
-  /** Clears the timers and the listener on the caller's signal. Call it when the call settles. */
-  dispose(): void;
-}
-
 export interface DeadlineOptions {
   /**
    * Bound on the wait for a connection; the call's limit then starts at {@link Deadline.dispatched}.
@@ -26,54 +15,90 @@ export interface DeadlineOptions {
  */
 const unbounded = new WeakSet<AbortSignal>();
 
-export function deadline(timeoutMs: number, caller?: AbortSignal, options: DeadlineOptions = {}): Deadline {
-  const controller = new AbortController();
-  let timedOut: 'wait' | 'call' | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let phase: 'wait' | 'call';
-  let timerMs: number;
-  const expire = () => {
-    timedOut = phase;
-    const what = phase === 'wait' ? 'no connection' : 'no answer';
-    controller.abort(new DOMException(`${what} within ${timerMs} ms`, 'TimeoutError'));
-  };
-  const start = (next: 'wait' | 'call', ms: number) => {
-    phase = next;
+/**
+ * One call's abort signal: the caller's signal combined with the call's time limits.
+ * A class with no closures (the caller's abort reaches {@link handleEvent}, the timer gets the
+ * instance as its argument): one is made per agent call, and thousands may be in flight.
+ */
+export class Deadline {
+  private readonly controller = new AbortController();
+  private timedOutBy: 'wait' | 'call' | undefined;
+  private phase: 'wait' | 'call';
+  private timer: NodeJS.Timeout | undefined;
+  private timerMs = 0;
+  private waiting: boolean;
+
+  constructor(
+    private readonly timeoutMs: number,
+    private readonly caller?: AbortSignal,
+    options: DeadlineOptions = {},
+  ) {
+    this.waiting = options.waitLimitMs !== undefined;
+    this.phase = this.waiting ? 'wait' : 'call';
+    this.start(options.waitLimitMs ?? timeoutMs);
+    if (caller?.aborted) this.handleEvent();
+    else if (caller) {
+      // A worker passes one shutdown signal to all its calls (thousands with a slow agent): one
+      // listener per call, each removed in dispose(), is expected, not Node's "possible leak".
+      if (!unbounded.has(caller)) {
+        setMaxListeners(0, caller);
+        unbounded.add(caller);
+      }
+      caller.addEventListener('abort', this, { once: true });
+    }
+  }
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Which limit (not the caller) ended the call: the wait for a connection, or the call itself. */
+  get timedOut(): 'wait' | 'call' | undefined {
+    return this.timedOutBy;
+  }
+
+  /** The request got a connection and was written: the call's own limit starts now. */
+  dispatched(): void {
+    if (!this.waiting || this.controller.signal.aborted) return;
+    this.waiting = false;
+    this.phase = 'call';
+    this.start(this.timeoutMs);
+  }
+
+  /** Clears the timer and the listener on the caller's signal. Call it when the call settles. */
+  dispose(): void {
+    clearTimeout(this.timer);
+    this.caller?.removeEventListener('abort', this);
+  }
+
+  /** The caller's signal aborted (this object is its listener). */
+  handleEvent(): void {
+    this.controller.abort(this.caller?.reason);
+  }
+
+  private start(ms: number): void {
     // The same length again (the usual case: the wait is bounded by the call's own limit)
     // restarts the one timer instead of making another: one timer per call, not two.
-    if (timer && ms === timerMs) timer.refresh();
+    if (this.timer && ms === this.timerMs) this.timer.refresh();
     else {
-      clearTimeout(timer);
-      timer = setTimeout(expire, ms);
+      clearTimeout(this.timer);
+      this.timer = setTimeout(expire, ms, this);
     }
-    timerMs = ms;
-  };
-  let waiting = options.waitLimitMs !== undefined;
-  start(waiting ? 'wait' : 'call', options.waitLimitMs ?? timeoutMs);
-  const onAbort = () => controller.abort(caller?.reason);
-  if (caller?.aborted) onAbort();
-  else if (caller) {
-    // A worker passes one shutdown signal to all its calls (thousands with a slow agent): one
-    // listener per call, each removed in dispose(), is expected, not Node's "possible leak".
-    if (!unbounded.has(caller)) {
-      setMaxListeners(0, caller);
-      unbounded.add(caller);
-    }
-    caller.addEventListener('abort', onAbort, { once: true });
+    this.timerMs = ms;
   }
-  return {
-    signal: controller.signal,
-    get timedOut() {
-      return timedOut;
-    },
-    dispatched() {
-      if (!waiting || controller.signal.aborted) return;
-      waiting = false;
-      start('call', timeoutMs);
-    },
-    dispose() {
-      clearTimeout(timer);
-      caller?.removeEventListener('abort', onAbort);
-    },
-  };
+
+  /** @internal the timer's end. */
+  expire(): void {
+    this.timedOutBy = this.phase;
+    const what = this.phase === 'wait' ? 'no connection' : 'no answer';
+    this.controller.abort(new DOMException(`${what} within ${this.timerMs} ms`, 'TimeoutError'));
+  }
+}
+
+function expire(d: Deadline): void {
+  d.expire();
+}
+
+export function deadline(timeoutMs: number, caller?: AbortSignal, options: DeadlineOptions = {}): Deadline {
+  return new Deadline(timeoutMs, caller, options);
 }

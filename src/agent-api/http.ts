@@ -89,7 +89,7 @@ async function exchange<T>(deps: HttpDeps, req: AgentRequest<T>, seen: (status: 
       signal: limit.signal,
       redirect: 'manual',
       maxBytes,
-      onDispatch: () => limit.dispatched(),
+      onDispatch: limit,
     };
     response = await deps.fetch(req.url, init);
     seen(response.status);

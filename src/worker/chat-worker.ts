@@ -80,7 +80,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     const conversationId = job.data.conversationId;
     const holder = job.id!;
     // Every mailbox write below is fenced by this job's lock token (see mailbox.ts).
-    const fence: Fence = { jobId: holder, token: token ?? '', lockDurationMs: options.lockDurationMs, abandoned: () => abandoned };
+    const fence: Fence = { jobId: holder, token: token ?? '', lockDurationMs: options.lockDurationMs, abandoned: isAbandoned };
     // The read that returns a message also marks its call started, when the guarantee allows.
     const read = { startCall: options.processor.startsCallOnRead };
     let acquired = fetchAcquire.take(holder, token) ?? (await options.mailbox.acquire(conversationId, fence, read));
@@ -246,6 +246,8 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
   let closing: Promise<void> | undefined;
   /** Set when a shutdown timed out: jobs still running start no new step (another worker resumes them). */
   let abandoned = false;
+  // One function for every job's fence (a closure per job costs more than it looks under tsx).
+  const isAbandoned = () => abandoned;
   return {
     worker,
     close: (timeoutMs) => {

@@ -88,12 +88,7 @@ export class MessageProcessor {
       this.options.logger.error({ platform: m.platform, messageId }, 'no reply port for this platform in this process; check its settings');
       return this.giveUp(m, undefined, new Error(`no ${m.platform} reply port`));
     }
-    // Built only when a line is written: most messages write none below info, and a child
-    // logger per message was a measurable share of the worker's CPU.
-    let child: Logger | undefined;
-    const log = () => (child ??= this.options.logger.child({ conversationId: m.conversationId, messageId, instanceId: m.instanceId }));
-    const record = (fields: ProgressFields, answered = false) =>
-      this.options.mailbox.record(m.conversationId, messageId, fence, fields, { answered });
+    const scope = new MessageScope(this.options.logger, this.options.mailbox, m, messageId, fence);
 
     let reply = progress.reply;
     let agentMessageId = progress.agentMessageId;
@@ -103,11 +98,11 @@ export class MessageProcessor {
     let postingRecorded = false;
     let agentMs: number | undefined;
     const earlierAttempt = progress.started || progress.reply !== undefined || progress.attempts > 0 || progress.limited > 0;
-    const indicator = new WorkingIndicator(port, m.reply, this.options.workingIndicatorDelayMs ?? 0, log, earlierAttempt);
+    const indicator = new WorkingIndicator(port, m.reply, this.options.workingIndicatorDelayMs ?? 0, scope, earlierAttempt);
     if (reply === undefined) {
       if (progress.started && this.options.callGuarantee === 'at-most-once') {
         // The call was made (maybe billed) and its answer died with the worker: never call twice.
-        if (!(await record({}))) return this.lost(log());
+        if (!(await scope.record({}))) return this.lost(scope.log());
         return this.answerLost(m, port);
       }
       const agent = this.options.accounts ? await this.options.accounts.forWorkspace(m.platform, m.workspaceId) : this.options.agent;
@@ -118,18 +113,18 @@ export class MessageProcessor {
       // that read marked the call started and renewed the lock, which has not lapsed yet, or
       // this write checks it again (and is the "call started" mark at-most-once relies on).
       indicator.begin();
-      const prompt = await this.prompt(m, port, log);
+      const prompt = await this.prompt(m, port, scope);
       const fencedByRead = callFencedUntil !== undefined && performance.now() < callFencedUntil && !fence.abandoned?.();
-      if (!fencedByRead && !(await record({ started: 1 }))) return (indicator.settle(), this.lost(log()));
+      if (!fencedByRead && !(await scope.record({ started: 1 }))) return (indicator.settle(), this.lost(scope.log()));
       const started = performance.now();
       try {
         ({ response: reply, messageId: agentMessageId } = await agent.chat(m.instanceId, prompt));
       } catch (err) {
-        return this.onError(m, port, progress, err, record, indicator);
+        return this.onError(m, port, progress, err, scope, indicator);
       } finally {
         indicator.settle();
         agentMs = Math.round(performance.now() - started);
-        if (this.options.logger.isLevelEnabled('debug')) log().debug({ ms: agentMs }, 'agent call finished');
+        if (this.options.logger.isLevelEnabled('debug')) scope.log().debug({ ms: agentMs }, 'agent call finished');
       }
       chunks = this.render(port, reply);
       first = 0;
@@ -137,7 +132,7 @@ export class MessageProcessor {
       if (agentMessageId) answer.agentMessageId = agentMessageId;
       // The call is billed: keep trying to record its answer through a Redis blip. The same
       // write marks chunk 0 as under way, so posting it needs no other round trip.
-      if (!(await patiently(() => record(answer, true)))) return this.lost(log());
+      if (!(await patiently(() => scope.record(answer, true)))) return this.lost(scope.log());
       postingRecorded = true;
     } else {
       chunks = this.render(port, reply);
@@ -148,15 +143,15 @@ export class MessageProcessor {
       const mayExist = i === progress.posted && progress.posting === i;
       if (!(i === first && postingRecorded)) {
         // One fenced write: chunk i-1 is posted, chunk i is under way (and ownership holds).
-        const owned = await patiently(() => record({ posted: i, posting: i }));
-        if (!owned) return this.lost(log());
+        const owned = await patiently(() => scope.record({ posted: i, posting: i }));
+        if (!owned) return this.lost(scope.log());
       }
       // A signal shown while the agent worked lands before the reply it announces.
       if (i === first) await indicator.landed();
       try {
         await port.postChunk(m.reply, chunks[i]!, i, { messageId, total: chunks.length, mayExist, agentMessageId, instanceId: m.instanceId });
       } catch (err) {
-        return this.onError(m, port, progress, err, record, indicator);
+        return this.onError(m, port, progress, err, scope, indicator);
       }
     }
     // The last "posted" record is the worker's advance, which deletes the message record. The
@@ -219,7 +214,7 @@ export class MessageProcessor {
     port: ReplyPort,
     progress: MailboxHead['progress'],
     err: unknown,
-    record: (fields: ProgressFields) => Promise<boolean>,
+    scope: MessageScope,
     indicator: WorkingIndicator,
   ): Promise<StepResult> {
     const decision = decide(err, progress.attempts, this.options.retry, progress.limited);
@@ -227,7 +222,7 @@ export class MessageProcessor {
     const counted = decision.action === 'retry' && decision.counts;
     // The failed call is over, so the retry calls again whatever the guarantee ('started' cleared).
     const fields: ProgressFields = counted ? { attempts: progress.attempts + 1, started: '' } : { limited: progress.limited + 1, started: '' };
-    if (!(await record(fields))) return this.lost(this.options.logger);
+    if (!(await scope.record(fields))) return this.lost(this.options.logger);
     this.options.logger.info(
       { conversationId: m.conversationId, messageId: m.messageId, ...errorFields(err), decision },
       'will retry the message',
@@ -269,14 +264,14 @@ export class MessageProcessor {
     return { outcome: 'gave_up' };
   }
 
-  private async prompt(m: ChatMessage, port: ReplyPort, log: () => Logger): Promise<string> {
+  private async prompt(m: ChatMessage, port: ReplyPort, scope: MessageScope): Promise<string> {
     // Each port decides what "the thread" is (Slack/Discord threads; the playground's channel).
     if (m.context !== 'thread' || !port.fetchThread) return m.text;
     try {
       const earlier = await port.fetchThread(m.reply, this.options.threadContext.maxMessages);
       return buildThreadPrompt(earlier, m, this.options.threadContext.maxChars);
     } catch (err) {
-      log().warn({ ...errorFields(err) }, 'could not fetch the thread; sending the message without context');
+      scope.log().warn({ ...errorFields(err) }, 'could not fetch the thread; sending the message without context');
       return m.text;
     }
   }
@@ -296,5 +291,31 @@ export async function patiently<T>(write: () => Promise<T>, forMs = 20_000): Pro
       if (!isRedisConnectionError(err) || Date.now() >= deadline) throw err;
       await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 1000)));
     }
+  }
+}
+
+/**
+ * One message's logger (a child logger, built only when a line is written: most messages write
+ * none below info, and one per message was a measurable share of the worker's CPU) and its
+ * fenced progress record. A class: thousands of messages may be in flight, and closures per
+ * message cost more (tsx names each one, which makes its properties a dictionary).
+ */
+class MessageScope {
+  private child: Logger | undefined;
+
+  constructor(
+    private readonly logger: Logger,
+    private readonly mailbox: Mailbox,
+    private readonly m: ChatMessage,
+    private readonly messageId: string,
+    private readonly fence: Fence,
+  ) {}
+
+  log(): Logger {
+    return (this.child ??= this.logger.child({ conversationId: this.m.conversationId, messageId: this.messageId, instanceId: this.m.instanceId }));
+  }
+
+  record(fields: ProgressFields, answered = false): Promise<boolean> {
+    return this.mailbox.record(this.m.conversationId, this.messageId, this.fence, fields, { answered });
   }
 }

@@ -24,8 +24,8 @@ export class WorkingIndicator {
     private readonly port: ReplyPort,
     private readonly target: ReplyTarget,
     private readonly delayMs: number,
-    /** The message's logger, built on first use (see process-message.ts). */
-    private readonly log: () => Logger,
+    /** Gives the message's logger, built on first use (see process-message.ts). */
+    private readonly scope: { log(): Logger },
     private readonly shownBefore = false,
   ) {}
 
@@ -62,11 +62,11 @@ export class WorkingIndicator {
     this.settle();
     if (outcome === 'ok' && !this.shown && !this.shownBefore) return;
     await this.shown;
-    await this.port.stopWorking?.(this.target, outcome).catch((err) => this.log().debug({ ...errorFields(err) }, 'working indicator failed'));
+    await this.port.stopWorking?.(this.target, outcome).catch((err) => this.scope.log().debug({ ...errorFields(err) }, 'working indicator failed'));
   }
 
   private show(): void {
     this.timer = undefined;
-    this.shown = this.port.startWorking!(this.target).catch((err) => this.log().debug({ ...errorFields(err) }, 'working indicator failed'));
+    this.shown = this.port.startWorking!(this.target).catch((err) => this.scope.log().debug({ ...errorFields(err) }, 'working indicator failed'));
   }
 }
