@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { deadline } from '../../src/agent-api/deadline.js';
 
@@ -46,5 +47,17 @@ describe('deadline', () => {
     await new Promise<void>((resolve) => process.nextTick(resolve)); // warnings are emitted on the next tick
     process.off('warning', warn);
     expect(warn).not.toHaveBeenCalled();
+  });
+
+  it('dispose takes its listener off the caller signal and stops its timer', () => {
+    const caller = new AbortController();
+    const calls = Array.from({ length: 3 }, () => deadline(1_000, caller.signal));
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(3);
+    for (const d of calls) d.dispose();
+    expect(getEventListeners(caller.signal, 'abort')).toHaveLength(0);
+    vi.advanceTimersByTime(5_000);
+    expect(calls.every((d) => !d.signal.aborted && d.timedOut === undefined)).toBe(true);
+    caller.abort(new Error('late'));
+    expect(calls.some((d) => d.signal.aborted)).toBe(false);
   });
 });
