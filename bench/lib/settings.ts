@@ -48,6 +48,12 @@ export interface BenchSettings {
   peerBridgeEnv: Record<string, string>;
   /** `NODE_OPTIONS` of the bridge's worker processes (`BENCH_WORKER_NODE_OPTIONS`); unset: none. */
   workerNodeOptions: string | undefined;
+  /**
+   * `BENCH_HEAP=1`: scenario 3 also reads each worker's live heap (after a full GC) idle and
+   * three quarters into the first wave, and logs the live heap per call in flight. The GC it
+   * forces mid-wave costs both paths a pause, so throughput rows of such a run are not comparable.
+   */
+  heap: boolean;
 }
 
 /** Scenario numbers and the names BENCH_ONLY also accepts. */
@@ -101,6 +107,7 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     peerRounds: quick ? 1 : 3,
     peerBridgeEnv: env.BENCH_BRIDGE_ENV ? (JSON.parse(env.BENCH_BRIDGE_ENV) as Record<string, string>) : {},
     workerNodeOptions: env.BENCH_WORKER_NODE_OPTIONS || undefined,
+    heap: ['1', 'true', 'yes'].includes((env.BENCH_HEAP ?? '').toLowerCase()),
   };
 }
 

@@ -30,6 +30,11 @@ export function probeHandlers(): Handlers {
   return {
     clock: () => now(),
     rss: () => rss(),
+    /** Heap in use (bytes) after a full GC: what the process really holds (BENCH_HEAP). */
+    liveHeap: () => {
+      (globalThis as { gc?: () => void }).gc?.();
+      return process.memoryUsage().heapUsed;
+    },
     /**
      * `{ collect: false }` skips the full GC that makes the RSS baseline: a window whose
      * messages are already flowing (latency) must not start with a pause the bench caused.

@@ -48,6 +48,7 @@ export async function measureSlow(
   await sendMany(count, 64, (i) => path.send(`${tag}-${i}`, `${tag}-${i}`, `slow question ${i}`));
   await collectPosts(ctx);
   await Promise.all(workers.map((w) => w.call('probeStart')));
+  const liveHeap = ctx.settings.heap ? liveHeapPerCall(ctx, path, workers, delay) : undefined;
   const resumedAt = now();
   await path.resume();
 
@@ -77,6 +78,7 @@ export async function measureSlow(
     sampling = false;
     await sampler;
   }
+  await liveHeap;
   const readings = await Promise.all(workers.map((w) => w.call<ProbeReading>('probeRead')));
   const posts = await collectPosts(ctx);
   if (posts.byId.size !== count) throw new Error(`${path.kind}: ${posts.byId.size} distinct replies for ${count} messages`);
@@ -97,6 +99,23 @@ export async function measureSlow(
     eldP99Ms: max(readings.map((r) => r.eldP99Ms)),
     cpuPerMessageUs: (readings.reduce((sum, r) => sum + r.cpuMs, 0) * 1000) / count,
   };
+}
+
+/**
+ * BENCH_HEAP: the workers' live heap (after a full GC) now, idle, and three quarters into the
+ * first wave, when every slot's call is open at the agent; logs the difference per open call.
+ * A steadier figure than RSS per in-flight call, whose peak moves with GC timing.
+ */
+async function liveHeapPerCall(ctx: BenchContext, path: GenericPath, workers: readonly Child[], delay: number): Promise<void> {
+  const sum = async () => (await Promise.all(workers.map((w) => w.call<number>('liveHeap', undefined, 120_000)))).reduce((a, b) => a + b, 0);
+  const idle = await sum();
+  await sleep(delay * 0.75);
+  const { open } = await ctx.services.call<{ open: number }>('agentOpen');
+  const busy = await sum();
+  ctx.log(
+    `  ${path.kind}: live heap ${(idle / 2 ** 20).toFixed(1)} MB idle, ${(busy / 2 ** 20).toFixed(1)} MB with ${open} calls open: ` +
+      `${((busy - idle) / 1024 / Math.max(1, open)).toFixed(1)} KB per call (BENCH_HEAP)`,
+  );
 }
 
 /** Warms running workers with the fast agent, then measures them with the slow one. */
