@@ -82,23 +82,15 @@ export class Deadline {
     if (this.timer && ms === this.timerMs) this.timer.refresh();
     else {
       clearTimeout(this.timer);
-      this.timer = setTimeout(expire, ms, this);
+      this.timer = setTimeout(Deadline.expire, ms, this);
     }
     this.timerMs = ms;
   }
 
-  /** @internal the timer's end. */
-  expire(): void {
-    this.timedOutBy = this.phase;
-    const what = this.phase === 'wait' ? 'no connection' : 'no answer';
-    this.controller.abort(new DOMException(`${what} within ${this.timerMs} ms`, 'TimeoutError'));
+  /** The timer's end: the limit of the current phase passed. */
+  private static expire(d: Deadline): void {
+    d.timedOutBy = d.phase;
+    const what = d.phase === 'wait' ? 'no connection' : 'no answer';
+    d.controller.abort(new DOMException(`${what} within ${d.timerMs} ms`, 'TimeoutError'));
   }
-}
-
-function expire(d: Deadline): void {
-  d.expire();
-}
-
-export function deadline(timeoutMs: number, caller?: AbortSignal, options: DeadlineOptions = {}): Deadline {
-  return new Deadline(timeoutMs, caller, options);
 }

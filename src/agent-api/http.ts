@@ -6,7 +6,7 @@ import type { AgentCallEvent, AgentOperation } from './types.js';
 import { readableDetail } from './error-message.js';
 import { scrub } from '../core/scrub.js';
 import { DEFAULT_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
-import { deadline, type Deadline } from './deadline.js';
+import { Deadline } from './deadline.js';
 import { describeIssues } from './schemas.js';
 import { ResponseTooLarge, type UndiciFetchInit } from '../undici-fetch.js';
 
@@ -78,7 +78,7 @@ async function exchange<T>(deps: HttpDeps, req: AgentRequest<T>, seen: (status: 
 
   let response: Response;
   let text: string;
-  const limit = deadline(req.timeoutMs, req.signal, deps.reportsDispatch ? { waitLimitMs: deps.connectionWaitMs ?? req.timeoutMs } : {});
+  const limit = new Deadline(req.timeoutMs, req.signal, deps.reportsDispatch ? { waitLimitMs: deps.connectionWaitMs ?? req.timeoutMs } : {});
   const maxBytes = deps.maxResponseBytes;
   try {
     // Redirects are not followed: a redirect to another host would carry X-API-Key along.

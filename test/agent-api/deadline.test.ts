@@ -1,6 +1,8 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { deadline } from '../../src/agent-api/deadline.js';
+import { Deadline } from '../../src/agent-api/deadline.js';
+
+const deadline = (...args: ConstructorParameters<typeof Deadline>) => new Deadline(...args);
 
 beforeEach(() => vi.useFakeTimers());
 afterEach(() => vi.useRealTimers());
