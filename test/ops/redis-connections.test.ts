@@ -163,6 +163,17 @@ describe('Redis Cluster against a local three-node cluster', () => {
     expect(await jobRoundTrip(config)).toBe('echo:hello');
   });
 
+  it('is not auto-pipelined even when asked: ioredis would route an EVALSHA by its SHA (redis/ioredis#2109)', async () => {
+    const config = configFrom({ REDIS_CLUSTER_NODES: cluster.nodes.join(',') });
+    const redis = createRedis(config.redis, { autoPipelining: true }) as Cluster;
+    try {
+      expect(redis.options.enableAutoPipelining).toBe(false);
+      expect(redis.options.redisOptions?.enableAutoPipelining).toBeUndefined();
+    } finally {
+      redis.disconnect();
+    }
+  });
+
   it("carries the application's own scripts too: mailbox, quota and bindings under the same prefix", async () => {
     const config = configFrom({ REDIS_CLUSTER_NODES: cluster.nodes.join(',') });
     const prefix = bullPrefix(config);
