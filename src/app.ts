@@ -78,9 +78,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const storePrefix = `${prefix}:chat`;
 
   // A Cluster client speaks the same commands; the stores are typed against the plain client.
-  // Auto-pipelined: under load many jobs record progress in the same turn of the event loop,
-  // and one write for all of them costs a fraction of one each (scenario 1: −5% worker CPU).
-  const redis = createRedis(config.redis, { name: 'agent-bridge', autoPipelining: true }) as Redis;
+  const redis = createRedis(config.redis, { name: 'agent-bridge' }) as Redis;
   // Until the first connection, start-up reports an unreachable Redis in one line of its own.
   // After it, one line when Redis goes away and one when it is back: every connection and
   // every retry notices an outage, and a line for each would bury it.

@@ -20,15 +20,6 @@ export interface CreateRedisOptions {
   blocking?: boolean;
   /** Client name shown by `CLIENT LIST`. */
   name?: string;
-  /**
-   * ioredis's auto-pipelining: the commands issued during one turn of the event loop go out in
-   * one write (and come back in one read). Only for a connection that never blocks (a blocking
-   * command would hold up every command sent with it) and whose callers await what must come first.
-   * Not on a Cluster: there ioredis routes an auto-pipelined EVALSHA by its first argument, the
-   * script's SHA, not its keys (redis/ioredis#2109).
-   * @defaultValue false
-   */
-  autoPipelining?: boolean;
 }
 
 /** How `config.redis` reaches Redis: `REDIS_CLUSTER_NODES`, `REDIS_SENTINELS`, or `REDIS_URL` alone. */
@@ -64,7 +55,6 @@ export function createRedis(config: Config['redis'], options: CreateRedisOptions
     connectionName: options.name,
     maxRetriesPerRequest: options.blocking ? null : 3,
     enableReadyCheck: true,
-    ...(options.autoPipelining && !options.blocking && mode !== 'cluster' ? { enableAutoPipelining: true } : {}),
   } satisfies RedisOptions;
 
   if (mode === 'cluster') {

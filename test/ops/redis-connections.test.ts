@@ -163,17 +163,6 @@ describe('Redis Cluster against a local three-node cluster', () => {
     expect(await jobRoundTrip(config)).toBe('echo:hello');
   });
 
-  it('is not auto-pipelined even when asked: ioredis would route an EVALSHA by its SHA (redis/ioredis#2109)', async () => {
-    const config = configFrom({ REDIS_CLUSTER_NODES: cluster.nodes.join(',') });
-    const redis = createRedis(config.redis, { autoPipelining: true }) as Cluster;
-    try {
-      expect(redis.options.enableAutoPipelining).toBe(false);
-      expect(redis.options.redisOptions?.enableAutoPipelining).toBeUndefined();
-    } finally {
-      redis.disconnect();
-    }
-  });
-
   it("carries the application's own scripts too: mailbox, quota and bindings under the same prefix", async () => {
     const config = configFrom({ REDIS_CLUSTER_NODES: cluster.nodes.join(',') });
     const prefix = bullPrefix(config);
@@ -297,48 +286,5 @@ describe('Redis settings that cannot work are refused before connecting', () => 
 
   it('throws ConfigError, like every other configuration problem', () => {
     expect(refuse({ REDIS_CLUSTER_NODES: 'a:b' })).toThrow(ConfigError);
-  });
-});
-
-describe('auto-pipelining (the main connection of app.ts)', () => {
-  /** Issues `count` commands in one turn of the event loop and counts the socket writes they took. */
-  async function writesFor(client: Redis, count: number): Promise<{ writes: number; replies: unknown[] }> {
-    await client.ping();
-    const stream = (client as unknown as { stream: { write: (...args: unknown[]) => boolean } }).stream;
-    const write = stream.write.bind(stream);
-    let writes = 0;
-    stream.write = (...args: unknown[]) => (writes++, write(...args));
-    const key = `ops-test-autopipe-${randomUUID()}`;
-    try {
-      const replies = await Promise.all(Array.from({ length: count }, (_, i) => client.eval('return ARGV[1]', 1, key, `r${i}`)));
-      return { writes, replies };
-    } finally {
-      stream.write = write;
-    }
-  }
-
-  it('sends the commands issued in one turn in one write, each caller getting its own reply', async () => {
-    const config = configFrom({ REDIS_URL: SHARED_REDIS });
-    const piped = createRedis(config.redis, { name: 'ops-test-piped', autoPipelining: true }) as Redis;
-    const plain = createRedis(config.redis, { name: 'ops-test-plain' }) as Redis;
-    try {
-      const batched = await writesFor(piped, 20);
-      expect(batched.replies).toEqual(Array.from({ length: 20 }, (_, i) => `r${i}`));
-      expect(batched.writes).toBe(1);
-      expect((await writesFor(plain, 20)).writes).toBe(20);
-    } finally {
-      piped.disconnect();
-      plain.disconnect();
-    }
-  });
-
-  it('is never turned on for a blocking connection, whose blocked command would hold up the rest', () => {
-    const config = configFrom({ REDIS_URL: SHARED_REDIS });
-    const blocking = createRedis(config.redis, { blocking: true, autoPipelining: true }) as Redis;
-    try {
-      expect(blocking.options.enableAutoPipelining).toBe(false);
-    } finally {
-      blocking.disconnect();
-    }
   });
 });
