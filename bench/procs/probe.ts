@@ -15,9 +15,12 @@ export interface ProbeReading {
   cpuMs: number;
 }
 
+/** A full GC (the bench runs its processes with --expose-gc). */
+const collectGarbage = () => (globalThis as { gc?: () => void }).gc?.();
+
 /**
- * The commands every bench process answers: `clock` (for the driver's offset), `rss`, and
- * `probeStart`/`probeRead` around a measured window (RSS peak and event-loop delay).
+ * The commands every bench process answers: `clock` (for the driver's offset), `rss`,
+ * `liveHeap`, and `probeStart`/`probeRead` around a measured window (RSS peak and event-loop delay).
  */
 export function probeHandlers(): Handlers {
   const eld = monitorEventLoopDelay({ resolution: 10 });
@@ -32,7 +35,7 @@ export function probeHandlers(): Handlers {
     rss: () => rss(),
     /** Heap in use (bytes) after a full GC: what the process really holds (BENCH_HEAP). */
     liveHeap: () => {
-      (globalThis as { gc?: () => void }).gc?.();
+      collectGarbage();
       return process.memoryUsage().heapUsed;
     },
     /**
@@ -40,7 +43,7 @@ export function probeHandlers(): Handlers {
      * messages are already flowing (latency) must not start with a pause the bench caused.
      */
     probeStart: (options?: { collect?: boolean }) => {
-      if (options?.collect !== false) (globalThis as { gc?: () => void }).gc?.();
+      if (options?.collect !== false) collectGarbage();
       clearInterval(timer);
       base = rss();
       peak = base;
