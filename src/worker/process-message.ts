@@ -18,6 +18,7 @@ import type { FailureLog } from '../diagnostics/failure-log.js';
 import { BridgeError } from '../core/errors.js';
 import { isRedisConnectionError } from '../redis-errors.js';
 import { WorkingIndicator } from './working-indicator.js';
+import { DeliveryGate } from './delivery-gate.js';
 
 
 export interface MessageProcessorOptions {
@@ -47,6 +48,29 @@ export interface MessageProcessorOptions {
   workingIndicatorDelayMs?: number;
   /** Each platform's wording (its command name) for the notices the worker posts. */
   vocabularies?: Partial<Record<Platform, PlatformVocabulary>>;
+  /**
+   * How many answered messages post their replies at once, and how long one slow post keeps
+   * its place (delivery-gate.ts). @defaultValue { concurrency: 64, maxHoldMs: 250 }
+   */
+  delivery?: { concurrency: number; maxHoldMs: number };
+}
+
+/** An answer recorded and ready to post: what `deliver` needs of `process`. */
+interface Delivery {
+  m: ChatMessage;
+  messageId: string;
+  port: ReplyPort;
+  progress: MailboxHead['progress'];
+  scope: MessageScope;
+  indicator: WorkingIndicator;
+  /** The agent's answer, as recorded. */
+  reply: string;
+  /** The first chunk not posted yet. */
+  first: number;
+  /** When the write that stored the answer (and marked chunk `first` under way) was sent, if this attempt made it. */
+  recordedAt: number | undefined;
+  agentMessageId: string | undefined;
+  agentMs: number | undefined;
 }
 
 /** A message with its stored record present (the worker skips those whose record is lost). */
@@ -69,8 +93,11 @@ export type StepResult =
 export class MessageProcessor {
   private readonly noticesOf: ReturnType<typeof noticesByPlatform>;
 
+  private readonly gate: DeliveryGate;
+
   constructor(private readonly options: MessageProcessorOptions) {
     this.noticesOf = noticesByPlatform(options.vocabularies);
+    this.gate = new DeliveryGate(options.delivery?.concurrency ?? 64, options.delivery?.maxHoldMs ?? 250);
   }
 
   /**
@@ -92,10 +119,8 @@ export class MessageProcessor {
 
     let reply = progress.reply;
     let agentMessageId = progress.agentMessageId;
-    let chunks: string[];
     let first = progress.posted;
-    /** Whether "posting chunk `first`" is already recorded by the write that stored the reply. */
-    let postingRecorded = false;
+    let recordedAt: number | undefined;
     let agentMs: number | undefined;
     const earlierAttempt = progress.started || progress.reply !== undefined || progress.attempts > 0 || progress.limited > 0;
     const indicator = new WorkingIndicator(port, m.reply, this.options.workingIndicatorDelayMs ?? 0, scope, earlierAttempt);
@@ -126,18 +151,25 @@ export class MessageProcessor {
         agentMs = Math.round(performance.now() - started);
         if (this.options.logger.isLevelEnabled('debug')) scope.log().debug({ ms: agentMs }, 'agent call finished');
       }
-      chunks = this.render(port, reply);
       first = 0;
       const answer: ProgressFields = { reply, posting: 0 };
       if (agentMessageId) answer.agentMessageId = agentMessageId;
       // The call is billed: keep trying to record its answer through a Redis blip. The same
       // write marks chunk 0 as under way, so posting it needs no other round trip.
+      recordedAt = performance.now();
       if (!(await patiently(() => scope.record(answer, true)))) return this.lost(scope.log());
-      postingRecorded = true;
-    } else {
-      chunks = this.render(port, reply);
     }
+    // The answer is recorded: posting it takes its turn behind the answers that came in first.
+    const delivery: Delivery = { m, messageId, port, progress, scope, indicator, reply, first, recordedAt, agentMessageId, agentMs };
+    return this.gate.run(() => this.deliver(delivery));
+  }
 
+  /** Posts a recorded answer's chunks from `first` on, each after its fenced record. */
+  private async deliver({ m, messageId, port, progress, scope, indicator, reply, first, recordedAt, agentMessageId, agentMs }: Delivery): Promise<StepResult> {
+    const chunks = this.render(port, reply);
+    // The answer's record also marked chunk `first` as under way and renewed the job's lock;
+    // unless the wait for this turn outlasted half that lock, the post needs no other check.
+    const postingRecorded = recordedAt !== undefined && scope.ownedUntilFrom(recordedAt) > performance.now();
     for (let i = first; i < chunks.length; i++) {
       // An earlier attempt started this post and never recorded the next step: it may be out.
       const mayExist = i === progress.posted && progress.posting === i;
@@ -313,6 +345,16 @@ class MessageScope {
 
   log(): Logger {
     return (this.child ??= this.logger.child({ conversationId: this.m.conversationId, messageId: this.messageId, instanceId: this.m.instanceId }));
+  }
+
+  /**
+   * Until when (`performance.now()`) the job's lock, renewed by a record sent at `sentAt`,
+   * surely still holds: half the lock is kept as margin, as for the call (MailboxHead).
+   * `sentAt` when the lock is not renewed by records, or the worker gave its jobs back.
+   */
+  ownedUntilFrom(sentAt: number): number {
+    if (this.fence.abandoned?.()) return sentAt;
+    return sentAt + (this.fence.token ? (this.fence.lockDurationMs ?? 0) / 2 : Infinity);
   }
 
   record(fields: ProgressFields, answered = false): Promise<boolean> {
