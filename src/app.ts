@@ -250,6 +250,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       workingIndicatorDelayMs: config.queue.workingIndicatorDelayMs,
       vocabularies,
     });
+    metrics.watchRepliesWaiting(() => processor.repliesWaiting);
     worker = startChatWorker({
       connection: blocking,
       prefix,

@@ -67,6 +67,21 @@ export class Metrics {
     this.agentCalls = counts;
   }
 
+  /** Set by the composition root: the worker's answers waiting for their turn to post. */
+  private repliesWaiting: () => number = () => 0;
+
+  readonly repliesWaitingToPost: Gauge = new Gauge({
+    name: 'agent_bridge_replies_waiting_to_post',
+    help: 'Answered messages waiting for their turn to post (a worker posts 64 at a time)',
+    registers: [this.registry],
+    collect: (): void => this.repliesWaitingToPost.set(this.repliesWaiting()),
+  });
+
+  /** Reports the worker's answers waiting to post in the gauge above. */
+  watchRepliesWaiting(count: () => number): void {
+    this.repliesWaiting = count;
+  }
+
   constructor(options: { defaultMetrics?: boolean } = {}) {
     if (options.defaultMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'agent_bridge_' });
   }

@@ -109,6 +109,11 @@ export class MessageProcessor {
     return this.options.callGuarantee !== 'at-most-once';
   }
 
+  /** Answers recorded and waiting for their turn to post (delivery-gate.ts). */
+  get repliesWaiting(): number {
+    return this.gate.waiting;
+  }
+
   async process({ messageId, message: m, progress, callFencedUntil }: ReadyHead, fence: Fence): Promise<StepResult> {
     const port = this.options.ports[m.platform];
     if (!port) {

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createAgentApi } from '../../src/agent-api/client.js';
 import type { ReplyPort } from '../../src/core/reply-port.js';
 import { FailureLog } from '../../src/diagnostics/failure-log.js';
+import { Metrics } from '../../src/metrics.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import type { Fence } from '../../src/queue/mailbox.js';
 import { jobIdFor } from '../../src/queue/types.js';
@@ -160,19 +161,24 @@ async function twoAnswers(delivery: { concurrency: number; maxHoldMs: number }) 
     // The answers come in in this order.
     await until(() => p.agent.chatCalls().length === runs.length, 'the agent call');
   }
-  return { runs, postsStarted, postsDone, release: () => holdFirst.resolve(), pl: p };
+  return { runs, postsStarted, postsDone, processor, release: () => holdFirst.resolve(), pl: p };
 }
 
 describe('the worker posts answered messages through the gate', () => {
   it('beyond its limit an answer waits for the one ahead of it, and is posted once that one is', async () => {
     const t = await twoAnswers({ concurrency: 1, maxHoldMs: 60_000 });
     await until(() => t.postsStarted.length === 1, 'the first post');
-    // c2's answer is in and recorded, but its post waits its turn.
+    // c2's answer is in and recorded, but its post waits its turn, and the gauge says so.
+    await until(() => t.processor.repliesWaiting === 1, "c2's answer to wait");
     await new Promise((r) => setTimeout(r, 200));
     expect(t.postsStarted).toEqual(['c1']);
+    const metrics = new Metrics();
+    metrics.watchRepliesWaiting(() => t.processor.repliesWaiting);
+    expect(await metrics.registry.metrics()).toMatch(/^agent_bridge_replies_waiting_to_post 1$/m);
     t.release();
     expect(await Promise.all(t.runs)).toEqual([{ outcome: 'replied' }, { outcome: 'replied' }]);
     expect(t.postsDone).toEqual(['c1', 'c2']);
+    expect(t.processor.repliesWaiting).toBe(0);
     expect(t.pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.channelId)).toEqual(['c1', 'c2']);
   });
 
