@@ -72,7 +72,7 @@ export class Metrics {
 
   readonly repliesWaitingToPost: Gauge = new Gauge({
     name: 'agent_bridge_replies_waiting_to_post',
-    help: 'Answered messages waiting for their turn to post (a worker posts 64 at a time)',
+    help: 'Answered messages waiting for their turn to post (a worker posts a few at a time, in the order the answers came)',
     registers: [this.registry],
     collect: (): void => this.repliesWaitingToPost.set(this.repliesWaiting()),
   });

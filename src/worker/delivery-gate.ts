@@ -17,6 +17,10 @@
  * its REST queue). One holds its place at most `maxHoldMs`; then the next reply goes, so one
  * channel's slow posts never hold up the others' for longer than that.
  */
+/** The worker's places, and how long one post keeps its place (measured: docs/benchmark.md). */
+export const DELIVERY_PLACES = 64;
+export const DELIVERY_MAX_HOLD_MS = 250;
+
 export class DeliveryGate {
   /** Places held, oldest first (a Set keeps insertion order, and places are given in time order). */
   private readonly holders = new Set<Place>();
@@ -63,8 +67,8 @@ export class DeliveryGate {
   }
 
   /** A place is handed over at once, so no newcomer takes it between the free and the waiter's turn. */
-  private handOver(): boolean {
-    if (this.head === this.waiters.length) return false;
+  private handOver(): void {
+    if (this.head === this.waiters.length) return;
     const next = this.waiters[this.head]!;
     this.waiters[this.head++] = undefined as never;
     if (this.head === this.waiters.length) {
@@ -72,7 +76,6 @@ export class DeliveryGate {
       this.head = 0;
     }
     next(this.give());
-    return true;
   }
 
   private free(place: Place): void {

@@ -18,7 +18,7 @@ import type { FailureLog } from '../diagnostics/failure-log.js';
 import { BridgeError } from '../core/errors.js';
 import { isRedisConnectionError } from '../redis-errors.js';
 import { WorkingIndicator } from './working-indicator.js';
-import { DeliveryGate } from './delivery-gate.js';
+import { DELIVERY_MAX_HOLD_MS, DELIVERY_PLACES, DeliveryGate } from './delivery-gate.js';
 
 
 export interface MessageProcessorOptions {
@@ -97,7 +97,7 @@ export class MessageProcessor {
 
   constructor(private readonly options: MessageProcessorOptions) {
     this.noticesOf = noticesByPlatform(options.vocabularies);
-    this.gate = new DeliveryGate(options.delivery?.concurrency ?? 64, options.delivery?.maxHoldMs ?? 250);
+    this.gate = new DeliveryGate(options.delivery?.concurrency ?? DELIVERY_PLACES, options.delivery?.maxHoldMs ?? DELIVERY_MAX_HOLD_MS);
   }
 
   /**
