@@ -122,6 +122,8 @@ afterEach(async () => {
  * in two channels, the first one's post held open by the test.
  */
 async function twoAnswers(delivery: { concurrency: number; maxHoldMs: number }) {
+  /** Set to give the jobs back, as a worker whose shutdown timed out does. */
+  let abandoned = false;
   pl = await startPipeline({ ROLE: 'ingress' });
   const p = pl;
   const sink = sinkPort(p.sink.url, 2000);
@@ -154,14 +156,14 @@ async function twoAnswers(delivery: { concurrency: number; maxHoldMs: number }) 
     await p.bridge.ingress.handle(m);
     const jobId = jobIdFor('web', m.messageId);
     await p.bridge.redis.set(p.bridge.queue.mailbox.keys.jobLock(jobId), 'w', 'PX', 60_000);
-    const fence: Fence = { jobId, token: 'w', lockDurationMs: 60_000 };
+    const fence: Fence = { jobId, token: 'w', lockDurationMs: 60_000, abandoned: () => abandoned };
     const acquired = await p.bridge.queue.mailbox.acquire(`web:local:${channelId}`, fence);
     if (acquired.status !== 'ok' || !acquired.head?.message) throw new Error(`no head in ${channelId}`);
     runs.push(processor.process({ ...acquired.head, message: acquired.head.message }, fence));
     // The answers come in in this order.
     await until(() => p.agent.chatCalls().length === runs.length, 'the agent call');
   }
-  return { runs, postsStarted, postsDone, processor, release: () => holdFirst.resolve(), pl: p };
+  return { runs, postsStarted, postsDone, processor, release: () => holdFirst.resolve(), abandon: () => (abandoned = true), pl: p };
 }
 
 describe('the worker posts answered messages through the gate', () => {
@@ -180,6 +182,20 @@ describe('the worker posts answered messages through the gate', () => {
     expect(t.postsDone).toEqual(['c1', 'c2']);
     expect(t.processor.repliesWaiting).toBe(0);
     expect(t.pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.channelId)).toEqual(['c1', 'c2']);
+  });
+
+  it('an answer still waiting when the worker gives its jobs back (shutdown timed out) is not posted by it', async () => {
+    const t = await twoAnswers({ concurrency: 1, maxHoldMs: 60_000 });
+    await until(() => t.processor.repliesWaiting === 1, "c2's answer to wait");
+    t.abandon();
+    t.release();
+    // The post under way finishes (it was sent before); the one that waited starts nothing.
+    const [first, second] = await Promise.all(t.runs);
+    expect(first).toEqual({ outcome: 'replied' });
+    expect(second).toEqual({ outcome: 'lost' });
+    expect(t.postsStarted).toEqual(['c1']);
+    // The agent was asked once per message: the recorded answer is what the next owner posts.
+    expect(t.pl.agent.chatCalls()).toHaveLength(2);
   });
 
   it("a post slower than maxHoldMs does not hold up another channel's reply", async () => {
