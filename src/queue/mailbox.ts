@@ -320,13 +320,22 @@ type AcquireReply = [string, string?, Array<string | null>?, number?];
 
 type CallStart = ReturnType<typeof startMark>;
 
+/**
+ * Until when (`performance.now()`) a job surely still holds its lock after a fenced write sent at
+ * `sentAt` renewed it for `lockMs`: BullMQ gives a job away only once its lock lapsed, and half
+ * the lock is kept as margin.
+ */
+export function ownedUntil(sentAt: number, lockMs: number): number {
+  return sentAt + lockMs / 2;
+}
+
 /** A read that starts the call (`lockMs` > 0) renewed the lock at `sentAt` or later; marks the head it returns. */
 function startMark(lockMs: number, sentAt: number) {
   return {
     lockMs,
     mark<H extends MailboxHead>(head: H): H {
       // The script marks only a head that has a stored message and no reply.
-      if (lockMs && head.message && head.progress.reply === undefined) head.callFencedUntil = sentAt + lockMs / 2;
+      if (lockMs && head.message && head.progress.reply === undefined) head.callFencedUntil = ownedUntil(sentAt, lockMs);
       return head;
     },
   };

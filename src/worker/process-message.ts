@@ -6,7 +6,7 @@ import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import type { ReplyPort, ReplyPorts } from '../core/reply-port.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { Fence, Mailbox, MailboxHead, ProgressFields } from '../queue/mailbox.js';
+import { ownedUntil, type Fence, type Mailbox, type MailboxHead, type ProgressFields } from '../queue/mailbox.js';
 import type { ChatMessage } from '../queue/types.js';
 import { decide, type Decision, type RetryPolicy } from './error-policy.js';
 import { answerLostNotice, newReference, replyCutNote } from './plain-words.js';
@@ -353,13 +353,13 @@ class MessageScope {
   }
 
   /**
-   * Until when (`performance.now()`) the job's lock, renewed by a record sent at `sentAt`,
-   * surely still holds: half the lock is kept as margin, as for the call (MailboxHead).
-   * `sentAt` when the lock is not renewed by records, or the worker gave its jobs back.
+   * Until when the job's lock, renewed by a record sent at `sentAt`, surely still holds
+   * (mailbox.ts `ownedUntil`). `sentAt` when records do not renew it, or the worker gave its
+   * jobs back; never ending for an unfenced writer.
    */
   ownedUntilFrom(sentAt: number): number {
     if (this.fence.abandoned?.()) return sentAt;
-    return sentAt + (this.fence.token ? (this.fence.lockDurationMs ?? 0) / 2 : Infinity);
+    return this.fence.token ? ownedUntil(sentAt, this.fence.lockDurationMs ?? 0) : Infinity;
   }
 
   record(fields: ProgressFields, answered = false): Promise<boolean> {
