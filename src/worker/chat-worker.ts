@@ -35,13 +35,33 @@ export interface ChatWorkerOptions {
 }
 
 export interface ChatWorker {
-  worker: Worker<ChatJobData>;
+  /** BullMQ's workers of this process: one per fetch loop ({@link fetchLoops}). */
+  workers: ReadonlyArray<Worker<ChatJobData>>;
   /** Stops taking jobs, lets in-flight ones finish within `timeoutMs`, then closes. Idempotent. */
   close(timeoutMs: number): Promise<void>;
 }
 
 /** How long a job answers its conversation before it lets other channels' jobs go first. */
 const TURN_MS = 250;
+
+/** Slots of one fetch loop: a loop's first call waits for this many fetches at most. */
+const SLOTS_PER_FETCH_LOOP = 250;
+/** Fetch loops of one process at most (each has its own blocking Redis connection). */
+const MAX_FETCH_LOOPS = 32;
+
+/**
+ * How `concurrency` slots are split between BullMQ workers in one process. BullMQ's worker
+ * fetches jobs one round trip at a time and starts none until all its slots are filled
+ * (`Worker.mainLoop`: "we fetch jobs in sequence"), so with 5,000 slots and a backlog waiting
+ * the first agent call opened 3-4 s after the worker began, and every call of that first wave
+ * together. Several workers fetch side by side, each starting its calls after its own share.
+ * At the default of 50 slots there is one.
+ */
+export function fetchLoops(concurrency: number): number[] {
+  const loops = Math.min(MAX_FETCH_LOOPS, Math.ceil(concurrency / SLOTS_PER_FETCH_LOOP));
+  const share = Math.floor(concurrency / loops);
+  return Array.from({ length: loops }, (_, i) => share + (i < concurrency % loops ? 1 : 0));
+}
 
 /**
  * The job's priority as stored (an earlier turn may have changed it since the add, so not
@@ -175,37 +195,45 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     return { processed };
   };
 
-  const worker = new Worker<ChatJobData, JobResult>(QUEUE_NAME, processJob, {
-    connection: options.connection,
-    prefix: options.prefix,
-    concurrency: options.concurrency,
-    lockDuration: options.lockDurationMs,
-    stalledInterval: options.stalledIntervalMs,
-    // A job stalls each time its worker dies; it must always come back, never fail for it.
-    maxStalledCount: 1_000,
-    // queue.rateLimit() only takes effect on a worker that has a limiter (bullmq 6).
-    limiter: { max: 1_000_000, duration: 1_000 },
-    // Jobs that threw (RETRY_AFTER_THROW); jobs queued with BullMQ's own types keep theirs.
-    settings: { backoffStrategy: (attemptsMade: number) => retryAfterThrowMs(attemptsMade) },
-  }, fetchAcquire.backendFactory);
-
-  // A Redis outage has its own lost/back lines (app.ts); repeating it per retry buries them.
-  worker.on('error', (err) =>
-    isRedisConnectionError(err)
-      ? options.logger.debug({ ...errorFields(err) }, 'worker: Redis connection error')
-      : options.logger.error({ ...errorFields(err) }, 'worker error'),
+  const workers = fetchLoops(options.concurrency).map(
+    (slots, i) =>
+      new Worker<ChatJobData, JobResult>(QUEUE_NAME, processJob, {
+        connection: options.connection,
+        prefix: options.prefix,
+        concurrency: slots,
+        lockDuration: options.lockDurationMs,
+        stalledInterval: options.stalledIntervalMs,
+        // The stalled-job check looks at the whole queue: one per process is enough.
+        skipStalledCheck: i > 0,
+        // A job stalls each time its worker dies; it must always come back, never fail for it.
+        maxStalledCount: 1_000,
+        // queue.rateLimit() only takes effect on a worker that has a limiter (bullmq 6).
+        limiter: { max: 1_000_000, duration: 1_000 },
+        // Jobs that threw (RETRY_AFTER_THROW); jobs queued with BullMQ's own types keep theirs.
+        settings: { backoffStrategy: (attemptsMade: number) => retryAfterThrowMs(attemptsMade) },
+      }, fetchAcquire.backendFactory),
   );
-  worker.on('failed', (job, err) => {
-    if (!job) return;
-    options.logger.error({ jobId: job.id, attemptsMade: job.attemptsMade, ...errorFields(err) }, 'job failed');
-    // A job that failed for good may still hold its conversation: wake the conversation
-    // with a fresh job, which takes over (see process above).
-    if (job.attemptsMade >= (job.opts.attempts ?? 1)) {
-      options.queue
-        .add(WAKE_CONVERSATION, job.data, { jobId: `${job.id}-wake-${Date.now()}` })
-        .catch((e: Error) => options.logger.error({ ...errorFields(e) }, 'could not wake a conversation'));
-    }
-  });
+  for (const worker of workers) watch(worker);
+
+  function watch(worker: Worker<ChatJobData, JobResult>): void {
+    // A Redis outage has its own lost/back lines (app.ts); repeating it per retry buries them.
+    worker.on('error', (err) =>
+      isRedisConnectionError(err)
+        ? options.logger.debug({ ...errorFields(err) }, 'worker: Redis connection error')
+        : options.logger.error({ ...errorFields(err) }, 'worker error'),
+    );
+    worker.on('failed', (job, err) => {
+      if (!job) return;
+      options.logger.error({ jobId: job.id, attemptsMade: job.attemptsMade, ...errorFields(err) }, 'job failed');
+      // A job that failed for good may still hold its conversation: wake the conversation
+      // with a fresh job, which takes over (see process above).
+      if (job.attemptsMade >= (job.opts.attempts ?? 1)) {
+        options.queue
+          .add(WAKE_CONVERSATION, job.data, { jobId: `${job.id}-wake-${Date.now()}` })
+          .catch((e: Error) => options.logger.error({ ...errorFields(e) }, 'could not wake a conversation'));
+      }
+    });
+  }
 
   // Heals conversations stranded by a crash between accepting a message and queueing its job.
   // Push lists every conversation until a job takes it, so this looks only at those listed for
@@ -249,12 +277,12 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
   // One function for every job's fence (a closure per job costs more than it looks under tsx).
   const isAbandoned = () => abandoned;
   return {
-    worker,
+    workers,
     close: (timeoutMs) => {
       closing ??= (async () => {
         clearInterval(sweepTimer);
         let timer: NodeJS.Timeout | undefined;
-        const graceful = worker.close().then(() => true);
+        const graceful = Promise.all(workers.map((w) => w.close())).then(() => true);
         const timeout = new Promise<boolean>((resolve) => {
           timer = setTimeout(() => resolve(false), timeoutMs);
         });
