@@ -54,8 +54,8 @@ const MAX_FETCH_LOOPS = 32;
  * fetches jobs one round trip at a time and starts none until all its slots are filled or the
  * queue has no more (`Worker.mainLoop`: "we fetch jobs in sequence"), so with 5,000 slots and a
  * backlog waiting the first agent call opened 3.5-4.5 s after the worker began, and every call of
- * that first wave together. Several workers fetch side by side, each starting its calls after its own share.
- * At the default of 50 slots there is one.
+ * that first wave together. Several workers fetch side by side, each starting its calls after its
+ * own share. At the default of 50 slots there is one.
  */
 export function fetchLoops(concurrency: number): number[] {
   const loops = Math.min(MAX_FETCH_LOOPS, Math.ceil(concurrency / SLOTS_PER_FETCH_LOOP));
