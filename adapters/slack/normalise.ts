@@ -42,7 +42,8 @@ export function normaliseSlackEvent(body: unknown, identity: BotIdentity, now: n
   const e = event as Record<string, unknown>;
 
   const type = e.type;
-  if (type !== 'message' && type !== 'app_mention') return ignored(`event:${String(type).slice(0, 40)}`);
+  // An object's own toString may be anything (it came from JSON): name only its kind.
+  if (type !== 'message' && type !== 'app_mention') return ignored(`event:${(typeof type === 'object' && type !== null ? 'object' : String(type)).slice(0, 40)}`);
   const subtype = str(e.subtype);
   if (subtype !== undefined && !KEPT_SUBTYPES.has(subtype)) return ignored(`subtype:${subtype.slice(0, 40)}`);
   // An edit re-sends app_mention with `edited`; the message itself was already handled.
