@@ -4,6 +4,7 @@
  */
 import { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
+import { request } from 'undici';
 import { ready } from '../lib/ipc.js';
 import { BENCH_QUEUE, type FloorJob } from './floor-job.js';
 import { plainAgentCall, requiredEnv } from './plain-bot.js';
@@ -18,13 +19,14 @@ const worker = new Worker<FloorJob>(
   BENCH_QUEUE,
   async (job) => {
     const response = await askAgent(job.data.instanceId, job.data.text);
-    const post = await fetch(sinkUrl, {
+    // Posted like the bridge's sink port (test/support/sink.ts): undici's request, keep-alive.
+    const post = await request(sinkUrl, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ kind: 'chunk', channelId: job.data.channelId, messageId: job.data.messageId, index: 0, text: response }),
     });
-    await post.arrayBuffer();
-    if (!post.ok) throw new Error(`sink answered ${post.status}`);
+    await post.body.dump();
+    if (post.statusCode !== 200) throw new Error(`sink answered ${post.statusCode}`);
   },
   { connection, prefix: requiredEnv('QUEUE_PREFIX'), concurrency: Number(requiredEnv('WORKER_CONCURRENCY')) },
 );
