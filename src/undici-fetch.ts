@@ -1,5 +1,5 @@
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
-import { request, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { DispatchListener } from './agent-api/agent-pool.js';
 
 /** The extra request options the agent client passes; a plain `fetch` ignores them. */
@@ -27,20 +27,25 @@ export class ResponseTooLarge extends Error {
  * credentials along). A body that is not a string (a multipart upload) goes to the global fetch.
  */
 export function createUndiciFetch(dispatcher: Dispatcher): typeof fetch {
+  const targets = new RequestTargets();
   return (async (input: string | URL | Request, init: UndiciFetchInit = {}) => {
     if (init.body !== undefined && init.body !== null && typeof init.body !== 'string') return fetch(input, init);
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    let res: Awaited<ReturnType<typeof request>>;
+    let res: Answer;
     try {
+      // The dispatcher's own request (undici's `request(url, options)` parses the URL and
+      // copies the options into a new object on every call).
+      const { origin, path } = targets.of(url);
       const options = {
+        origin,
+        path,
         method: (init.method ?? 'GET') as 'GET' | 'POST',
         headers: init.headers as Record<string, string> | undefined,
         body: init.body ?? null,
         signal: init.signal ?? undefined,
         onDispatch: init.onDispatch,
-        dispatcher,
       };
-      res = await request(url, options as Parameters<typeof request>[1]);
+      res = await dispatcher.request(options as Dispatcher.RequestOptions);
     } catch (err) {
       // Same shape as fetch's failures, so a client reads the cause's code either way.
       throw new TypeError('fetch failed', { cause: err });
@@ -49,7 +54,26 @@ export function createUndiciFetch(dispatcher: Dispatcher): typeof fetch {
   }) as typeof fetch;
 }
 
-type Answer = Awaited<ReturnType<typeof request>>;
+type Answer = Dispatcher.ResponseData;
+
+/** Most URLs remembered (an agent's `/chat`, the Slack methods); past it the cache starts over. */
+const MAX_TARGETS = 256;
+
+/** Origin and path of each URL called, parsed once: a client calls the same few again and again. */
+class RequestTargets {
+  private readonly known = new Map<string, { origin: string; path: string }>();
+
+  of(url: string): { origin: string; path: string } {
+    let target = this.known.get(url);
+    if (!target) {
+      const u = new URL(url);
+      target = { origin: u.origin, path: `${u.pathname}${u.search}` };
+      if (this.known.size >= MAX_TARGETS) this.known.clear();
+      this.known.set(url, target);
+    }
+    return target;
+  }
+}
 type Body = Answer['body'];
 
 /** The Response fields the clients read. A class: one is made per call, so no closures per call. */
