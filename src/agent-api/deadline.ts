@@ -1,4 +1,5 @@
 import { setMaxListeners } from 'node:events';
+import { CallSignal } from './call-signal.js';
 
 export interface DeadlineOptions {
   /**
@@ -6,6 +7,12 @@ export interface DeadlineOptions {
    * Unset: the call's limit starts at once (a transport that cannot report dispatch).
    */
   waitLimitMs?: number;
+  /**
+   * The call goes through undici's `request` (the agent pool), which takes any signal with
+   * `addEventListener`: a {@link CallSignal} then replaces the AbortController. Unset: a real
+   * AbortSignal (a `fetch` passed in by a test needs one).
+   */
+  forUndici?: boolean;
 }
 
 /**
@@ -21,7 +28,7 @@ const unbounded = new WeakSet<AbortSignal>();
  * instance as its argument): one is made per agent call, and thousands may be in flight.
  */
 export class Deadline {
-  private readonly controller = new AbortController();
+  private readonly controller: AbortController | CallSignal;
   private timedOutBy: 'wait' | 'call' | undefined;
   private phase: 'wait' | 'call';
   private timer: NodeJS.Timeout | undefined;
@@ -33,6 +40,7 @@ export class Deadline {
     private readonly caller?: AbortSignal,
     options: DeadlineOptions = {},
   ) {
+    this.controller = options.forUndici ? new CallSignal() : new AbortController();
     this.waiting = options.waitLimitMs !== undefined;
     this.phase = this.waiting ? 'wait' : 'call';
     this.start(options.waitLimitMs ?? timeoutMs);
@@ -48,8 +56,9 @@ export class Deadline {
     }
   }
 
+  /** For undici's request, a {@link CallSignal} typed as the AbortSignal `fetch`'s init names. */
   get signal(): AbortSignal {
-    return this.controller.signal;
+    return this.controller.signal as AbortSignal;
   }
 
   /** Which limit (not the caller) ended the call: the wait for a connection, or the call itself. */

@@ -38,6 +38,7 @@ export interface HttpDeps {
   /**
    * The fetch reports when a request got its connection (UndiciFetchInit.onDispatch): the time
    * limit then runs from there, and the wait before it is bounded separately by the same length.
+   * Only the agent pool's undici fetch does, and it also takes a CallSignal for the call's abort.
    */
   reportsDispatch: boolean;
   /** Largest answer body read (AGENT_MAX_RESPONSE_BYTES); a larger one fails the call. */
@@ -78,7 +79,8 @@ async function exchange<T>(deps: HttpDeps, req: AgentRequest<T>, seen: (status: 
 
   let response: Response;
   let text: string;
-  const limit = new Deadline(req.timeoutMs, req.signal, deps.reportsDispatch ? { waitLimitMs: deps.connectionWaitMs ?? req.timeoutMs } : {});
+  // The pool's fetch is undici's request: it takes the lighter CallSignal (see there).
+  const limit = new Deadline(req.timeoutMs, req.signal, deps.reportsDispatch ? { waitLimitMs: deps.connectionWaitMs ?? req.timeoutMs, forUndici: true } : {});
   const maxBytes = deps.maxResponseBytes;
   try {
     // Redirects are not followed: a redirect to another host would carry X-API-Key along.
