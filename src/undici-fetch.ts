@@ -55,6 +55,7 @@ export function createUndiciFetch(dispatcher: Dispatcher): typeof fetch {
 }
 
 type Answer = Dispatcher.ResponseData;
+type Body = Answer['body'];
 
 /** Most URLs remembered (an agent's `/chat`, the Slack methods); past it the cache starts over. */
 const MAX_TARGETS = 256;
@@ -74,7 +75,6 @@ class RequestTargets {
     return target;
   }
 }
-type Body = Answer['body'];
 
 /** The Response fields the clients read. A class: one is made per call, so no closures per call. */
 class UndiciResponse {

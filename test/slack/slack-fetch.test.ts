@@ -79,3 +79,24 @@ describe('the WebClient on the lean fetch', () => {
     expect(err.code).toBe(ErrorCode.RequestError);
   });
 });
+
+describe('the lean fetch on its own', () => {
+  it('sends each URL its own path and query, also past the parsed-URL cache (256)', async () => {
+    api.answer = jsonAnswer(200, { ok: true });
+    const leanFetch = createUndiciFetch(new Agent());
+    const before = api.seen.length;
+    for (let i = 0; i < 300; i++) {
+      const res = await leanFetch(`${api.base}/files/F${i}?download=${i}&x=a%20b`);
+      expect(res.status).toBe(200);
+      await res.text();
+    }
+    // The first URLs again, after the cache started over.
+    const again = await leanFetch(`${api.base}/files/F0?download=0&x=a%20b`);
+    await again.text();
+    const urls = api.seen.slice(before).map((r) => r.url);
+    expect(urls).toHaveLength(301);
+    expect(urls[0]).toMatch(/\/files\/F0\?download=0&x=a%20b$/);
+    expect(urls[299]).toMatch(/\/files\/F299\?download=299&x=a%20b$/);
+    expect(urls[300]).toBe(urls[0]);
+  });
+});
