@@ -5,7 +5,8 @@
  * (agent delay ms : concurrency : waves); `BENCH_SCALE_CONCURRENCY` sets scenario 4's
  * concurrency per worker (default 100); `REDIS_URL` picks another Redis. For same-hour A/B runs:
  * `BENCH_BRIDGE_ENV` (JSON) adds settings to scenario 7's bridge, `BENCH_WORKER_NODE_OPTIONS`
- * gives the bridge's worker processes of scenarios 1–4 their `NODE_OPTIONS`.
+ * gives the bridge's worker processes of scenarios 1–4 their `NODE_OPTIONS`. `BENCH_HEAP=1` and
+ * `BENCH_TIMELINE=1` add scenario 3's live heap per call and the shape of its waves to the log.
  */
 export interface BenchSettings {
   quick: boolean;
@@ -54,6 +55,12 @@ export interface BenchSettings {
    * forces mid-wave costs both paths a pause, so throughput rows of such a run are not comparable.
    */
   heap: boolean;
+  /**
+   * `BENCH_TIMELINE=1`: scenario 3 also logs each run's replies per 100 ms from the resume and
+   * the calls open at the agent every 250 ms: the shape of the waves, which is where its share
+   * of ideal goes (docs/benchmark.md).
+   */
+  timeline: boolean;
 }
 
 /** Scenario numbers and the names BENCH_ONLY also accepts. */
@@ -107,8 +114,14 @@ export function benchSettings(env: NodeJS.ProcessEnv = process.env): BenchSettin
     peerRounds: quick ? 1 : 3,
     peerBridgeEnv: env.BENCH_BRIDGE_ENV ? (JSON.parse(env.BENCH_BRIDGE_ENV) as Record<string, string>) : {},
     workerNodeOptions: env.BENCH_WORKER_NODE_OPTIONS || undefined,
-    heap: ['1', 'true', 'yes'].includes((env.BENCH_HEAP ?? '').toLowerCase()),
+    heap: flag(env.BENCH_HEAP),
+    timeline: flag(env.BENCH_TIMELINE),
   };
+}
+
+/** An on/off setting: `1`, `true` or `yes` is on. */
+function flag(raw: string | undefined): boolean {
+  return ['1', 'true', 'yes'].includes((raw ?? '').toLowerCase());
 }
 
 /** `BENCH_SLOW=2000:2000:3,10000:5000:2`: scenario 3's runs as delay ms : concurrency : waves. */

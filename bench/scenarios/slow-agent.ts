@@ -84,6 +84,7 @@ export async function measureSlow(
   if (posts.byId.size !== count) throw new Error(`${path.kind}: ${posts.byId.size} distinct replies for ${count} messages`);
 
   const throughput = count / ((max(posts.ats) - resumedAt) / 1000);
+  if (ctx.settings.timeline) logTimeline(ctx, path.kind, posts.ats, resumedAt, all);
   const inFlight = samples.length > 0 ? median(samples) : max(all);
   const base = readings.reduce((sum, r) => sum + r.rssBase, 0);
   const peak = readings.reduce((sum, r) => sum + r.rssPeak, 0);
@@ -99,6 +100,22 @@ export async function measureSlow(
     eldP99Ms: max(readings.map((r) => r.eldP99Ms)),
     cpuPerMessageUs: (readings.reduce((sum, r) => sum + r.cpuMs, 0) * 1000) / count,
   };
+}
+
+/**
+ * BENCH_TIMELINE: replies per 100 ms since the resume (`20:8` = 8 replies between 2.0 and 2.1 s)
+ * and the calls open at the agent every 250 ms. Each slot's next call starts when its reply is
+ * out, so a wave keeps the width it got from the ramp and from answering the first wave.
+ */
+function logTimeline(ctx: BenchContext, kind: PathKind, ats: readonly number[], resumedAt: number, open: readonly number[]): void {
+  const bins = new Map<number, number>();
+  for (const at of ats) {
+    const bin = Math.floor((at - resumedAt) / 100);
+    bins.set(bin, (bins.get(bin) ?? 0) + 1);
+  }
+  const replies = [...bins].sort((a, b) => a[0] - b[0]).map(([bin, n]) => `${bin}:${n}`);
+  ctx.log(`  ${kind}: replies per 100 ms after the resume (BENCH_TIMELINE): ${replies.join(' ')}`);
+  ctx.log(`  ${kind}: calls open at the agent every 250 ms: ${open.join(' ')}`);
 }
 
 /**
