@@ -77,7 +77,20 @@ export async function sendHuge(res: ServerResponse, bytes: number): Promise<void
   while (sent < bytes && !res.destroyed) {
     const ok = res.write(chunk);
     sent += chunk.length;
-    if (!ok) await new Promise<void>((resolve) => (res.once('drain', resolve), res.once('close', resolve)));
+    if (!ok) await drainedOrClosed(res);
   }
   if (!res.destroyed) res.end('"}');
+}
+
+/** Resolves on the response's next 'drain' or its 'close', and leaves no listener behind. */
+function drainedOrClosed(res: ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
 }
