@@ -1,6 +1,7 @@
 import { gzipSync } from 'node:zlib';
 import { ErrorCode, WebClient, type WebAPIPlatformError, type WebAPIRateLimitedError, type WebAPIRequestError } from '@slack/web-api';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getEventListeners } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Agent } from 'undici';
 import { createUndiciFetch } from '../../src/undici-fetch.js';
 import { webClientOptions } from '../../adapters/slack/web-client.js';
@@ -98,5 +99,47 @@ describe('the lean fetch on its own', () => {
     expect(urls[0]).toMatch(/\/files\/F0\?download=0&x=a%20b$/);
     expect(urls[299]).toMatch(/\/files\/F299\?download=299&x=a%20b$/);
     expect(urls[300]).toBe(urls[0]);
+  });
+
+  it('a call aborted while it waits for a connection fails at once, and never reaches the server', async () => {
+    const held: Array<() => void> = [];
+    api.answer = (req, res) => (req.url?.endsWith('/slow') ? held.push(() => res.end('{"ok":true}')) : res.end('{"ok":true}'));
+    const leanFetch = createUndiciFetch(new Agent({ connections: 1 }));
+    const first = leanFetch(`${api.base}slow`);
+    await vi.waitFor(() => expect(held).toHaveLength(1));
+    const controller = new AbortController();
+    const waiting = leanFetch(`${api.base}waits`, { signal: controller.signal });
+    const before = api.seen.length;
+    controller.abort(new Error('given up'));
+    const err = (await waiting.catch((e: unknown) => e)) as TypeError & { cause: Error };
+    expect(err).toBeInstanceOf(TypeError);
+    expect(err.message).toBe('fetch failed');
+    expect(err.cause.message).toBe('given up');
+    held.shift()!();
+    expect((await first).status).toBe(200);
+    // Give the freed connection a moment to take the dropped call, had it kept it.
+    await new Promise((r) => setTimeout(r, 100));
+    expect(api.seen.length).toBe(before);
+  });
+
+  it('a connection dropped in the middle of the body: the answer arrives, reading it fails like fetch', async () => {
+    api.answer = (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+      res.write('{"ok":tr');
+      setTimeout(() => res.socket?.destroy(), 20);
+    };
+    const res = await createUndiciFetch(new Agent())(`${api.base}cut`);
+    expect(res.status).toBe(200);
+    const err = (await res.text().catch((e: unknown) => e)) as TypeError;
+    expect(err).toBeInstanceOf(TypeError);
+    expect(err.message).toBe('fetch failed');
+  });
+
+  it('leaves no abort listener on the signal once the call is over', async () => {
+    api.answer = jsonAnswer(200, { ok: true });
+    const leanFetch = createUndiciFetch(new Agent());
+    const controller = new AbortController();
+    for (let i = 0; i < 20; i++) await (await leanFetch(`${api.base}ping`, { signal: controller.signal })).json();
+    expect(getEventListeners(controller.signal, 'abort')).toHaveLength(0);
   });
 });
