@@ -47,12 +47,47 @@ export interface HttpDeps {
   connectionWaitMs?: number;
 }
 
-/** Sends one request and returns the validated body, or throws AgentApiError (or the caller's abort reason). */
+/**
+ * Sends one request and returns the validated body, or throws AgentApiError (or the caller's
+ * abort reason). One async function for the whole exchange: thousands of calls may wait on the
+ * agent at once, and each suspended async function holds a frame of its own.
+ */
 export async function callAgent<T>(deps: HttpDeps, req: AgentRequest<T>): Promise<T> {
   const started = performance.now();
   let status: number | undefined;
   try {
-    const value = await exchange(deps, req, (s) => (status = s));
+    const headers = requestHeaders(req);
+    let response: Response;
+    let text: string;
+    // The pool's fetch is undici's dispatch: it takes the lighter CallSignal (see there).
+    const limit = new Deadline(req.timeoutMs, req.signal, deps.reportsDispatch ? { waitLimitMs: deps.connectionWaitMs ?? req.timeoutMs, forUndici: true } : {});
+    const maxBytes = deps.maxResponseBytes;
+    try {
+      // Redirects are not followed: a redirect to another host would carry X-API-Key along.
+      const init: UndiciFetchInit = {
+        method: req.method,
+        headers,
+        body: req.body === undefined ? undefined : JSON.stringify(req.body),
+        signal: limit.signal,
+        redirect: 'manual',
+        maxBytes,
+        onDispatch: limit,
+      };
+      response = await deps.fetch(req.url, init);
+      status = response.status;
+      deps.answered(deps.now());
+      text = response.ok ? await response.text() : await response.text().catch(() => '');
+      // A fetch that cannot stop early (one passed in by a test) is still held to the limit.
+      if (maxBytes !== undefined && text.length > maxBytes / 4 && Buffer.byteLength(text) > maxBytes) {
+        throw new ResponseTooLarge(maxBytes);
+      }
+    } catch (err) {
+      if (err instanceof ResponseTooLarge) throw tooLarge(err, response!);
+      throw transportError(err, req, limit, deps);
+    } finally {
+      limit.dispose();
+    }
+    const value = validAnswer(response, text, req, deps.now());
     report(deps, req, started, status);
     return value;
   } catch (err) {
@@ -64,7 +99,8 @@ export async function callAgent<T>(deps: HttpDeps, req: AgentRequest<T>): Promis
 /** Authentication header sets already checked (the client passes the same object for each call). */
 const validAuthHeaders = new WeakSet<Record<string, string>>();
 
-async function exchange<T>(deps: HttpDeps, req: AgentRequest<T>, seen: (status: number) => void): Promise<T> {
+/** The request's headers: content headers and the client's authentication, checked once per set. */
+function requestHeaders(req: AgentRequest<unknown>): Record<string, string> {
   const headers: Record<string, string> = { accept: 'application/json', 'user-agent': 'agent-bridge', ...req.headers };
   if (req.body !== undefined) headers['content-type'] = 'application/json';
   if (!validAuthHeaders.has(req.headers)) {
@@ -76,39 +112,12 @@ async function exchange<T>(deps: HttpDeps, req: AgentRequest<T>, seen: (status: 
     }
     validAuthHeaders.add(req.headers);
   }
+  return headers;
+}
 
-  let response: Response;
-  let text: string;
-  // The pool's fetch is undici's request: it takes the lighter CallSignal (see there).
-  const limit = new Deadline(req.timeoutMs, req.signal, deps.reportsDispatch ? { waitLimitMs: deps.connectionWaitMs ?? req.timeoutMs, forUndici: true } : {});
-  const maxBytes = deps.maxResponseBytes;
-  try {
-    // Redirects are not followed: a redirect to another host would carry X-API-Key along.
-    const init: UndiciFetchInit = {
-      method: req.method,
-      headers,
-      body: req.body === undefined ? undefined : JSON.stringify(req.body),
-      signal: limit.signal,
-      redirect: 'manual',
-      maxBytes,
-      onDispatch: limit,
-    };
-    response = await deps.fetch(req.url, init);
-    seen(response.status);
-    deps.answered(deps.now());
-    text = response.ok ? await response.text() : await response.text().catch(() => '');
-    // A fetch that cannot stop early (one passed in by a test) is still held to the limit.
-    if (maxBytes !== undefined && text.length > maxBytes / 4 && Buffer.byteLength(text) > maxBytes) {
-      throw new ResponseTooLarge(maxBytes);
-    }
-  } catch (err) {
-    if (err instanceof ResponseTooLarge) throw tooLarge(err, response!);
-    throw transportError(err, req, limit, deps);
-  } finally {
-    limit.dispose();
-  }
-
-  if (!response.ok) throw statusError(response, text, req, deps.now());
+/** The answer's body, parsed and checked against the operation's schema; a status error otherwise. */
+function validAnswer<T>(response: Response, text: string, req: AgentRequest<T>, now: number): T {
+  if (!response.ok) throw statusError(response, text, req, now);
   let data: unknown;
   try {
     data = JSON.parse(text);
