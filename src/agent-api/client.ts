@@ -68,8 +68,9 @@ export function createAgentApi(config: AgentConfig, options: AgentApiOptions = {
   const apiKeyHeaders = config.apiKey ? { 'x-api-key': config.apiKey } : undefined;
 
   return {
-    async chat(instanceId, message, signal) {
-      if (!apiKeyHeaders) throw new AgentApiError('unauthorized', 'chatting needs an API key: set AGENT_API_KEY');
+    // Not async: the call's own promise is the answer (no second promise per call in flight).
+    chat(instanceId, message, signal) {
+      if (!apiKeyHeaders) return Promise.reject(new AgentApiError('unauthorized', 'chatting needs an API key: set AGENT_API_KEY'));
       return callAgent(deps, {
         operation: 'chat',
         method: 'POST',
