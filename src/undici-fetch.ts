@@ -32,6 +32,8 @@ export function createUndiciFetch(dispatcher: Dispatcher): typeof fetch {
   return ((input: string | URL | Request, init: UndiciFetchInit = {}) => {
     if (init.body !== undefined && init.body !== null && typeof init.body !== 'string') return fetch(input, init);
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    // Already aborted: fail at once, as fetch does, without taking a place in the pool.
+    if (init.signal?.aborted) return Promise.reject(new TypeError('fetch failed', { cause: abortReason(init.signal) }));
     return new Promise<Response>((resolve, reject) => {
       const exchange = new Exchange(url, init.maxBytes, init.signal ?? undefined, resolve, reject);
       try {
@@ -97,14 +99,13 @@ class Exchange implements Dispatcher.DispatchHandler {
     private readonly resolve: (response: Response) => void,
     private readonly reject: (err: unknown) => void,
   ) {
-    if (signal?.aborted) this.abortReason = signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
     // This object is the abort listener (handleEvent): no closure per call.
-    else signal?.addEventListener('abort', this, { once: true });
+    signal?.addEventListener('abort', this, { once: true });
   }
 
   /** The signal aborted: stop the request if it has a connection, else fail it now and drop it when its turn comes. */
   handleEvent(): void {
-    this.abortReason = this.signal?.reason ?? new DOMException('This operation was aborted', 'AbortError');
+    this.abortReason = abortReason(this.signal!);
     if (this.controller) this.controller.abort(this.abortReason as Error);
     else this.fail(this.abortReason);
   }
@@ -129,7 +130,8 @@ class Exchange implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    if (this.settled || !this.head) return;
+    if (this.settled) return;
+    if (!this.head) return this.fail(new Error('the connection ended before an answer'));
     const body = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
     this.answer(body);
   }
@@ -163,6 +165,11 @@ class Exchange implements Dispatcher.DispatchHandler {
     this.settled = true;
     this.signal?.removeEventListener('abort', this);
   }
+}
+
+/** Why a signal aborted: its reason, or fetch's AbortError when it gave none. */
+function abortReason(signal: AbortSignal): unknown {
+  return signal.reason ?? new DOMException('This operation was aborted', 'AbortError');
 }
 
 /** The Response fields the clients read, over a body already in memory. A class: one per call. */
