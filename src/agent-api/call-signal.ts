@@ -2,11 +2,11 @@
 export type AbortListener = (() => void) | { handleEvent(): void };
 
 /**
- * One agent call's abort signal, as undici's `request` reads one: `aborted`, `reason`, and
- * 'abort' listeners added and removed (undici takes any object with `addEventListener`).
+ * One agent call's abort signal, as the lean fetch (src/undici-fetch.ts) and the pool's
+ * TrackedCall read one: `aborted`, `reason`, and 'abort' listeners added and removed.
  *
  * Not an AbortController: on Node 20 every AbortSignal is an EventTarget with a V8 hidden class
- * of its own, and with its listeners (undici's request handler, the pool's TrackedCall) it kept
+ * of its own, and with its listeners (the call's handler, the pool's TrackedCall) it kept
  * each call's request objects alive through the young-generation collector. At 1,000 calls/s
  * per worker they were two thirds of what every scavenge copied and promoted (716 KB → 224 KB
  * without them), and the cause of its pauses over 3 ms. Only for undici: the global `fetch`

@@ -8,7 +8,7 @@ export interface DeadlineOptions {
    */
   waitLimitMs?: number;
   /**
-   * The call goes through undici's `request` (the agent pool), which takes any signal with
+   * The call goes through the lean fetch on the agent pool, which takes any signal with
    * `addEventListener`: a {@link CallSignal} then replaces the AbortController. Unset: a real
    * AbortSignal (a `fetch` passed in by a test needs one).
    */
@@ -56,7 +56,7 @@ export class Deadline {
     }
   }
 
-  /** For undici's request, a {@link CallSignal} typed as the AbortSignal `fetch`'s init names. */
+  /** For the agent pool's lean fetch, a {@link CallSignal} typed as the AbortSignal `fetch`'s init names. */
   get signal(): AbortSignal {
     return this.controller.signal as AbortSignal;
   }
