@@ -171,6 +171,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     seen: ctx.seen,
     multiWorkspace: multi,
     replyPort: ctx.replyPort,
+    bindings: ctx.bindings,
     // Files are read with the workspace's bot token: the one token, or the message's installation's.
     ...(ctx.config.maxAttachmentBytes > 0
       ? { files: createSlackFileReader({ botToken: fileToken, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars }) }

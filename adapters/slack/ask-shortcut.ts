@@ -33,7 +33,7 @@ export const notBoundForShortcut =
  * user per message: a second click is a duplicate, never a second billed call.
  */
 export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
-  app.shortcut({ type: 'message_action', callback_id: ASK_AGENT_CALLBACK_ID }, async ({ ack, shortcut, client, context }) => {
+  app.shortcut({ type: 'message_action', callback_id: ASK_AGENT_CALLBACK_ID }, async ({ ack, shortcut, client, context, respond }) => {
     await ack();
     const s = shortcut as unknown as Record<string, any>;
     const channel = str(s.channel?.id);
@@ -46,9 +46,12 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
     const bindingChannelId = isDirect ? dmBindingChannel(team ?? 'unknown') : channel;
     const bound = (await deps.bindings.get('slack', channel)) ?? (isDirect ? await deps.bindings.get('slack', bindingChannelId) : undefined);
     if (!bound) {
-      await client.chat
-        .postEphemeral({ channel, user: asker, text: notBoundForShortcut })
-        .catch((err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not explain an unbound shortcut'));
+      // The shortcut's response_url reaches the user in a channel the bot is not a member of,
+      // where chat.postEphemeral fails with not_in_channel (an unbound channel often is one).
+      const explained = respond
+        ? respond({ response_type: 'ephemeral', text: notBoundForShortcut })
+        : client.chat.postEphemeral({ channel, user: asker, text: notBoundForShortcut });
+      await explained.catch((err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not explain an unbound shortcut'));
       return;
     }
 

@@ -31,8 +31,9 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
   const { logger } = deps;
 
   /**
-   * Prompts of the binding that would answer: the context channel's, else the workspace's DM
-   * binding's (prompts set under the shared `dm` before DMs were per workspace still count), else defaults.
+   * Prompts of the binding that will answer (the context channel's when it is bound, else the
+   * workspace's DM binding's; prompts set under the shared `dm` before DMs were per workspace
+   * still count), else defaults: never another binding's prompts than the answering one's.
    */
   const promptsFor = async (contextChannel: string | undefined, team: string | undefined): Promise<string[]> => {
     const dm = dmBindingChannel(team);
@@ -40,7 +41,7 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
       if (!channel) continue;
       if (!(await deps.bindings.get('slack', channel))) continue;
       const own = (await deps.prompts.get('slack', channel)) ?? (channel === dm && dm !== DM_CHANNEL ? await deps.prompts.get('slack', DM_CHANNEL) : undefined);
-      if (own?.length) return own;
+      return own?.length ? own : DEFAULT_SUGGESTED_PROMPTS;
     }
     return DEFAULT_SUGGESTED_PROMPTS;
   };

@@ -2,6 +2,7 @@ import type { App } from '@slack/bolt';
 import { errorFields } from '../../src/logger.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import type { ReplyPort } from '../../src/core/reply-port.js';
+import type { BindingStore } from '../../src/bindings/types.js';
 import type { Ingress, IngressResult } from '../../src/ingress/types.js';
 import type { FirstDelivery } from '../../src/ingress/seen-ledger.js';
 import type { Logger } from '../../src/logger.js';
@@ -24,6 +25,8 @@ export interface MessageListenerDeps {
   files?: SlackFileReader;
   /** For the one line naming the files that were not sent. */
   replyPort?: ReplyPort;
+  /** Files are downloaded only for messages the bot may answer: a `mode all` binding answers every message. */
+  bindings?: Pick<BindingStore, 'get'>;
   /** "Add to Slack": the bot's identity comes from Bolt's context, and replies name their installation. */
   multiWorkspace?: boolean;
 }
@@ -87,23 +90,33 @@ export function createMessageHandler(deps: MessageListenerDeps) {
 
 /**
  * Reads the message's files (if any) into its text and hands it to the ingress. The user hears
- * which files were not sent only when the message was taken (or had nothing else in it).
+ * which files were not sent only when the message was queued; a message with no text left
+ * gets the ingress's one line that only text is read (as on Discord).
  * Shared by messages, assistant threads and the "Ask the agent" shortcut.
  */
 export async function handOver(deps: MessageListenerDeps, message: IncomingMessage, files: unknown, claim?: () => Promise<boolean>): Promise<IngressResult> {
   let notice: string | undefined;
-  if (message.hasAttachments && deps.files && !message.fromSelf && !message.fromBot) {
+  if (message.hasAttachments && deps.files && (await mayAnswer(deps, message))) {
     const read = await deps.files(message.text, files, message.reply.installation);
     notice = read.notice;
-    message = { ...message, text: read.text, hasAttachments: false };
+    // Files are dealt with here: the ingress's generic "attachments are not forwarded" note would be wrong.
+    message = { ...message, text: read.text, hasAttachments: read.text.trim().length === 0 };
   }
   const outcome = await deps.ingress.handle(message, claim ? { claim } : undefined);
   if (outcome.status === 'dropped' && outcome.reason === 'redis_unavailable') await deps.seen.forget('slack', message.messageId);
-  const taken = outcome.status === 'queued' || (outcome.status === 'dropped' && outcome.reason === 'empty');
-  if (notice && taken && deps.replyPort) {
+  if (notice && outcome.status === 'queued' && deps.replyPort) {
     await deps.replyPort.postNotice(message.reply, notice).catch((err: Error) => deps.logger.warn({ ...errorFields(err) }, 'could not post the files notice'));
   }
   return outcome;
+}
+
+/** Whether the bot may answer this message: only then are its files worth downloading. */
+async function mayAnswer(deps: MessageListenerDeps, m: IncomingMessage): Promise<boolean> {
+  if (m.fromSelf || m.fromBot) return false;
+  // A reply in a thread may be a follow-up where the bot answered (a top-level message's conversation is its own thread).
+  const inThread = m.conversation.threadId !== undefined && m.conversation.threadId !== m.reply.messageId;
+  if (m.isDirect || m.mentionsBot || m.repliesToBot || inThread) return true;
+  return (await deps.bindings?.get('slack', m.bindingChannelId))?.mode === 'all';
 }
 
 /** The installation and bot user an Events API envelope was delivered for. */

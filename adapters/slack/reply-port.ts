@@ -48,6 +48,11 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   // its messages there are labelled as the agent's.
   const ownIds = (): Promise<BotIds> => botIdentity().then((b) => ({ userId: b.userId, botId: b.botId }), () => ({}));
 
+  // Assistant threads whose status line this port set and no post has cleared yet (Slack
+  // clears it when the bot posts in the thread; a silent failure posts nothing).
+  const statusShown = new Set<string>();
+  const threadKey = (target: ReplyTarget) => `${target.channelId}:${target.threadId}`;
+
   const post = async (target: ReplyTarget, text: string, what: string, metadata?: ReturnType<typeof replyMetadata>, blocks?: KnownBlock[]) => {
     try {
       await client.chat.postMessage({
@@ -60,6 +65,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
         unfurl_media: false,
         link_names: false,
       });
+      if (target.assistantThread) statusShown.delete(threadKey(target));
     } catch (err) {
       const e = toPlatformError('chat.postMessage', err);
       if (e.kind === 'refused') logger.warn({ channel: target.channelId, code: e.code, what }, `Slack refused the ${what}: ${e.message}`);
@@ -91,7 +97,10 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
 
     async startWorking(target) {
       // Assistant threads have a status line ("is thinking…") where channels get a reaction.
-      if (target.assistantThread) return setAssistantStatus(client, logger, target, 'is thinking…');
+      if (target.assistantThread) {
+        statusShown.add(threadKey(target));
+        return setAssistantStatus(client, logger, target, 'is thinking…');
+      }
       // While Slack rate-limits reactions, none is added (and so none needs taking down).
       const key = reactionKey(target);
       if (gate.open() && (await react(client, logger, gate, 'add', target, reaction, 'already_reacted')).done) gate.added(key);
@@ -99,8 +108,12 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     },
 
     async stopWorking(target, outcome) {
-      // Slack clears the status line itself when the reply is posted; a failure clears it here.
-      if (target.assistantThread) return outcome === 'failed' ? setAssistantStatus(client, logger, target, '') : undefined;
+      // Slack clears the status line itself when the reply is posted; a failure, or an end with
+      // nothing posted (errors set to silent), clears it here.
+      if (target.assistantThread) {
+        const shown = statusShown.delete(threadKey(target));
+        return outcome === 'failed' || shown ? setAssistantStatus(client, logger, target, '') : undefined;
+      }
       if (gate.takeDown(reactionKey(target))) await removeWorkingReaction(client, logger, gate, target, reaction);
       if (outcome === 'failed' && gate.open()) await react(client, logger, gate, 'add', target, 'warning', 'already_reacted');
     },

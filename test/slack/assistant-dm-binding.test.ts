@@ -42,6 +42,22 @@ describe.each(['http', 'socket'] as const)('assistant thread without a channel b
     );
   }, 60_000);
 
+  it("suggests the answering binding's prompts: a bound context channel without prompts gets the defaults, not the DM binding's", async () => {
+    expect(await inDm('bind demo-poet')).toMatch(/bound/i);
+    expect(await inDm('set prompts Only for DMs')).toMatch(/prompt/i);
+    const promptsIn = async (dm: string, contextChannel?: string) => {
+      const started = h.slack.assistantThreadStarted({ user: W.user, dm, ...(contextChannel ? { contextChannel } : {}) });
+      await h.to.event(started.event);
+      const call = await h.slack.waitForCall('assistant.threads.setSuggestedPrompts', (c) => c.params.thread_ts === started.threadTs, 20_000);
+      return (JSON.parse(call.params.prompts!) as Array<{ title: string }>).map((p) => p.title);
+    };
+    expect(await promptsIn(mode === 'http' ? 'D0ADMH004' : 'D0ADMS004')).toEqual(['Only for DMs']);
+    // #general is bound (to demo-helper) and has no prompts of its own.
+    const defaults = await promptsIn(mode === 'http' ? 'D0ADMH005' : 'D0ADMS005', W.general);
+    expect(defaults).toHaveLength(4);
+    expect(defaults).not.toContain('Only for DMs');
+  }, 60_000);
+
   it('with no binding at all, says so in plain words in the thread and calls no agent', async () => {
     // Unbinding the workspace's DM masks the BINDINGS `dm` default for this workspace.
     expect(await inDm('unbind')).not.toMatch(/only admins/i);

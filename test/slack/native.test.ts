@@ -108,6 +108,22 @@ describe.each(['http', 'socket'] as const)('Slack native features over %s', (mod
       const set = h.slack.callsOf('assistant.threads.setStatus', (c) => c.params.thread_ts === started.threadTs && c.params.status !== '');
       expect(set.map((c) => JSON.parse(c.params.loading_messages!))).toEqual([['Thinking…', 'Asking the agent…']]);
     });
+
+    it('clears the status line when the work ends with nothing posted (errors set to silent), and leaves it to Slack after a post', async () => {
+      const config = loadTestConfig({ SLACK_BOT_TOKEN: h.slack.identity.botToken, SLACK_SIGNING_SECRET: 'x', SLACK_API_URL: h.slack.apiUrl, AGENT_API_BASE_URL: h.agent.baseUrl, AGENT_API_KEY: 'k' });
+      const port = createSlackReplyPort({ config, logger: createLogger({ level: 'silent' }), redis });
+      const dm = mode === 'http' ? 'D0ASSIST7' : 'D0ASSIST8';
+      const quiet = { channelId: dm, threadId: '1700000000.000100', messageId: '1700000000.000200', assistantThread: true };
+      const answered = { ...quiet, threadId: '1700000000.000300', messageId: '1700000000.000400' };
+      const statuses = (threadTs: string) => h.slack.callsOf('assistant.threads.setStatus', (c) => c.params.thread_ts === threadTs).map((c) => c.params.status);
+      await port.startWorking!(quiet);
+      await port.stopWorking!(quiet, 'ok');
+      expect(statuses(quiet.threadId)).toEqual(['is thinking…', '']);
+      await port.startWorking!(answered);
+      await port.postChunk(answered, 'the answer', 0);
+      await port.stopWorking!(answered, 'ok');
+      expect(statuses(answered.threadId)).toEqual(['is thinking…']);
+    });
   });
 
   describe('feedback', () => {
@@ -196,12 +212,21 @@ describe.each(['http', 'socket'] as const)('Slack native features over %s', (mod
       expect(chatCalls(h).filter((c) => new RegExp(`release notes for ${mode}`).test(messageOf(c)))).toHaveLength(1);
     });
 
-    it('explains ephemerally in an unbound channel', async () => {
-      const m = h.slack.userMessage({ channel: W.free, user: W.user, text: 'nobody to ask' });
-      await h.to.interaction(h.slack.messageShortcut({ user: W.admin, channel: W.free, messageTs: m.ts, callbackId: 'ask_agent' }));
-      const e = await h.slack.waitForCall('chat.postEphemeral', (c) => c.params.channel === W.free && c.params.user === W.admin);
-      expect(e.params.text).toMatch(/isn't connected to an agent/);
-      expect(chatCalls(h).some((c) => /nobody to ask/.test(messageOf(c)))).toBe(false);
+    it("explains ephemerally in an unbound channel, also one the bot isn't a member of", async () => {
+      // Slack refuses chat.postEphemeral there (not_in_channel); the shortcut's response_url still reaches the user.
+      const outside = mode === 'http' ? 'C0OUTSHTT' : 'C0OUTSSOC';
+      h.slack.addChannel({ id: outside, member: false });
+      for (const channel of [W.free, outside]) {
+        const m = h.slack.userMessage({ channel, user: W.user, text: `nobody to ask in ${channel}` });
+        const shortcut = h.slack.messageShortcut({ user: W.admin, channel, messageTs: m.ts, callbackId: 'ask_agent' });
+        await h.to.interaction(shortcut);
+        const responseUrlId = String(shortcut.response_url).split('/').at(-1);
+        const e = await h.slack.waitForCall('response_url', (c) => c.response.id === responseUrlId);
+        expect(e.response.ok).toBe(true);
+        expect(e.params.response_type).toBe('ephemeral');
+        expect(e.params.text).toMatch(/isn't connected to an agent/);
+        expect(chatCalls(h).some((c) => new RegExp(`nobody to ask in ${channel}`).test(messageOf(c)))).toBe(false);
+      }
     });
   });
 
@@ -232,6 +257,27 @@ describe.each(['http', 'socket'] as const)('Slack native features over %s', (mod
       // Neither the image nor the file announced over the limit was downloaded; no content in the logs.
       expect(h.slack.files.downloads.some((d) => d.path.includes('cat.png') || d.path.includes('big.log'))).toBe(false);
       expect(h.logs.lines.join('\n')).not.toContain('ship it');
+    });
+
+    it('answers a message with only an image in one line, and downloads nothing for a message it does not answer', async () => {
+      const image = h.slack.files.add({ name: `only-${mode}.png`, mimetype: 'image/png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47]) });
+      const m = await say(h, { channel: W.general, text: botMention(h), files: [image] });
+      await until(() => postsIn(h, W.general, m.ts).length > 0 && postsIn(h, W.general, m.ts), 'a notice');
+      // Give a second notice the time to arrive before counting.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(postsIn(h, W.general, m.ts).map((c) => c.params.text)).toEqual([
+        "I can only read text: attachments aren't forwarded to the agent. Please type your question.",
+      ]);
+
+      // Unaddressed (no mention, #general answers mentions only) and unbound: neither file is fetched.
+      const quiet = [W.general, W.free].map((channel) => h.slack.files.add({ name: `unasked-${mode}-${channel}.txt`, mimetype: 'text/plain', content: 'private notes' }));
+      await say(h, { channel: W.general, text: 'just chatting', files: [quiet[0]!] });
+      await say(h, { channel: W.free, text: 'just chatting', files: [quiet[1]!] });
+      const marker = h.slack.files.add({ name: `asked-${mode}.txt`, mimetype: 'text/plain', content: 'read me' });
+      await say(h, { channel: W.general, text: `${botMention(h)} read this ${mode}`, files: [marker] });
+      await agentGot(new RegExp(`read this ${mode}`));
+      expect(h.slack.files.downloads.some((d) => d.path.includes(`unasked-${mode}`))).toBe(false);
+      expect(h.slack.files.downloads.some((d) => d.path.includes(`asked-${mode}.txt`))).toBe(true);
     });
   });
 });
