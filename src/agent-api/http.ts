@@ -1,6 +1,6 @@
 import { STATUS_CODES } from 'node:http';
 import type { z } from 'zod';
-import { AgentApiError, kindForStatus } from '../core/errors.js';
+import { AgentApiError, CALL_MAY_HAVE_RUN, kindForStatus } from '../core/errors.js';
 import type { Logger } from '../logger.js';
 import type { AgentCallEvent, AgentOperation } from './types.js';
 import { readableDetail } from './error-message.js';
@@ -149,14 +149,18 @@ function transportError(err: unknown, req: AgentRequest<unknown>, limit: Deadlin
     return new AgentApiError('timeout', `no connection to the agent service came free within ${waited} ms`);
   }
   if (limit.timedOut === 'call') {
-    return new AgentApiError('timeout', `agent service did not answer within ${req.timeoutMs} ms`);
+    return new AgentApiError('timeout', `agent service did not answer within ${req.timeoutMs} ms`, { code: CALL_MAY_HAVE_RUN });
   }
   const cause = (err as { cause?: { code?: unknown; name?: unknown } } | undefined)?.cause;
   const code = typeof cause?.code === 'string' ? cause.code : typeof cause?.name === 'string' ? cause.name : undefined;
   const host = new URL(req.url).host;
   const message = `could not reach the agent service at ${host}${code ? ` (${code})` : ''}`;
-  return new AgentApiError('network', scrub(message, req.secrets), { cause: err });
+  const sent = !(code && NOT_CONNECTED.has(code));
+  return new AgentApiError('network', scrub(message, req.secrets), { cause: err, ...(sent ? { code: CALL_MAY_HAVE_RUN } : {}) });
 }
+
+/** Connection errors after which the request surely never reached the service. */
+const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);
 
 /** Not retryable: the same question would bring the same oversized answer. */
 function tooLarge(err: ResponseTooLarge, response: Response): AgentApiError {

@@ -59,6 +59,13 @@ export class AgentApiError extends BridgeError {
   }
 }
 
+/**
+ * `code` of a failed agent call the service may still have run (and billed): it was sent and
+ * its answer never came (a timeout, a connection cut mid-call). Under
+ * AGENT_CALL_GUARANTEE=at-most-once such a call is not made again.
+ */
+export const CALL_MAY_HAVE_RUN = 'call_may_have_run';
+
 /** A chat platform refused or failed a call made to post a reply. */
 export class PlatformError extends BridgeError {}
 

@@ -15,7 +15,7 @@ import { noticesByPlatform } from '../ingress/notices.js';
 import type { PlatformVocabulary } from '../core/platform-context.js';
 import type { Platform } from '../core/conversation.js';
 import type { FailureLog } from '../diagnostics/failure-log.js';
-import { BridgeError } from '../core/errors.js';
+import { BridgeError, CALL_MAY_HAVE_RUN } from '../core/errors.js';
 import { isRedisConnectionError } from '../redis-errors.js';
 import { WorkingIndicator } from './working-indicator.js';
 import { DELIVERY_MAX_HOLD_MS, DELIVERY_PLACES, DeliveryGate } from './delivery-gate.js';
@@ -256,6 +256,11 @@ export class MessageProcessor {
   ): Promise<StepResult> {
     const decision = decide(err, progress.attempts, this.options.retry, progress.limited);
     if (decision.action === 'give-up') return this.giveUp(m, port, err, indicator);
+    if (this.options.callGuarantee === 'at-most-once' && err instanceof BridgeError && err.code === CALL_MAY_HAVE_RUN) {
+      // Sent, and no answer came back: the service may have run (and billed) it. Never call twice.
+      this.options.logger.info({ conversationId: m.conversationId, messageId: m.messageId, ...errorFields(err) }, 'not retrying a call the agent service may have run (at-most-once)');
+      return this.giveUp(m, port, err, indicator);
+    }
     const counted = decision.action === 'retry' && decision.counts;
     // The failed call is over, so the retry calls again whatever the guarantee ('started' cleared).
     const fields: ProgressFields = counted ? { attempts: progress.attempts + 1, started: '' } : { limited: progress.limited + 1, started: '' };

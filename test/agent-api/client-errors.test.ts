@@ -157,6 +157,8 @@ describe('timeouts, network failures and cancellation', () => {
     const err = await failure(api({ timeoutMs: 200 }).chat('demo-helper', 'hi'));
     expect(err).toMatchObject({ kind: 'timeout', retryable: true });
     expect(err.message).toBe('agent service did not answer within 200 ms');
+    // Sent and unanswered: the service may have run it (at-most-once does not call again).
+    expect(err.code).toBe('call_may_have_run');
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
@@ -169,7 +171,7 @@ describe('timeouts, network failures and cancellation', () => {
   it('a reset connection is a network error', async () => {
     emu.resetNext(1);
     const err = await failure(api().chat('demo-helper', 'hi'));
-    expect(err).toMatchObject({ kind: 'network', retryable: true });
+    expect(err).toMatchObject({ kind: 'network', retryable: true, code: 'call_may_have_run' });
     expect(err.message).toMatch(/^could not reach the agent service at 127\.0\.0\.1:\d+/);
   });
 
@@ -181,6 +183,8 @@ describe('timeouts, network failures and cancellation', () => {
     const err = await failure(api({ baseUrl: `http://127.0.0.1:${port}/api/v1` }).chat('demo-helper', 'hi'));
     expect(err.kind).toBe('network');
     expect(err.message).toContain('ECONNREFUSED');
+    // Never sent: safe to try again under any guarantee.
+    expect(err.code).toBeUndefined();
   });
 
   it("the caller's AbortSignal cancels a call in flight, with the caller's reason", async () => {

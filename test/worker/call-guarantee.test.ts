@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ingressWithWorkerProcesses, kill9, spawnWorker, workerEnvFor } from '../support/child-worker.js';
-import { webMessage } from '../support/pipeline.js';
+import { startPipeline, webMessage } from '../support/pipeline.js';
 
 /** Ingress in this process; a worker process is SIGKILLed while the agent is answering. */
 const { children, startIngress } = ingressWithWorkerProcesses();
@@ -40,4 +40,36 @@ describe('AGENT_CALL_GUARANTEE, a worker SIGKILLed during a slow agent call', ()
     const failures = await pl.bridge.queueInfo.recentFailures(5);
     expect(failures.map((f) => f.ref)).toContain(ref);
   }, 60_000);
+});
+
+describe('AGENT_CALL_GUARANTEE, an agent call that times out after it was sent', () => {
+  async function timeOutOnce(guarantee: 'at-least-once' | 'at-most-once') {
+    const pl = await startPipeline({ AGENT_CALL_GUARANTEE: guarantee, AGENT_TIMEOUT_MS: '300', RETRY_BASE_DELAY_MS: '10' });
+    try {
+      pl.agent.hangNext(1, { endpoint: 'chat' });
+      const m = webMessage(`timed out once (${guarantee})`);
+      await pl.bridge.ingress.handle(m);
+      await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId && (x.kind === 'chunk' || x.kind === 'notice')), 20_000);
+      // A second message of the same conversation afterwards proves the first is finished for good.
+      const after = webMessage('and the next one');
+      await pl.bridge.ingress.handle(after);
+      await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === after.messageId), 20_000);
+      return { posts: pl.sink.posts.filter((x) => x.messageId === m.messageId), calls: pl.agent.chatCalls().filter((c) => c.message === m.text) };
+    } finally {
+      await pl.close();
+    }
+  }
+
+  it('at-least-once (default): asked again, answered once', async () => {
+    const { posts, calls } = await timeOutOnce('at-least-once');
+    expect(calls).toHaveLength(2);
+    expect(posts.map((x) => x.kind)).toEqual(['chunk']);
+  }, 30_000);
+
+  it('at-most-once: the service may have run it, so it is not asked again; the user reads why, with a reference', async () => {
+    const { posts, calls } = await timeOutOnce('at-most-once');
+    expect(calls).toHaveLength(1);
+    expect(posts.map((x) => x.kind)).toEqual(['notice']);
+    expect(posts[0]!.text).toMatch(/^The agent didn't answer in time\. Please try again\. \(ref [A-Z2-9]{6}\)$/);
+  }, 30_000);
 });
