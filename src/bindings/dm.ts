@@ -18,3 +18,8 @@ export function dmBindingChannel(workspaceId: string | undefined): string {
 export function fallbackChannelOf(channelId: string): string | undefined {
   return channelId.startsWith(PREFIX) && channelId.length > PREFIX.length ? DM_CHANNEL : undefined;
 }
+
+/** Whether `channelId` is a binding channel of direct messages (`dm` or `dm:<workspaceId>`). */
+export function isDmBindingChannel(channelId: string): boolean {
+  return channelId === DM_CHANNEL || channelId.startsWith(PREFIX);
+}

@@ -50,7 +50,7 @@ export function fetchAcquireLua(command: FetchCommand): string | undefined {
 export interface Finish {
   conversationId: string;
   messageId: string;
-  /** The message's channel backlog key (Mailbox.keys.channelPending). */
+  /** The message's channel backlog key (Mailbox.keys.backlogOf). */
   pendingKey: string;
   /** The finishing job's data, for the job a message that arrived meanwhile is handed to. */
   data: ChatJobData;

@@ -1,4 +1,5 @@
 import type { Platform } from '../core/conversation.js';
+import { isDmBindingChannel } from '../bindings/dm.js';
 
 /**
  * Every Redis key the bridge owns, in one place. All live under `<QUEUE_PREFIX>:chat`, beside
@@ -36,6 +37,13 @@ export function queueKeys(base: string) {
     seen: (platform: Platform, messageId: string) => `${base}:seen:${platform}:${messageId}`,
     /** Sorted set: a channel's unfinished message IDs by arrival, for fairness and its cap. */
     channelPending: (platform: Platform, channelId: string) => `${base}:chan:${platform}:${channelId}:pending`,
+    /**
+     * The backlog a message counts in (MAX_PENDING_PER_CHANNEL and fairness): its binding
+     * channel's, except for direct messages, which all share one binding channel: each DM
+     * channel has its own, so one person's flood of DMs never refuses or delays another's.
+     */
+    backlogOf: (m: { platform: Platform; channelId: string; reply: { channelId: string } }) =>
+      `${base}:chan:${m.platform}:${isDmBindingChannel(m.channelId) ? `${m.channelId}:${m.reply.channelId}` : m.channelId}:pending`,
     /** Sorted set: conversations with accepted messages that no job has taken yet, by time. */
     stranded: `${base}:stranded`,
     /** String: a refusal notice of this kind went to this user; no other until it expires. */

@@ -155,7 +155,7 @@ export class Mailbox {
         k.seen(message.platform, message.messageId),
         k.mailbox(message.conversationId),
         k.messages(message.conversationId),
-        k.channelPending(message.platform, message.channelId),
+        k.backlogOf(message),
         k.stranded,
         k.lease(message.conversationId),
       ],
@@ -250,7 +250,7 @@ export class Mailbox {
     const k = this.keys;
     const start = this.callStart(fence, options);
     // A message whose record was lost has no known channel; its backlog entry ages out.
-    const pending = done.message ? k.channelPending(done.message.platform, done.message.channelId) : `${k.base}:chan:unknown`;
+    const pending = done.message ? k.backlogOf(done.message) : `${k.base}:chan:unknown`;
     const r = (await scripts.advance(
       this.redis,
       [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), pending, k.stranded, k.stalled, k.wait, k.prioritized],

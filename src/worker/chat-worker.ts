@@ -169,7 +169,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
         fetchAcquire.finishWith(holder, {
           conversationId,
           messageId: done.messageId,
-          pendingKey: options.mailbox.keys.channelPending(done.message.platform, done.message.channelId),
+          pendingKey: options.mailbox.keys.backlogOf(done.message),
           data: job.data,
         });
         return { processed: processed + 1 };

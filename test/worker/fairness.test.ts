@@ -72,6 +72,25 @@ describe('MAX_PENDING_PER_CHANNEL and refusal notices', () => {
     pl.agent.releaseHanging();
   });
 
+  it("counts each DM channel on its own: one person's flood of DMs never refuses another's", async () => {
+    p = await startPipeline({ MAX_PENDING_PER_CHANNEL: '3', LOG_LEVEL: 'warn' });
+    const pl = p;
+    // Alice's DMs are one conversation: her first call hangs and the rest wait behind it.
+    pl.agent.hangNext(2, { endpoint: 'chat' });
+    // Every DM has the one binding channel `dm`; each person's DM is a channel of its own.
+    const dm = (text: string, user: string) => {
+      const m = webMessage(text, { channelId: `D-${user}`, userId: user, isDirect: true, bindingChannelId: 'dm' });
+      return pl.bridge.ingress.handle(m);
+    };
+    const alice = [];
+    for (let i = 0; i < 4; i++) alice.push(await dm(`alice ${i}`, 'alice'));
+    expect(alice.map((r) => r.status)).toEqual(['queued', 'queued', 'queued', 'dropped']);
+    expect(alice[3]).toEqual({ status: 'dropped', reason: 'channel_busy' });
+    expect(await dm('bob asks', 'bob')).toMatchObject({ status: 'queued' });
+    await pl.agent.waitForCalls(2, (c) => c.endpoint === 'chat');
+    pl.agent.releaseHanging();
+  });
+
   it('quota refusals: one notice per user per window, however many messages', async () => {
     p = await startPipeline({ QUOTA_USER_PER_MINUTE: '1', LOG_LEVEL: 'warn' });
     const pl = p;
