@@ -148,7 +148,13 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const dropLog = createDropLog({ redis, prefix: storePrefix, logger });
   const audit = createAuditLog({ redis, prefix: storePrefix, maxEntries: config.auditMaxEntries });
   const prompts = createSuggestedPromptStore({ redis, prefix: storePrefix });
-  const feedback = createFeedbackStore({ redis, prefix: storePrefix, maxEntries: config.feedbackMaxEntries, registry: metrics.registry });
+  const feedback = createFeedbackStore({
+    redis,
+    prefix: storePrefix,
+    maxEntries: config.feedbackMaxEntries,
+    registry: metrics.registry,
+    instanceLabel: (id) => instanceLabel.label(id),
+  });
   const failures = new FailureLog(redis, storePrefix);
   // Whose account pays: the deployment's (AGENT_API_KEY) or each workspace's own (/agent setup).
   const accounts: AgentAccounts =

@@ -80,6 +80,12 @@ export interface FeedbackStoreOptions {
   maxEntries?: number;
   /** Registry that gets `agent_bridge_feedback_total{agent_instance,rating}`. */
   registry?: Registry;
+  /**
+   * The `agent_instance` label of a vote's instance (src/instance-label.ts: `other` for an ID
+   * the service never listed, since a vote carries whatever ID its button or form held).
+   * @defaultValue the ID itself
+   */
+  instanceLabel?: (instanceId: string) => string;
 }
 
 const WEEK_MS = 7 * 24 * 3600 * 1000;
@@ -132,7 +138,7 @@ export function createFeedbackStore(options: FeedbackStoreOptions): FeedbackStor
         .exec();
       const before = parse(res?.[0]?.[1] as string | null | undefined);
       const changed = before?.r !== vote.rating;
-      if (changed) counter?.inc({ agent_instance: vote.instanceId, rating: vote.rating });
+      if (changed) counter?.inc({ agent_instance: options.instanceLabel?.(vote.instanceId) ?? vote.instanceId, rating: vote.rating });
       await trim(vote.instanceId);
       return { changed, ...(before ? { previous: before.r } : {}) };
     },

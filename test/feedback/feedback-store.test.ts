@@ -33,6 +33,21 @@ describe('feedback store', () => {
     expect(text).toContain('agent_bridge_feedback_total{agent_instance="inst_b",rating="positive"} 1');
   });
 
+  it('labels the metric through instanceLabel: an ID the service never listed is `other`', async () => {
+    const registry = new Registry();
+    const listed = new Set(['inst_a']);
+    const store = createFeedbackStore({ redis, prefix: `${prefix}:label`, registry, instanceLabel: (id) => (listed.has(id) ? id : 'other') });
+    await store.record({ ...base, instanceId: 'inst_a', agentMessageId: 'msg_1', userId: 'U1', rating: 'positive' });
+    await store.record({ ...base, instanceId: 'x'.repeat(200), agentMessageId: 'msg_2', userId: 'U1', rating: 'positive' });
+    await store.record({ ...base, instanceId: 'typed-by-hand', agentMessageId: 'msg_3', userId: 'U1', rating: 'negative' });
+    const text = await registry.metrics();
+    expect(text).toContain('agent_bridge_feedback_total{agent_instance="inst_a",rating="positive"} 1');
+    expect(text).toContain('agent_bridge_feedback_total{agent_instance="other",rating="positive"} 1');
+    expect(text).toContain('agent_bridge_feedback_total{agent_instance="other",rating="negative"} 1');
+    expect(text).not.toContain('xxxx');
+    expect(text).not.toContain('typed-by-hand');
+  });
+
   it('counts only the last 7 days and lists the newest negative replies first', async () => {
     const store = createFeedbackStore({ redis, prefix: `${prefix}:week` });
     const now = Date.now();
