@@ -1,27 +1,21 @@
 /**
  * `npm run register-commands`: puts `/agent` and "Ask the agent" in place without starting the bridge.
  * Guild-scoped when DISCORD_GUILD_ID is set (instant), global otherwise (may take up to an hour
- * to reach every client). Reads the same configuration as the service.
+ * to reach every client). Reads the service's environment (and `.env`), but only Discord's
+ * settings: registering needs the bot token, not the agent service's.
  */
-import { ConfigError, loadConfig } from '../../src/config/load.js';
+import { ConfigError, readEnvironment } from '../../src/config/load.js';
 import { registerCommands } from './commands/register.js';
 import { COMMAND_NAME } from './commands/definition.js';
 import { createRest } from './rest.js';
-import { discordConfigOf, discordSettings } from './config.js';
+import { discordSettings } from './config.js';
 
 async function main(): Promise<number> {
-  let config;
-  try {
-    // Discord's settings and the core's; any other platform's variables are not this tool's business.
-    config = loadConfig([discordSettings]);
-  } catch (err) {
-    if (err instanceof ConfigError) {
-      console.error(err.message);
-      return 2;
-    }
-    throw err;
+  const { settings: discord, problems } = discordSettings.load(readEnvironment(), { role: 'ingress', encryptionKeySet: false, playground: false });
+  if (problems.length > 0) {
+    console.error(new ConfigError(problems).message);
+    return 2;
   }
-  const discord = discordConfigOf(config);
   if (!discord) {
     console.error('DISCORD_TOKEN is missing: set it to the bot token from the Discord Developer Portal (Bot → Reset Token)');
     return 2;

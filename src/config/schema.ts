@@ -58,7 +58,7 @@ export const envSchema = z.object({
   AGENT_SESSION_COOKIE: optionalString,
   AGENT_SESSION_TOKEN: optionalString,
   AGENT_TIMEOUT_MS: int('AGENT_TIMEOUT_MS', 120_000, 100, 3_600_000),
-  AGENT_MAX_RESPONSE_BYTES: int('AGENT_MAX_RESPONSE_BYTES', 1_000_000, 1_000, 100_000_000),
+  AGENT_MAX_RESPONSE_BYTES: int('AGENT_MAX_RESPONSE_BYTES', 1_000_000, 100, 100_000_000),
 
   REDIS_URL: optionalString
     .transform((v) => v ?? 'redis://127.0.0.1:6379')

@@ -26,8 +26,7 @@ afterAll(async () => {
 function env(extra: Record<string, string>): NodeJS.ProcessEnv {
   return {
     PATH: process.env.PATH,
-    AGENT_API_BASE_URL: 'http://127.0.0.1:9/api/v1',
-    AGENT_API_KEY: 'unused-key',
+    // Only Discord's settings: no agent service is needed to register commands.
     DISCORD_TOKEN: emu.token,
     DISCORD_API_URL: emu.apiUrl,
     ...extra,
@@ -53,5 +52,7 @@ describe('npm run register-commands', () => {
     expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/DISCORD_TOKEN was refused/) });
     const missing = await run(tsx, [cli], { cwd, env: env({ DISCORD_TOKEN: '' }) }).catch((e: { code: number; stderr: string }) => e);
     expect(missing).toMatchObject({ code: 2, stderr: expect.stringMatching(/DISCORD_TOKEN is missing/) });
+    const wrong = await run(tsx, [cli], { cwd, env: env({ DISCORD_SHARD_COUNT: 'many' }) }).catch((e: { code: number; stderr: string }) => e);
+    expect(wrong).toMatchObject({ code: 2, stderr: expect.stringMatching(/DISCORD_SHARD_COUNT/) });
   });
 });
