@@ -30,6 +30,12 @@ describe('docker-compose.yml, as `docker-compose config` reads it', () => {
       ['ingress', '4', '0-1'],
       ['ingress', '4', '2-3'],
     ]);
+    // Configured like `ingress` (the token, the agent service, the encryption key), Slack left out.
+    for (const [, s] of shards) {
+      expect(s.environment?.LOG_LEVEL).toBe('debug'); // from .env
+      for (const name of ['DISCORD_TOKEN', 'AGENT_API_BASE_URL', 'AGENT_API_KEY', 'INSTALLATION_ENCRYPTION_KEY']) expect(s.environment).toHaveProperty(name);
+      for (const name of ['SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CLIENT_ID']) expect(s.environment?.[name]).toBe('');
+    }
   });
 
   it('runs redis 7 with AOF persistence on a volume, noeviction, and a ping healthcheck', () => {
