@@ -128,8 +128,9 @@ export class ChatQueue {
   /**
    * Forgets one workspace's work not started yet (it uninstalled the app): its waiting and
    * delayed jobs, and their messages, which the stranded sweep would otherwise queue again (and
-   * bill). A job a worker took meanwhile is locked: it finishes, or finds no installation and
-   * gives up. A rare, whole-list scan. Resolves with how many jobs went.
+   * bill). A job a worker runs meanwhile keeps the one message it works on (it finishes, or
+   * finds no installation and gives up); the messages queued behind it in its conversation go.
+   * A rare, whole-list scan. Resolves with how many jobs went.
    */
   async dropWorkspace(platform: ChatMessage['platform'], workspaceId: string): Promise<number> {
     const prefix = `${encodeURIComponent(platform)}:${encodeURIComponent(workspaceId)}:`;
@@ -145,6 +146,7 @@ export class ChatQueue {
         removedJobs.set(job.data.conversationId, ids);
       }
     }
+    // A conversation with messages queued behind a running job is in the stranded set (every push lists it).
     await this.mailbox.dropConversations(prefix, removedJobs);
     return removed;
   }

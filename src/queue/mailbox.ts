@@ -214,8 +214,8 @@ export class Mailbox {
    * Forgets the unanswered messages of the conversations whose IDs start with `idPrefix` (a
    * workspace that uninstalled the app): those named (with the IDs of their jobs the caller
    * removed before they ran), and those waiting for the stranded sweep, which would otherwise
-   * queue them again. A conversation a job holds is left to it. Resolves with how many
-   * messages were forgotten.
+   * queue them again. A conversation a job holds keeps the message that job works on; the
+   * ones behind it go. Resolves with how many messages were forgotten.
    */
   async dropConversations(idPrefix: string, removedJobs: ReadonlyMap<string, readonly string[]>): Promise<number> {
     const k = this.keys;

@@ -248,18 +248,27 @@ describe('the sweep for stranded conversations', () => {
 });
 
 describe('drop-conversation (a workspace uninstalled the app)', () => {
-  it("forgets the workspace's waiting conversations, stranded ones included, and leaves a held one and other workspaces alone", async () => {
+  it("forgets the workspace's waiting conversations, stranded ones included; a held one keeps only the message its job works on; other workspaces are left alone", async () => {
     const waiting = message('slack:T1:C1:1.1', 'C1');
     const held = message('slack:T1:C1:2.2', 'C1');
+    const behind = [message('slack:T1:C1:2.2', 'C1'), message('slack:T1:C1:2.2', 'C1')];
     const other = message('slack:T2:C9:3.3', 'C9');
     for (const m of [waiting, held, other]) await mailbox.push(m);
-    await mailbox.acquire(held.conversationId, await locked('job-held'));
+    const fence = await locked('job-held');
+    await mailbox.acquire(held.conversationId, fence);
+    for (const m of behind) await mailbox.push(m);
 
-    expect(await mailbox.dropConversations('slack:T1:', new Map())).toBe(1);
+    // Both are in the stranded set: every push lists its conversation there.
+    expect(await mailbox.dropConversations('slack:T1:', new Map())).toBe(3);
     expect(await redis.exists(mailbox.keys.mailbox(waiting.conversationId), mailbox.keys.messages(waiting.conversationId))).toBe(0);
     expect(await redis.zscore(mailbox.keys.stranded, waiting.conversationId)).toBeNull();
-    // The held conversation is its job's to finish; the other workspace is untouched.
+    // The held conversation's job finishes the message it started; nothing behind it is left to call the agent with.
     expect(await redis.lrange(mailbox.keys.mailbox(held.conversationId), 0, -1)).toEqual([held.messageId]);
+    expect(await redis.hexists(mailbox.keys.messages(held.conversationId), held.messageId)).toBe(1);
+    for (const m of behind) expect(await redis.hexists(mailbox.keys.messages(held.conversationId), m.messageId)).toBe(0);
+    const next = await mailbox.advance(held.conversationId, fence, { messageId: held.messageId, message: held });
+    expect(next).toBeUndefined();
+    // The other workspace is untouched.
     expect(await redis.lrange(mailbox.keys.mailbox(other.conversationId), 0, -1)).toEqual([other.messageId]);
   });
 

@@ -1,6 +1,8 @@
 --[[
-  Forgets a conversation's unanswered messages (its workspace uninstalled the app), unless a
-  job holds the conversation right now: that job finishes what it started.
+  Forgets a conversation's unanswered messages (its workspace uninstalled the app). A job that
+  holds the conversation right now keeps the one message it works on (the head) and finishes
+  it; every message behind it goes, so none of them reaches the agent (and bills) after the
+  uninstall.
 
   Input:
     KEYS[1] mailbox     list of unfinished message IDs
@@ -13,8 +15,7 @@
               for one of them (see push-6.lua) holds nothing, and goes with the messages
 
   Output:
-    n >= 0  messages forgotten
-    -1      a job holds the conversation: nothing written
+    n >= 0  messages forgotten (held: the ones behind the head)
 ]]
 local holder = redis.call('GET', KEYS[2])
 if holder then
@@ -22,7 +23,13 @@ if holder then
   for i = 2, #ARGV do
     if ARGV[i] == holder then removed = true end
   end
-  if not removed then return -1 end
+  if not removed then
+    -- Only records of messages not started yet: the head's record (and progress) stays.
+    local behind = redis.call('LRANGE', KEYS[1], 1, -1)
+    redis.call('LTRIM', KEYS[1], 0, 0)
+    for _, id in ipairs(behind) do redis.call('HDEL', KEYS[3], id) end
+    return #behind
+  end
   redis.call('DEL', KEYS[2])
 end
 local n = redis.call('LLEN', KEYS[1])
