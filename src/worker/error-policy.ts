@@ -2,7 +2,10 @@ import { BridgeError } from '../core/errors.js';
 
 /** What the worker does after an error. Decided here and nowhere else. */
 export type Decision =
-  /** The agent service said 429: pause the whole queue for `delayMs`, then try again. */
+  /**
+   * The agent service said 429: pause the whole queue for `delayMs`, then try again (one
+   * account for every channel; with per-workspace accounts the worker delays only the message).
+   */
   | { action: 'rate-limit'; delayMs: number }
   /** Try this message again after `delayMs` (counts as an attempt when `counts`). */
   | { action: 'retry'; delayMs: number; counts: boolean }

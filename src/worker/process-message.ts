@@ -254,8 +254,11 @@ export class MessageProcessor {
     scope: MessageScope,
     indicator: WorkingIndicator,
   ): Promise<StepResult> {
-    const decision = decide(err, progress.attempts, this.options.retry, progress.limited);
+    let decision = decide(err, progress.attempts, this.options.retry, progress.limited);
     if (decision.action === 'give-up') return this.giveUp(m, port, err, indicator);
+    // Per-workspace accounts: a 429 limits this workspace's account, not the others'; only its
+    // message waits (the next of that account that hits the limit waits too).
+    if (decision.action === 'rate-limit' && this.options.accounts) decision = { action: 'retry', delayMs: decision.delayMs, counts: false };
     if (this.options.callGuarantee === 'at-most-once' && err instanceof BridgeError && err.code === CALL_MAY_HAVE_RUN) {
       // Sent, and no answer came back: the service may have run (and billed) it. Never call twice.
       this.options.logger.info({ conversationId: m.conversationId, messageId: m.messageId, ...errorFields(err) }, 'not retrying a call the agent service may have run (at-most-once)');

@@ -108,6 +108,17 @@ describe('AGENT_ACCOUNT_MODE=per-workspace', () => {
     expect(keyOf('beta-bot')).toEqual([KEYS.beta]);
   }, 60_000);
 
+  it("a 429 from one workspace's account delays that workspace's message only, not the others'", async () => {
+    h.agent.rateLimitNext(1, 30, { endpoint: 'chat', instanceId: 'alpha-bot' });
+    const limited = h.slack.userMessage({ channel: ALPHA.channel, user: 'UUSER0001', text: `${botMention(h)} limited in alpha`, team: ALPHA.teamId });
+    await h.to.event(limited.mention, { team: { teamId: ALPHA.teamId } });
+    await h.agent.waitForCalls(1, (c) => c.endpoint === 'chat' && c.instanceId === 'alpha-bot' && c.body.includes('limited in alpha'));
+    // Beta's account was not limited: its question is answered while alpha's waits out its 30 s.
+    const inBeta = await ask(BETA, 'beta goes on');
+    expect(inBeta.map((c) => c.params.text)).toEqual(['beta-bot says: beta goes on']);
+    expect(h.slack.posted((c) => c.params.thread_ts === limited.ts)).toEqual([]);
+  }, 40_000);
+
   it("credentials go to the workspace's own account with its own session", async () => {
     const ack = await command(ALPHA, 'credential alpha-bot');
     const open = await h.slack.waitForCall('views.open', (c) => c.params.trigger_id === ack.triggerId, 20_000);
