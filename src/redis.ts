@@ -142,10 +142,18 @@ function parseRedisUrl(raw: string): ParsedRedisUrl {
   if (!Number.isInteger(db) || db < 0) {
     throw new ConfigError([`REDIS_URL path must be a database number, for example redis://host:6379/0 (got /${dbPath})`]);
   }
+  const decoded = (part: string, what: string) => {
+    try {
+      return part ? decodeURIComponent(part) : undefined;
+    } catch {
+      // Never the value itself: it is a secret.
+      throw new ConfigError([`REDIS_URL has a ${what} that is not valid percent-encoding: write a % in it as %25 (and @, :, / as %40, %3A, %2F)`]);
+    }
+  };
   return {
     tls: url.protocol === 'rediss:',
-    username: url.username ? decodeURIComponent(url.username) : undefined,
-    password: url.password ? decodeURIComponent(url.password) : undefined,
+    username: decoded(url.username, 'user name'),
+    password: decoded(url.password, 'password'),
     db,
   };
 }

@@ -291,11 +291,17 @@ function defaultRedisUrl(raw: Record<string, string | undefined>): string {
 }
 
 function redisPassword(url: string): string | undefined {
+  let p: string;
   try {
-    const p = new URL(url).password;
-    return p ? decodeURIComponent(p) : undefined;
+    p = new URL(url).password;
   } catch {
     return undefined;
+  }
+  try {
+    return p ? decodeURIComponent(p) : undefined;
+  } catch {
+    // Not valid percent-encoding (start-up stops on it): redact it as written.
+    return p;
   }
 }
 

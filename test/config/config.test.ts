@@ -66,6 +66,10 @@ describe('config', () => {
     expect(problem({ REDIS_CLUSTER_NODES: 'a:7000', REDIS_SENTINELS: 'b:26379', REDIS_SENTINEL_NAME: 'm' })).toMatch(/both set/);
     expect(problem({ REDIS_TLS_CA_FILE: '/nonexistent-ca.pem' })).toMatch(/REDIS_TLS_CA_FILE is set but REDIS_URL starts with redis:\/\//);
     expect(problem({ REDIS_URL: 'rediss://h:6380', REDIS_TLS_CA_FILE: '/nonexistent-ca.pem' })).toMatch(/REDIS_TLS_CA_FILE cannot be read \(ENOENT\)/);
+    // A bare % in the password: a message naming the variable and the fix, never the password.
+    const badPassword = problem({ REDIS_URL: 'redis://:p%zzsecret@127.0.0.1:6379' });
+    expect(badPassword).toMatch(/REDIS_URL has a password that is not valid percent-encoding: write a % in it as %25/);
+    expect(badPassword).not.toContain('zzsecret');
   });
 
   it('marks the Redis address as defaulted only when none is configured', () => {
