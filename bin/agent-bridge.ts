@@ -21,6 +21,27 @@ async function main(): Promise<void> {
   }
   const logger = createLogger({ level: config.logLevel });
 
+  // Handlers first: a signal during start-up (a supervisor stopping it at once) is honoured as
+  // soon as the bridge runs, instead of killing it half-started.
+  let firstSignalAt: number | undefined;
+  let stop: (() => void) | undefined;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (firstSignalAt !== undefined) {
+      // A group kill reaches this process twice (directly, and relayed by npm): the same
+      // request. A second one a person sends later means "now".
+      if (Date.now() - firstSignalAt < RELAYED_SIGNAL_MS) return;
+      logger.warn({ signal }, 'second signal: exiting now');
+      process.exit(1);
+    }
+    firstSignalAt = Date.now();
+    logger.info({ signal }, 'signal received');
+    stop?.();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  // The terminal closed: shut down the same way (and stop the private Redis, which ignores SIGHUP).
+  process.on('SIGHUP', onSignal);
+
   // A newcomer without a Redis: run the system's redis-server for this process alone. Only a
   // single-process bridge (ROLE=all) may: split roles must share one Redis, so they need REDIS_URL.
   let privateRedis: PrivateRedis | undefined;
@@ -73,24 +94,19 @@ async function main(): Promise<void> {
   if (config.mode === 'demo') process.stderr.write(demoBanner(`http://${config.http.host}:${bridge.httpPort}/`, privateRedis, PLATFORM_SETTINGS));
   else if (privateRedis) process.stderr.write(privateRedisNote(privateRedis));
 
-  let signals = 0;
-  const shutdown = (signal: NodeJS.Signals) => {
-    if (++signals > 1) {
-      logger.warn({ signal }, 'second signal: exiting now');
-      process.exit(1);
-    }
-    logger.info({ signal }, 'signal received');
+  stop = () =>
     void bridge
       .stop()
       .then(() => emulator?.close())
       .then(() => privateRedis?.stop())
       .then(() => process.exit(0));
-  };
-  process.on('SIGTERM', shutdown);
-  process.on('SIGINT', shutdown);
+  if (firstSignalAt !== undefined) stop();
   process.on('unhandledRejection', (reason) => {
     logger.error(errorFields(reason), 'unhandled rejection');
   });
 }
+
+/** Signals this close to the first are the same request relayed (npm forwards what it gets). */
+const RELAYED_SIGNAL_MS = 1_000;
 
 void main();
