@@ -24,7 +24,8 @@ async function main(): Promise<void> {
   // Handlers first: a signal during start-up (a supervisor stopping it at once) is honoured as
   // soon as the bridge runs, instead of killing it half-started.
   let firstSignalAt: number | undefined;
-  let stop: (() => void) | undefined;
+  /** Set once the bridge runs. */
+  const running: { stop?: () => void } = {};
   const onSignal = (signal: NodeJS.Signals) => {
     if (firstSignalAt !== undefined) {
       // A group kill reaches this process twice (directly, and relayed by npm): the same
@@ -35,7 +36,7 @@ async function main(): Promise<void> {
     }
     firstSignalAt = Date.now();
     logger.info({ signal }, 'signal received');
-    stop?.();
+    running.stop?.();
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
@@ -94,13 +95,13 @@ async function main(): Promise<void> {
   if (config.mode === 'demo') process.stderr.write(demoBanner(`http://${config.http.host}:${bridge.httpPort}/`, privateRedis, PLATFORM_SETTINGS));
   else if (privateRedis) process.stderr.write(privateRedisNote(privateRedis));
 
-  stop = () =>
+  running.stop = () =>
     void bridge
       .stop()
       .then(() => emulator?.close())
       .then(() => privateRedis?.stop())
       .then(() => process.exit(0));
-  if (firstSignalAt !== undefined) stop();
+  if (firstSignalAt !== undefined) running.stop();
   process.on('unhandledRejection', (reason) => {
     logger.error(errorFields(reason), 'unhandled rejection');
   });
