@@ -314,10 +314,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   let httpPort: number;
   try {
     httpPort = await http.listen().catch((err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EADDRINUSE') throw err;
-      throw new Error(
-        `port ${config.http.port} on ${config.http.host} is already in use by another program: set HTTP_PORT to a free port (for example HTTP_PORT=${config.http.port + 1}), or stop the other program`,
-      );
+      throw listenProblem(err, config.http);
     });
     for (const a of adapters) await a.start();
   } catch (err) {
@@ -350,6 +347,26 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 }
 
 export { RedisUnavailableError };
+
+/** Why the shared HTTP server could not listen, naming the setting to change. */
+function listenProblem(err: NodeJS.ErrnoException, http: { host: string; port: number }): Error {
+  const where = `${http.host}:${http.port}`;
+  switch (err.code) {
+    case 'EADDRINUSE':
+      return new Error(
+        `port ${http.port} on ${http.host} is already in use by another program: set HTTP_PORT to a free port (for example HTTP_PORT=${http.port + 1}), or stop the other program`,
+      );
+    case 'EACCES':
+      return new Error(`this user may not listen on ${where} (ports below 1024 need privileges): set HTTP_PORT to 1024 or higher`);
+    case 'EADDRNOTAVAIL':
+      return new Error(`HTTP_HOST=${http.host} is not an address of this machine: use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)`);
+    case 'ENOTFOUND':
+    case 'EAI_AGAIN':
+      return new Error(`HTTP_HOST=${http.host} does not resolve to an address: use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)`);
+    default:
+      return err;
+  }
+}
 
 /**
  * One warning at start-up when the agent service does not answer at all, so a wrong

@@ -27,6 +27,12 @@ describe('start-up failures explain themselves in one line', () => {
     expect(r.stdout).not.toMatch(/ECONNREFUSED/);
   });
 
+  it('an HTTP_HOST that is not an address of this machine is named, with what to use instead', () => {
+    const r = start({ REDIS_URL: 'redis://127.0.0.1:6379', QUEUE_PREFIX: `start-host-${process.pid}`, HTTP_HOST: '192.0.2.1', HTTP_PORT: '0', PLAYGROUND_TOKEN: 'a'.repeat(32) });
+    expect(r.status).toBe(1);
+    expect(r.stderr.trim()).toBe('start-up failed: HTTP_HOST=192.0.2.1 is not an address of this machine: use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)');
+  });
+
   it('a wrong setting names the variable and stops before anything starts', () => {
     const r = start({ WORKER_CONCURRENCY: '-3' });
     expect(r.status).toBe(1);
