@@ -307,9 +307,23 @@ describe('the playground in a browser, started as `npm start` with no configurat
         body: document.body.scrollWidth,
         badge: document.getElementById('mode-badge')!.getBoundingClientRect().right,
         name: document.getElementById('user-name')!.getBoundingClientRect().right,
-        audit: document.querySelector('#command-output table')!.getBoundingClientRect().right,
+        // The audit table scrolls inside its box; the box stays inside the width.
+        audit: document.querySelector('#command-output table')!.closest('.table-wrap')!.getBoundingClientRect().right,
       }));
       for (const [what, right] of Object.entries(widths)) expect(right, what).toBeLessThanOrEqual(390);
+      // Readable: every column header on one line (no "Whe/n"), each time on at most two.
+      const lines = await phone.evaluate(() => {
+        const t = document.querySelector('#command-output table')!;
+        const lineHeight = (e: Element) => parseFloat(getComputedStyle(e).lineHeight) || 16;
+        const ths = [...t.querySelectorAll('th')];
+        const firstCells = [...t.querySelectorAll('tbody tr')].map((r) => r.querySelector('td')!);
+        return {
+          headers: ths.map((th) => Math.round((th.clientHeight - parseFloat(getComputedStyle(th).paddingTop) * 2) / lineHeight(th))),
+          times: firstCells.map((td) => Math.round((td.clientHeight - parseFloat(getComputedStyle(td).paddingTop) * 2) / lineHeight(td))),
+        };
+      });
+      expect(lines.headers.every((n) => n <= 1), `header lines ${lines.headers.join(',')}`).toBe(true);
+      expect(lines.times.every((n) => n <= 2), `time lines ${lines.times.join(',')}`).toBe(true);
       await phone.screenshot({ path: join(ARTIFACTS, 'playground-phone.png'), fullPage: true });
     } finally {
       await phone.close();
