@@ -15,11 +15,16 @@ import { noticesByPlatform } from '../ingress/notices.js';
 import type { PlatformVocabulary } from '../core/platform-context.js';
 import type { Platform } from '../core/conversation.js';
 import type { FailureLog } from '../diagnostics/failure-log.js';
-import { BridgeError, CALL_MAY_HAVE_RUN } from '../core/errors.js';
+import { BridgeError, CALL_MAY_HAVE_RUN, type ErrorKind } from '../core/errors.js';
 import { isRedisConnectionError } from '../redis-errors.js';
 import { WorkingIndicator } from './working-indicator.js';
 import { DELIVERY_MAX_HOLD_MS, DELIVERY_PLACES, DeliveryGate } from './delivery-gate.js';
 
+
+/** Platform error kinds that mean the platform answered and stored nothing. */
+const REFUSED_POST: ReadonlySet<ErrorKind> = new Set(['rate_limited', 'refused', 'bad_request', 'unauthorized', 'forbidden', 'not_found']);
+/** `posting` when no post is under way (an earlier one was refused). */
+const NOTHING_UNDER_WAY = -1;
 
 export interface MessageProcessorOptions {
   agent: AgentApi;
@@ -267,6 +272,9 @@ export class MessageProcessor {
     const counted = decision.action === 'retry' && decision.counts;
     // The failed call is over, so the retry calls again whatever the guarantee ('started' cleared).
     const fields: ProgressFields = counted ? { attempts: progress.attempts + 1, started: '' } : { limited: progress.limited + 1, started: '' };
+    // The platform answered "no" to the post (a 429, a refusal): it stored nothing, so the retry
+    // posts without first reading the thread back for it.
+    if (err instanceof BridgeError && err.source !== 'agent' && REFUSED_POST.has(err.kind)) fields.posting = NOTHING_UNDER_WAY;
     if (!(await scope.record(fields))) return this.lost(this.options.logger);
     this.options.logger.info(
       { conversationId: m.conversationId, messageId: m.messageId, ...errorFields(err), decision },

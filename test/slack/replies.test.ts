@@ -69,6 +69,8 @@ describe('Slack replies', () => {
     expect(ok.at - attempts[0]!.at).toBeGreaterThanOrEqual(900);
     expect(postsIn(h, W.general, m.ts)).toHaveLength(1);
     expect(chatCalls(h).filter((c) => (c.json as { message?: string }).message === 'rate limited please')).toHaveLength(1);
+    // A 429 stored nothing: the retry posts without reading the thread back first.
+    expect(h.slack.callsOf('conversations.replies', (c) => c.params.ts === m.ts)).toEqual([]);
   });
 
   it('retries a 5xx from chat.postMessage and posts once', async () => {
