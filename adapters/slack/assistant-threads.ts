@@ -9,7 +9,10 @@ const TTL_SECONDS = 30 * 24 * 3600;
  * whether the thread has its title yet. One hash per thread, expiring 30 days after last use.
  */
 export interface AssistantThreads {
+  /** Also marks the thread as an assistant thread (Slack started it: `assistant_thread_started`). */
   setContextChannel(dm: string, threadTs: string, channelId: string | undefined): Promise<void>;
+  /** Whether Slack started this thread as an assistant thread (not any reply in a DM). */
+  isAssistantThread(dm: string, threadTs: string): Promise<boolean>;
   contextChannel(dm: string, threadTs: string): Promise<string | undefined>;
   /** True exactly once per thread: the first message sets the title. */
   claimTitle(dm: string, threadTs: string): Promise<boolean>;
@@ -20,8 +23,14 @@ export function createAssistantThreads(redis: Redis, prefix: string): AssistantT
   return {
     async setContextChannel(dm, threadTs, channelId) {
       const k = key(dm, threadTs);
-      if (channelId) await redis.multi().hset(k, 'channel', channelId).expire(k, TTL_SECONDS).exec();
-      else await redis.hdel(k, 'channel');
+      const tx = redis.multi().hset(k, 'started', '1');
+      if (channelId) tx.hset(k, 'channel', channelId);
+      else tx.hdel(k, 'channel');
+      await tx.expire(k, TTL_SECONDS).exec();
+    },
+    async isAssistantThread(dm, threadTs) {
+      // Any field counts: hashes written before the `started` mark have the context or title.
+      return (await redis.exists(key(dm, threadTs))) === 1;
     },
     async contextChannel(dm, threadTs) {
       return (await redis.hget(key(dm, threadTs), 'channel')) ?? undefined;

@@ -75,6 +75,13 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
         const dm = str(m.channel);
         const threadTs = str(m.thread_ts);
         if (!dm || !threadTs) return;
+        // Bolt hands over every threaded DM message; only a thread Slack started as an
+        // assistant thread gets the assistant treatment. A reply in an ordinary DM thread is
+        // an ordinary DM message (reactions, its own text).
+        if (!(await deps.threads.isAssistantThread(dm, threadTs).catch(() => true))) {
+          await deps.handleMessage(body);
+          return;
+        }
         const contextChannel = await deps.threads.contextChannel(dm, threadTs).catch(() => undefined);
         const outcome = await deps.handleMessage(body, (msg) => ({
           ...msg,

@@ -34,6 +34,18 @@ describe.each(['http', 'socket'] as const)('Slack chat over %s', (mode) => {
     expect(m.ts).toBeTruthy();
   });
 
+  it("treats a reply in an ordinary DM thread as a DM message, not as an assistant thread", async () => {
+    const root = await say(h, { channel: W.dm, text: 'a DM to start a thread' });
+    await replyIn(W.dm, undefined, /a DM to start a thread/);
+    const reply = await say(h, { channel: W.dm, text: 'a reply in that DM thread', threadTs: root.ts });
+    await h.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === reply.ts, 15_000);
+    expect(h.slack.callsOf('reactions.add', (c) => c.params.timestamp === reply.ts)).toHaveLength(1);
+    // Its own text, not a transcript; no assistant status or title.
+    expect(chatCalls(h).some((c) => (c.json as { message?: string }).message === 'a reply in that DM thread')).toBe(true);
+    expect(h.slack.callsOf('assistant.threads.setStatus', (c) => c.params.thread_ts === root.ts)).toEqual([]);
+    expect(h.slack.callsOf('assistant.threads.setTitle', (c) => c.params.thread_ts === root.ts)).toEqual([]);
+  });
+
   it('answers a follow-up in its thread without a new mention', async () => {
     const root = await say(h, { channel: W.general, text: `${botMention(h)} first question` });
     await replyIn(W.general, root.ts, /first question/);
