@@ -9,7 +9,6 @@ import { setAssistantStatus } from './assistant-status.js';
 import { createBoltLogger } from './bolt-logger.js';
 import { replyWithFeedback } from './feedback-blocks.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
-import { PlatformError } from '../../src/core/errors.js';
 import { neutraliseMentions } from './escape.js';
 import { botIdentityOf, findPostedChunk, replyMetadata } from './posted-chunks.js';
 import { renderNotice, renderSlackReply } from './render.js';
@@ -77,16 +76,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   /** Whether an earlier attempt's post of this chunk reached Slack (its answer was lost). */
   const alreadyPosted = async (target: ReplyTarget, messageId: string, index: number): Promise<boolean> => {
     const where = { channel: target.channelId, chunk: index };
-    let result;
-    try {
-      result = await findPostedChunk(client, target, messageId, index, await botIdentity());
-    } catch (err) {
-      // Slack busy or down: look again on the retry. Not allowed to read (missing_scope, a
-      // workspace's policy): the lookup is a safety net for a crash window, so post.
-      if (err instanceof PlatformError && err.retryable) throw err;
-      logger.warn({ ...where, code: err instanceof PlatformError ? err.code : undefined }, 'could not read the thread back to look for an earlier post of this reply chunk: posting it');
-      return false;
-    }
+    const result = await findPostedChunk(client, target, messageId, index, await botIdentity());
     if (result.found) {
       logger.info(where, 'this reply chunk is already in Slack (posted before a restart): not posting it again');
       return true;

@@ -73,20 +73,6 @@ describe('Slack reply port', () => {
     expect(slack.callsOf('chat.postMessage').length).toBe(before + 1);
   });
 
-  it('a chunk that may be out already: posted when the thread cannot be read (missing_scope); a busy Slack is asked again later', async () => {
-    const info = (id: string) => ({ messageId: id, total: 1, mayExist: true });
-    slack.fail('conversations.replies', { error: 'missing_scope' });
-    await port.postChunk(target('1700000000.000101'), 'posted without the lookup', 0, info('m-scope'));
-    expect(slack.posted((c) => c.params.thread_ts === '1700000000.000101').map((c) => c.params.text)).toEqual(['posted without the lookup']);
-    expect(logs.lines.join('\n')).toMatch(/could not read the thread back/);
-
-    slack.fail('conversations.replies', { error: 'ratelimited', retryAfterSeconds: 1 });
-    const busy = await port.postChunk(target('1700000000.000102'), 'not yet', 0, info('m-busy')).catch((e: unknown) => e);
-    expect(busy).toBeInstanceOf(PlatformError);
-    expect((busy as PlatformError).kind).toBe('rate_limited');
-    expect(slack.posted((c) => c.params.thread_ts === '1700000000.000102')).toEqual([]);
-  });
-
   it('refuses a message over Slack’s 40,000 characters (the emulator is strict)', async () => {
     const err = (await port.postChunk(target('1700000000.000006'), 'x'.repeat(40_001), 0).catch((e: unknown) => e)) as PlatformError;
     expect(err.code).toBe('msg_too_long');
