@@ -77,6 +77,9 @@ async function run(
 ): Promise<CommandReply | undefined> {
   const c = deps.commands;
   if (parsed.name === 'invalid') {
+    // Someone who may not run the admin command they tried hears that, not its usage.
+    const tried = findCommand(String(command.text ?? '').trim().split(/\s+/)[0] ?? '');
+    if (tried && tried.admin !== false && !(caller.userId && (await deps.isAdmin(caller.userId)))) return c.refuse(caller, tried.name);
     const help = c.help();
     return { ...help, ok: false, lines: [parsed.error, '', ...help.lines] };
   }

@@ -203,6 +203,10 @@ describe.each(['http', 'socket'] as const)('issue 9 on Slack over %s', (mode) =>
       expect(audit).not.toContain(canary);
       expect(await dumpKeys(h.prefix)).not.toContain(canary);
       expect(h.logs.text).not.toContain(canary);
+
+      // A malformed admin command from a non-admin is refused, not explained.
+      expect(await agent('bind', W.user, channel)).toContain('Only admins can use /agent bind');
+      expect(await agent('credential x y', W.user, channel)).toContain('Only admins can use /agent credential');
     });
   });
 
