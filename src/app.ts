@@ -254,6 +254,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       callGuarantee: config.queue.callGuarantee,
       maxReplyChunks: config.queue.maxReplyChunks,
       workingIndicatorDelayMs: config.queue.workingIndicatorDelayMs,
+      redact: (text) => secrets.redact(text),
       vocabularies,
     });
     metrics.watchRepliesWaiting(() => processor.repliesWaiting);

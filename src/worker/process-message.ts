@@ -28,6 +28,11 @@ const NOTHING_UNDER_WAY = -1;
 
 export interface MessageProcessorOptions {
   agent: AgentApi;
+  /**
+   * Replaces the process's secrets (API keys, sessions, tokens, credential values) in an
+   * answer before it is stored or posted: an agent that echoes one must not put it in chat.
+   */
+  redact?: (text: string) => string;
   /** Per-workspace agent accounts: each message is sent with its workspace's own key. */
   accounts?: AgentAccounts;
   ports: ReplyPorts;
@@ -162,6 +167,7 @@ export class MessageProcessor {
         if (this.options.logger.isLevelEnabled('debug')) scope.log().debug({ ms: agentMs }, 'agent call finished');
       }
       first = 0;
+      if (this.options.redact) reply = this.options.redact(reply);
       const answer: ProgressFields = { reply, posting: 0 };
       if (agentMessageId) answer.agentMessageId = agentMessageId;
       // The call is billed: keep trying to record its answer through a Redis blip. The same
