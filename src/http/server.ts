@@ -2,6 +2,10 @@ import { createServer, type Server } from 'node:http';
 import { errorFields } from '../logger.js';
 import express, { type Express } from 'express';
 import { limitBodiesInFlight } from './bodies-in-flight.js';
+import { withTimeout } from '../core/with-timeout.js';
+
+/** How long /readyz waits for Redis's PONG before it reports Redis down. */
+const READY_REDIS_TIMEOUT_MS = 800;
 import type { Redis } from 'ioredis';
 import type { Metrics } from '../metrics.js';
 import type { Logger } from '../logger.js';
@@ -89,10 +93,16 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
       return;
     }
     const [redisOk, agentOk] = await Promise.all([
-      options.redis
-        .ping()
-        .then((r) => r === 'PONG')
-        .catch(() => false),
+      // A Redis that is gone answers nothing: a probe says "down" within a second, not after
+      // the client's reconnect attempts (probes time out at 1 s by default on Kubernetes).
+      withTimeout(
+        options.redis
+          .ping()
+          .then((r) => r === 'PONG')
+          .catch(() => false),
+        READY_REDIS_TIMEOUT_MS,
+        () => false,
+      ),
       options.agentReady().catch(() => false),
     ]);
     const components = options.components?.() ?? {};

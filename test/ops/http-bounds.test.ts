@@ -46,6 +46,24 @@ describe('the shared HTTP server is bounded', () => {
     expect(res.headers.get('keep-alive')).toBe(`timeout=${DEFAULT_HTTP_LIMITS.keepAliveTimeoutMs / 1000}`);
   });
 
+  it('/readyz says Redis is down within a second when Redis answers nothing', async () => {
+    // A client whose Redis is gone and who keeps trying to reconnect: its PING never settles.
+    const gone = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: null, retryStrategy: () => 200 });
+    gone.on('error', () => {});
+    void gone.connect().catch(() => {});
+    const { http, base } = await startServer(gone, {});
+    servers.push(http);
+    try {
+      const started = Date.now();
+      const res = await fetch(`${base}/readyz`);
+      expect(res.status).toBe(503);
+      expect(await res.json()).toMatchObject({ redis: 'down' });
+      expect(Date.now() - started).toBeLessThan(3_000);
+    } finally {
+      gone.disconnect();
+    }
+  });
+
   it('answers /healthz while 300 slow POSTs are open: bodies past the cap get 503 unread and their connection closed', async () => {
     const maxBodiesInFlight = 20;
     const { http, port, base, lines } = await startServer(redis, { maxBodiesInFlight });
