@@ -45,8 +45,7 @@ export interface AuditLogOptions {
   prefix: string;
   /**
    * Bound on each workspace's stream (AUDIT_MAX_ENTRIES), and separately on its stream of refused
-   * attempts. Trimming is approximate (`MAXLEN ~`), so a stream may briefly hold up to about a
-   * hundred entries more.
+   * attempts, trimmed exactly (`MAXLEN`).
    * @defaultValue 10000
    */
   maxEntries?: number;
@@ -87,7 +86,7 @@ const MAX_STREAMS_INDEXED = 10_000;
  * one flat field per property so `redis-cli XREVRANGE` reads well. Refused attempts by
  * non-admins go to a stream of their own per workspace (`…:refused:slack:T1`) and are
  * rate-limited per person: nobody can push real entries out by typing admin commands, in their
- * own workspace or another. Every stream is bounded with `XADD MAXLEN ~`.
+ * own workspace or another. Every stream is bounded with `XADD MAXLEN`.
  */
 export function createAuditLog(options: AuditLogOptions): AuditLog {
   const { redis } = options;
@@ -143,7 +142,8 @@ export function createAuditLog(options: AuditLogOptions): AuditLog {
       }
       await redis
         .multi()
-        .xadd(streamKey(refused ? 'refused' : 'actions', where), 'MAXLEN', '~', String(max), '*', ...args)
+        // Exact trimming: admin actions are rare, and AUDIT_MAX_ENTRIES is a promise an operator reads.
+        .xadd(streamKey(refused ? 'refused' : 'actions', where), 'MAXLEN', String(max), '*', ...args)
         .zadd(index, full.at, where)
         .zremrangebyrank(index, 0, -MAX_STREAMS_INDEXED - 1)
         .exec();
