@@ -18,6 +18,8 @@ export interface DropEntry {
   at: number;
   /** Short reference ID that also appears in the log line (agent refusals). */
   ref?: string;
+  /** `queued`: the message's conversation, so a reader can tell whether it is still waiting. */
+  conversationId?: string;
 }
 
 export interface DropLog {
@@ -64,6 +66,7 @@ const entrySchema = z.object({
   reason: z.enum(REASONS),
   at: z.number(),
   ref: z.string().optional(),
+  conversationId: z.string().optional(),
 });
 
 const WORDS: Record<NoAnswerReason, string> = {
@@ -97,7 +100,8 @@ export function createDropLog(options: DropLogOptions): DropLog {
   const { redis, logger } = options;
   const max = options.maxEntries ?? 50;
   const ttl = options.ttlSeconds ?? 7 * 86_400;
-  const keyOf = queueKeys(options.prefix).dropLog;
+  const keys = queueKeys(options.prefix);
+  const keyOf = keys.dropLog;
 
   return {
     async record(platform, channelId, entry) {
@@ -108,6 +112,7 @@ export function createDropLog(options: DropLogOptions): DropLog {
         reason: entry.reason,
         at: entry.at,
         ...(entry.ref ? { ref: entry.ref } : {}),
+        ...(entry.conversationId ? { conversationId: entry.conversationId } : {}),
       };
       try {
         const results = await redis.multi().lpush(key, JSON.stringify(clean)).ltrim(key, 0, max - 1).expire(key, ttl).exec();
@@ -128,7 +133,12 @@ export function createDropLog(options: DropLogOptions): DropLog {
         if (parsed.success) out.push(parsed.data);
         else logger?.warn({ platform, channelId }, 'skipping a corrupt drop-log entry');
       }
-      return out;
+      // "Waiting in line" is a reason only while the message still waits: once answered (its
+      // record gone from the mailbox), it got an answer after all.
+      const waiting = await Promise.all(
+        out.map((e) => (e.reason === 'queued' && e.conversationId ? redis.hexists(keys.messages(e.conversationId), e.messageId).then((n) => n === 1) : true)),
+      );
+      return out.filter((_, i) => waiting[i]);
     },
   };
 }

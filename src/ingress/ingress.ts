@@ -207,7 +207,7 @@ export function createIngress(options: IngressOptions): Ingress {
       if (result.behindRetry) {
         // It waits behind a message that is being retried: worth explaining in `/agent why`.
         await options.drops
-          ?.record(m.platform, m.bindingChannelId, { messageId: m.messageId, userId: m.userId, reason: 'queued', at: Date.now() })
+          ?.record(m.platform, m.bindingChannelId, { messageId: m.messageId, userId: m.userId, reason: 'queued', at: Date.now(), conversationId })
           .catch(() => {});
       }
       if (m.hasAttachments) await notify(m, notices.attachments);

@@ -34,6 +34,17 @@ describe('drop log', () => {
     expect(await log.recent('discord', '99', 1)).toEqual([{ messageId: 'm', userId: 'U', reason: 'agent_refused', at: 1, ref: 'ab12cd34' }]);
   });
 
+  it('lists "waiting in line" only while the message still waits in its conversation', async () => {
+    const p = `${prefix}:waiting`;
+    const log = createDropLog({ redis, prefix: p });
+    const messages = (conversationId: string) => `${p}:conv:${conversationId}:msgs`;
+    await redis.hset(messages('web:local:c1:t1'), 'still-waiting', '{}');
+    await log.record('web', 'c1', { messageId: 'answered', userId: 'U', reason: 'queued', at: 1, conversationId: 'web:local:c1:t1' });
+    await log.record('web', 'c1', { messageId: 'still-waiting', userId: 'U', reason: 'queued', at: 2, conversationId: 'web:local:c1:t1' });
+    await log.record('web', 'c1', { messageId: 'refused', userId: 'U', reason: 'agent_refused', at: 3, ref: 'REF123' });
+    expect((await log.recent('web', 'c1', 10)).map((e) => e.messageId)).toEqual(['refused', 'still-waiting']);
+  });
+
   it('skips corrupt entries', async () => {
     const p = `${prefix}:corrupt`;
     const log = createDropLog({ redis, prefix: p });
