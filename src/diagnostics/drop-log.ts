@@ -8,7 +8,7 @@ import { parseJson } from '../json.js';
 import { queueKeys } from '../queue/keys.js';
 
 /** Why a message got no answer: an ingress drop, a refusal by the agent service, or a wait in line. */
-export type NoAnswerReason = DropReason | 'agent_refused' | 'queued';
+export type NoAnswerReason = DropReason | 'agent_refused' | 'agent_failed' | 'reply_refused' | 'failed' | 'queued';
 
 export interface DropEntry {
   messageId: string;
@@ -57,6 +57,9 @@ export const REASONS = [
   'no_account',
   'redis_unavailable',
   'agent_refused',
+  'agent_failed',
+  'reply_refused',
+  'failed',
   'queued',
 ] as const satisfies readonly NoAnswerReason[];
 
@@ -83,6 +86,9 @@ const WORDS: Record<NoAnswerReason, string> = {
   no_account: "this workspace has no agent account yet (an admin sets one up with `setup`)",
   redis_unavailable: "the bridge's storage (Redis) was unavailable, so the message could not be queued",
   agent_refused: 'the agent service refused the message',
+  agent_failed: "the agent service failed or didn't answer in time, also on the retries",
+  reply_refused: 'the chat platform refused to post the reply (for example, the bot is not a member of the channel)',
+  failed: 'something went wrong in the bridge while answering',
   queued: 'it was waiting in line behind earlier messages of the conversation',
 };
 

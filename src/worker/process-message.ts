@@ -1,6 +1,6 @@
 import type { AgentApi } from '../agent-api/types.js';
 import { explainFailure } from '../agent-api/problem-words.js';
-import type { DropLogWriter } from '../diagnostics/drop-log.js';
+import type { DropLogWriter, NoAnswerReason } from '../diagnostics/drop-log.js';
 import { errorFields } from '../logger.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import type { ReplyPort, ReplyPorts } from '../core/reply-port.js';
@@ -20,6 +20,13 @@ import { isRedisConnectionError } from '../redis-errors.js';
 import { WorkingIndicator } from './working-indicator.js';
 import { DELIVERY_MAX_HOLD_MS, DELIVERY_PLACES, DeliveryGate } from './delivery-gate.js';
 
+
+/** What `/agent why` says of a message given up on: whose side failed, and how. */
+function giveUpReason(err: unknown): NoAnswerReason {
+  if (!(err instanceof BridgeError)) return 'failed';
+  if (err.source !== 'agent') return 'reply_refused';
+  return err.retryable ? 'agent_failed' : 'agent_refused';
+}
 
 /** Platform error kinds that mean the platform answered and stored nothing. */
 const REFUSED_POST: ReadonlySet<ErrorKind> = new Set(['rate_limited', 'refused', 'bad_request', 'unauthorized', 'forbidden', 'not_found']);
@@ -305,7 +312,7 @@ export class MessageProcessor {
       at: Date.now(),
     });
     await this.options.drops
-      ?.record(m.platform, m.channelId, { messageId: m.messageId, userId: m.userId, reason: 'agent_refused', at: Date.now(), ref })
+      ?.record(m.platform, m.channelId, { messageId: m.messageId, userId: m.userId, reason: giveUpReason(err), at: Date.now(), ref })
       .catch(() => {});
     // Recorded before the user is told, so whatever they see is already on file.
     if (port) {

@@ -89,6 +89,12 @@ describe('Slack replies', () => {
     await until(() => h.slack.reactionsOn('C0NOTIN01', m.ts).includes('warning'), 'warning reaction');
     // Given up: no retry loop on chat.postMessage (the reply once; at most one error notice).
     expect(h.slack.callsOf('chat.postMessage', (c) => c.params.channel === 'C0NOTIN01').length).toBeLessThanOrEqual(2);
+    // `/agent why` blames Slack's refusal, not the agent service (which answered).
+    const ack = await h.to.command({ text: 'why', user: W.admin, channel: 'C0NOTIN01' });
+    const why = await h.slack.waitForCall('response_url', (c) => c.response.id === ack.responseUrlId);
+    const text = `${why.params.text ?? ''} ${why.params.blocks ?? ''}`;
+    expect(text).toContain('the chat platform refused to post the reply');
+    expect(text).not.toContain('the agent service refused');
   });
 
   it('on an agent failure adds :warning: and explains in the thread', async () => {
