@@ -86,7 +86,7 @@ const WORDS: Record<NoAnswerReason, string> = {
   no_account: "this workspace has no agent account yet (an admin sets one up with `setup`)",
   redis_unavailable: "the bridge's storage (Redis) was unavailable, so the message could not be queued",
   agent_refused: 'the agent service refused the message',
-  agent_failed: "the agent service failed or didn't answer in time, also on the retries",
+  agent_failed: "the agent service failed or didn't answer in time (retried as the call guarantee allows)",
   reply_refused: 'the chat platform refused to post the reply (for example, the bot is not a member of the channel)',
   failed: 'something went wrong in the bridge while answering',
   queued: 'it was waiting in line behind earlier messages of the conversation',
