@@ -1,7 +1,7 @@
 import type { AgentApi } from '../agent-api/types.js';
 import { describeAgentProblem } from '../agent-api/problem-words.js';
 import { newReference } from '../core/reference.js';
-import { NO_SESSION_CODE } from '../agent-api/client.js';
+import { NO_SESSION_CODE, NO_SESSION_MESSAGE } from '../agent-api/client.js';
 import { scrub as scrubSecrets } from '../core/scrub.js';
 import { BridgeError } from '../core/errors.js';
 import { errorFields } from '../logger.js';
@@ -105,7 +105,8 @@ export function scrubbedErrorFields(err: unknown, scrub: (text: string) => strin
 /** The missing-session, unknown-instance and refusal cases in words an admin can act on. */
 function describeCredentialError(err: unknown, instanceId: string, commandName: string): string {
   if (err instanceof BridgeError && err.code === NO_SESSION_CODE) {
-    return 'Adding credentials needs a dashboard session: whoever runs the bridge must set AGENT_SESSION_COOKIE (or AGENT_SESSION_TOKEN).';
+    // The client's own words (the issue's), then who must act.
+    return `${NO_SESSION_MESSAGE} (or AGENT_SESSION_TOKEN) where the bridge runs.`;
   }
   if (err instanceof BridgeError && (err.kind === 'not_found' || err.status === 404)) {
     return `No instance with ID ${code(instanceId)}. Run ${commandName} instances to see them.`;

@@ -154,7 +154,8 @@ export function loadConfig(platforms: readonly PlatformSettings[], raw: RawEnv =
 
   let agent: AgentConfig | undefined;
   if (mode === 'real') {
-    if (!e.AGENT_API_BASE_URL) missing('AGENT_API_BASE_URL', 'a platform or agent setting is present, so the demo is off');
+    // A wrong value was reported above (and left out); only an absent one is "missing".
+    if (!e.AGENT_API_BASE_URL && !raw.AGENT_API_BASE_URL?.trim()) missing('AGENT_API_BASE_URL', 'a platform or agent setting is present, so the demo is off');
     if (e.AGENT_ACCOUNT_MODE === 'per-workspace') {
       if (!e.INSTALLATION_ENCRYPTION_KEY) missing('INSTALLATION_ENCRYPTION_KEY', 'AGENT_ACCOUNT_MODE=per-workspace, and each workspace\'s agent key is stored encrypted with it');
       // One key for everyone would bill the operator for workspaces that never set theirs up.

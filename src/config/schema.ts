@@ -47,8 +47,11 @@ export const list = z
       .filter(Boolean),
   );
 
+/** An http(s) URL that `new URL` accepts too (a port over 65535 or a broken host passes a pattern). */
+const isHttpUrl = (v: string) => /^https?:\/\/[^\s]+$/i.test(v) && URL.canParse(v);
+
 export const httpUrl = (name: string) =>
-  optionalString.refine((v) => v === undefined || /^https?:\/\/[^\s]+$/i.test(v), {
+  optionalString.refine((v) => v === undefined || isHttpUrl(v), {
     message: `${name} must be an http(s) URL, for example https://openhelixai.com/api/v1`,
   });
 

@@ -75,7 +75,7 @@ describe('credential', () => {
     [
       'no dashboard session',
       new AgentApiError('unauthorized', NO_SESSION_MESSAGE, { code: NO_SESSION_CODE }),
-      'Adding credentials needs a dashboard session: whoever runs the bridge must set AGENT_SESSION_COOKIE (or AGENT_SESSION_TOKEN).',
+      'adding credentials needs a dashboard session: set AGENT_SESSION_COOKIE (or AGENT_SESSION_TOKEN) where the bridge runs.',
     ],
     // The code decides, not the wording: a refusal that mentions the session is still a refusal.
     [

@@ -34,6 +34,12 @@ describe('config', () => {
     expect(problem({ ...real, WORKER_CONCURRENCY: 'lots' })).toMatch(/WORKER_CONCURRENCY must be a whole number/);
     expect(problem({ ...real, ROLE: 'boss' })).toMatch(/ROLE must be all, ingress or worker/);
     expect(problem({ ...real, AGENT_API_BASE_URL: 'ftp://x' })).toMatch(/AGENT_API_BASE_URL must be an http\(s\) URL/);
+    // Looks like a URL, is not one (port out of range, broken host): named, and not also "missing".
+    for (const url of ['http://127.0.0.1:99999/api/v1', 'http://[bad/api/v1']) {
+      const p = problem({ ...real, AGENT_API_BASE_URL: url });
+      expect(p).toMatch(/AGENT_API_BASE_URL must be an http\(s\) URL/);
+      expect(p).not.toMatch(/AGENT_API_BASE_URL is missing/);
+    }
     expect(problem({ ...real, REDIS_URL: 'localhost:6379' })).toMatch(/REDIS_URL must start with redis:\/\//);
     expect(problem({ ...real, BINDINGS: 'C0123=inst' })).toMatch(/BINDINGS entry "C0123=inst" is not platform:channel=instance/);
     expect(problem({ ...real, LOG_LEVEL: 'loud' })).toMatch(/LOG_LEVEL must be one of/);
