@@ -34,6 +34,7 @@ import { createQuota } from './quota/quota.js';
 import { bullPrefix, createRedis } from './redis.js';
 import { RedisUnavailableError, waitForRedis } from './redis-startup.js';
 import { isRedisConnectionError } from './redis-errors.js';
+import { BridgeError } from './core/errors.js';
 import { startChatWorker, type ChatWorker } from './worker/chat-worker.js';
 import { FailureLog } from './diagnostics/failure-log.js';
 import { MessageProcessor } from './worker/process-message.js';
@@ -378,6 +379,14 @@ async function warnIfAgentUnreachable(agentApi: AgentApi, baseUrl: string | unde
   try {
     await agentApi.listInstances(AbortSignal.timeout(10_000));
   } catch (err) {
+    if (err instanceof BridgeError && err.source === 'agent' && err.status === 404) {
+      // Something answers there, but not the service's API: most often the /api/v1 is missing.
+      logger.warn(
+        { baseUrl, status: 404 },
+        'the agent service answered 404 for the instance listing: check AGENT_API_BASE_URL, which includes the path prefix (for example https://openhelixai.com/api/v1)',
+      );
+      return;
+    }
     if (agentApi.lastAnsweredAt() !== undefined) return; // It answered (even a 401): reachable.
     logger.warn(
       { baseUrl, ...errorFields(err) },

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { somethingListens } from '../../src/private-redis.js';
 import { freeLoopbackPort } from '../../src/free-port.js';
+import { startAgentEmulator } from '../../src/demo/agent-emulator.js';
 import { spawnApp, waitForHealth, type RunningApp } from './spawn-app.js';
 
 /** Resolves once the app's output matches, or rejects with the output when it exits first. */
@@ -125,6 +126,24 @@ describe('start-up errors say what is wrong', () => {
       taken.close();
     }
   }, 60_000);
+
+  it('a base URL without its /api/v1 (the service answers 404) logs one warning naming AGENT_API_BASE_URL', async () => {
+    const port = await freeLoopbackPort();
+    const agent = await startAgentEmulator({ apiKey: 'key-for-a-wrong-path' });
+    const origin = new URL(agent.baseUrl).origin;
+    const app = spawnApp({ HTTP_PORT: String(port), AGENT_API_BASE_URL: origin, AGENT_API_KEY: 'key-for-a-wrong-path', PLAYGROUND: 'true' });
+    try {
+      await waitForHealth(app, `http://127.0.0.1:${port}`);
+      await outputMatches(app, /answered 404 for the instance listing/);
+      const warnings = app.output().split('\n').filter((l) => l.includes('answered 404 for the instance listing'));
+      expect(warnings).toHaveLength(1);
+      expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, baseUrl: origin });
+      expect(warnings[0]).toContain('check AGENT_API_BASE_URL');
+    } finally {
+      expect(await app.stop()).toBe(0);
+      await agent.close();
+    }
+  }, 90_000);
 
   it('an unreachable agent service logs one warning and start-up goes on', async () => {
     const port = await freeLoopbackPort();
