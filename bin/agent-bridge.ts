@@ -4,7 +4,7 @@ import { RedisUnavailableError, startBridge, type Bridge } from '../src/app.js';
 import { ConfigError, executableSearchPath, loadConfig, type Config } from '../src/config/load.js';
 import { startAgentEmulator, type AgentEmulator } from '../src/demo/agent-emulator.js';
 import { createLogger, errorFields, secrets } from '../src/logger.js';
-import { demoBanner, privateRedisNote } from '../src/demo/banner.js';
+import { demoBanner, playgroundUrl, privateRedisNote } from '../src/demo/banner.js';
 import { findRedisServer, GET_REDIS_HINT, somethingListens, startPrivateRedis, type PrivateRedis } from '../src/private-redis.js';
 
 /** `npm start`: read config once, run the configured role, shut down cleanly on a signal. */
@@ -92,7 +92,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   // The banner is for people: stderr, so stdout stays pure JSON lines off a terminal.
-  if (config.mode === 'demo') process.stderr.write(demoBanner(`http://${config.http.host}:${bridge.httpPort}/`, privateRedis, PLATFORM_SETTINGS));
+  if (config.mode === 'demo') process.stderr.write(demoBanner(playgroundUrl(config.http.host, bridge.httpPort), privateRedis, PLATFORM_SETTINGS));
   else if (privateRedis) process.stderr.write(privateRedisNote(privateRedis));
 
   running.stop = () =>

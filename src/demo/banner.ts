@@ -33,3 +33,8 @@ export function privateRedisNote(privateRedis: Pick<PrivateRedis, 'url' | 'dataD
   it stops when agent-bridge stops. Set REDIS_URL to use your own Redis.
 `;
 }
+
+/** The playground's address for people: an IPv6 host goes in brackets (http://[::1]:3000/). */
+export function playgroundUrl(host: string, port: number): string {
+  return `http://${host.includes(':') ? `[${host}]` : host}:${port}/`;
+}
