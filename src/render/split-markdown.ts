@@ -44,7 +44,14 @@ interface CodeBlock {
 }
 type Block = TextBlock | CodeBlock;
 
-const FENCE = /^ {0,3}(`{3,}|~{3,})(.*)$/;
+/**
+ * A fence line: its prefix (up to three spaces at the top level; deeper indentation inside a
+ * list item; `> ` inside a quote), its marker and the rest (the info string).
+ */
+const FENCE = /^([ \t]*(?:>[ \t]?)*)(`{3,}|~{3,})(.*)$/;
+
+/** A top-level fence: no prefix but up to three spaces (any such closer closes it). */
+const topLevel = (prefix: string) => /^ {0,3}$/.test(prefix);
 
 function parseBlocks(text: string): Block[] {
   const blocks: Block[] = [];
@@ -59,13 +66,27 @@ function parseBlocks(text: string): Block[] {
     const fence = FENCE.exec(line);
     if (fence) {
       endParagraph();
-      const marker = fence[1]!;
-      const code: CodeBlock = { kind: 'code', open: line.trimStart(), close: marker, lines: [] };
+      const [, prefix, marker] = fence as unknown as [string, string, string];
+      // A nested fence keeps its prefix when it is closed and reopened around a split.
+      const nested = !topLevel(prefix);
+      const code: CodeBlock = { kind: 'code', open: nested ? line : line.trimStart(), close: nested ? `${prefix}${marker}` : marker, lines: [] };
+      const start = i;
+      let closed = false;
       for (i++; i < lines.length; i++) {
         const l = lines[i]!;
         const m = FENCE.exec(l);
-        if (m && m[1]![0] === marker[0] && m[1]!.length >= marker.length && m[2]!.trim() === '') break;
+        const samePlace = m && (nested ? m[1] === prefix : topLevel(m[1]!));
+        if (m && samePlace && m[2]![0] === marker[0] && m[2]!.length >= marker.length && m[3]!.trim() === '') {
+          closed = true;
+          break;
+        }
         code.lines.push(l);
+      }
+      if (nested && !closed) {
+        // Never closed at its own depth: not a fence after all (an indented line that looks like one).
+        i = start;
+        para.push(line);
+        continue;
       }
       blocks.push(code);
     } else if (line.trim() === '') {

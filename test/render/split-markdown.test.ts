@@ -39,6 +39,33 @@ describe('splitMarkdown', () => {
     expect(chunks.at(-1)!.endsWith('Outro')).toBe(true);
   });
 
+  it('closes and reopens a code block nested in a list item or a quote, with its prefix', () => {
+    const code = (prefix: string) => Array.from({ length: 300 }, (_, i) => `${prefix}const x${i} = ${i};`).join('\n');
+    const cases = {
+      nestedList: `- outer\n  - inner:\n\n    \`\`\`js\n${code('    ')}\n    \`\`\`\n\nAfter.`,
+      tenthItem: `${Array.from({ length: 9 }, (_, i) => `${i + 1}. item`).join('\n')}\n10. item ten\n\n    \`\`\`\n${code('    ')}\n    \`\`\`\n`,
+      quote: `> quoted\n>\n> \`\`\`\n${code('> ')}\n> \`\`\`\n`,
+    };
+    for (const [name, md] of Object.entries(cases)) {
+      const chunks = splitMarkdown(md, 2000);
+      expect(chunks.length, name).toBeGreaterThan(2);
+      for (const c of chunks) {
+        expect(c.length, name).toBeLessThanOrEqual(2000);
+        // Every piece that holds code lines opens and closes its fence.
+        const fences = c.split('\n').filter((l) => /^[ >]*\`\`\`/.test(l)).length;
+        if (c.includes('const x')) expect(fences, `${name}: ${c.slice(0, 60)}`).toBe(2);
+      }
+      expect(chunks.join('\n').split('\n').filter((l) => l.includes('const x'))).toHaveLength(300);
+    }
+  });
+
+  it('reads an indented line that only looks like a fence (never closed at its depth) as text', () => {
+    const md = `Intro\n\n    \`\`\` not a fence\n\n\`\`\`js\n${Array.from({ length: 200 }, (_, i) => `const y${i} = ${i};`).join('\n')}\n\`\`\``;
+    const chunks = splitMarkdown(md, 1000);
+    for (const c of chunks) expect(fenceBalanced(c)).toBe(true);
+    expect(chunks[0]).toContain('    ``` not a fence');
+  });
+
   it('splits one enormous word anywhere, keeping emoji whole', () => {
     const chunks = splitMarkdown('😀'.repeat(3000), 2000);
     for (const c of chunks) expect(c.length).toBeLessThanOrEqual(2000);
