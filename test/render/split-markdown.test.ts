@@ -52,7 +52,7 @@ describe('splitMarkdown', () => {
       for (const c of chunks) {
         expect(c.length, name).toBeLessThanOrEqual(2000);
         // Every piece that holds code lines opens and closes its fence.
-        const fences = c.split('\n').filter((l) => /^[ >]*\`\`\`/.test(l)).length;
+        const fences = c.split('\n').filter((l) => /^[ >]*```/.test(l)).length;
         if (c.includes('const x')) expect(fences, `${name}: ${c.slice(0, 60)}`).toBe(2);
       }
       expect(chunks.join('\n').split('\n').filter((l) => l.includes('const x'))).toHaveLength(300);
