@@ -34,7 +34,8 @@ import { createQuota } from './quota/quota.js';
 import { bullPrefix, createRedis } from './redis.js';
 import { RedisUnavailableError, waitForRedis } from './redis-startup.js';
 import { isRedisConnectionError } from './redis-errors.js';
-import { BridgeError } from './core/errors.js';
+import { listenProblem } from './http/listen-problem.js';
+import { agentReadiness, warnIfAgentUnreachable } from './agent-api/reachability.js';
 import { startChatWorker, type ChatWorker } from './worker/chat-worker.js';
 import { FailureLog } from './diagnostics/failure-log.js';
 import { MessageProcessor } from './worker/process-message.js';
@@ -349,66 +350,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 }
 
 export { RedisUnavailableError };
-
-/** Why the shared HTTP server could not listen, naming the setting to change. */
-function listenProblem(err: NodeJS.ErrnoException, http: { host: string; port: number }): Error {
-  const where = `${http.host}:${http.port}`;
-  switch (err.code) {
-    case 'EADDRINUSE':
-      return new Error(
-        `port ${http.port} on ${http.host} is already in use by another program: set HTTP_PORT to a free port (for example HTTP_PORT=${http.port + 1}), or stop the other program`,
-      );
-    case 'EACCES':
-      return new Error(`this user may not listen on ${where} (ports below 1024 need privileges): set HTTP_PORT to 1024 or higher`);
-    case 'EADDRNOTAVAIL':
-      return new Error(`HTTP_HOST=${http.host} is not an address of this machine: use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)`);
-    case 'ENOTFOUND':
-    case 'EAI_AGAIN':
-      return new Error(`HTTP_HOST=${http.host} does not resolve to an address: use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)`);
-    default:
-      return err;
-  }
-}
-
-/**
- * One warning at start-up when the agent service does not answer at all, so a wrong
- * AGENT_API_BASE_URL shows before the first user waits for a reply. Start-up goes on: the
- * service may come up later, and /readyz reports it meanwhile.
- */
-async function warnIfAgentUnreachable(agentApi: AgentApi, baseUrl: string | undefined, logger: Logger): Promise<void> {
-  try {
-    await agentApi.listInstances(AbortSignal.timeout(10_000));
-  } catch (err) {
-    if (err instanceof BridgeError && err.source === 'agent' && err.status === 404) {
-      // Something answers there, but not the service's API: most often the /api/v1 is missing.
-      logger.warn(
-        { baseUrl, status: 404 },
-        'the agent service answered 404 for the instance listing: check AGENT_API_BASE_URL, which includes the path prefix (for example https://openhelixai.com/api/v1)',
-      );
-      return;
-    }
-    if (agentApi.lastAnsweredAt() !== undefined) return; // It answered (even a 401): reachable.
-    logger.warn(
-      { baseUrl, ...errorFields(err) },
-      'the agent service is not reachable: check AGENT_API_BASE_URL and the network; messages wait in the queue meanwhile',
-    );
-  }
-}
-
-/** The agent service counts as ready when it answered within the last minute, or answers a listing now. */
-function agentReadiness(agentApi: AgentApi, freshMs = 60_000): () => Promise<boolean> {
-  return async () => {
-    const last = agentApi.lastAnsweredAt();
-    if (last !== undefined && Date.now() - last < freshMs) return true;
-    try {
-      await agentApi.listInstances(AbortSignal.timeout(3_000));
-      return true;
-    } catch (err) {
-      // Any HTTP answer (even 401) proves the service is reachable.
-      return agentApi.lastAnsweredAt() !== undefined && Date.now() - agentApi.lastAnsweredAt()! < freshMs && err !== undefined;
-    }
-  };
-}
 
 export type { Platform };
 
