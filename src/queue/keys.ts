@@ -18,6 +18,7 @@ import { isDmBindingChannel } from '../bindings/dm.js';
  */
 export function queueKeys(base: string) {
   const conversation = (conversationId: string) => `${base}:conv:${conversationId}`;
+  const channelPending = (platform: Platform, channelId: string) => `${base}:chan:${platform}:${channelId}:pending`;
   return {
     base,
     /** List of a conversation's unfinished message IDs, oldest first. */
@@ -36,14 +37,14 @@ export function queueKeys(base: string) {
      */
     seen: (platform: Platform, messageId: string) => `${base}:seen:${platform}:${messageId}`,
     /** Sorted set: a channel's unfinished message IDs by arrival, for fairness and its cap. */
-    channelPending: (platform: Platform, channelId: string) => `${base}:chan:${platform}:${channelId}:pending`,
+    channelPending,
     /**
      * The backlog a message counts in (MAX_PENDING_PER_CHANNEL and fairness): its binding
      * channel's, except for direct messages, which all share one binding channel: each DM
      * channel has its own, so one person's flood of DMs never refuses or delays another's.
      */
     backlogOf: (m: { platform: Platform; channelId: string; reply: { channelId: string } }) =>
-      `${base}:chan:${m.platform}:${isDmBindingChannel(m.channelId) ? `${m.channelId}:${m.reply.channelId}` : m.channelId}:pending`,
+      channelPending(m.platform, isDmBindingChannel(m.channelId) ? `${m.channelId}:${m.reply.channelId}` : m.channelId),
     /** Sorted set: conversations with accepted messages that no job has taken yet, by time. */
     stranded: `${base}:stranded`,
     /** String: a refusal notice of this kind went to this user; no other until it expires. */

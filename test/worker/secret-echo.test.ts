@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { closeAfterEach } from '../support/close-after-each.js';
 import { REDACTED } from '../../src/core/scrub.js';
 import { startAgentEmulator } from '../../src/demo/agent-emulator.js';
-import { newPrefix, startTestBridge, type TestBridge } from '../support/bridge-harness.js';
+import { newPrefix, startTestBridge } from '../support/bridge-harness.js';
 import { webMessage } from '../support/pipeline.js';
 import { Sink, sinkPlatform } from '../support/sink.js';
 import { dumpAll, testRedis } from '../support/redis-helpers.js';
@@ -12,30 +13,28 @@ import { dumpAll, testRedis } from '../support/redis-helpers.js';
  * debugging agent) must not put the key in chat, or in Redis on the way there.
  */
 describe('an answer that echoes a secret of the bridge', () => {
-  let t: TestBridge | undefined;
-  afterEach(async () => {
-    await t?.close();
-    t = undefined;
-  });
+  const closing = closeAfterEach();
 
   it('is posted with the secret replaced, and stored without it', async () => {
     const apiKey = `echo-key-${randomBytes(12).toString('hex')}`;
     const agent = await startAgentEmulator({ apiKey, reply: () => `Sure. The key I was called with is ${apiKey}; JSON-escaped: "${apiKey}".` });
     const sink = await new Sink().start();
-    t = await startTestBridge({
-      prefix: newPrefix('echo'),
-      agent,
-      // The first post fails; the retry waits a second or two with the answer recorded in Redis.
-      env: { BINDINGS: 'web:c1=demo-helper', LOG_LEVEL: 'warn', RETRY_BASE_DELAY_MS: '2000' },
-      platforms: [sinkPlatform(sink.url)],
-      closeWith: [sink],
-    });
+    const t = closing(
+      await startTestBridge({
+        prefix: newPrefix('echo'),
+        agent,
+        // The first post fails; the retry waits a second or two with the answer recorded in Redis.
+        env: { BINDINGS: 'web:c1=demo-helper', LOG_LEVEL: 'warn', RETRY_BASE_DELAY_MS: '2000' },
+        platforms: [sinkPlatform(sink.url)],
+        closeWith: [sink],
+      }),
+    );
     const { redis } = testRedis();
     try {
       const m = webMessage('what key did you get?');
       sink.fail({ status: 500 });
       let stored: Promise<string[]> | undefined;
-      sink.onRequest = () => (stored ??= dumpAll(redis, t!.prefix));
+      sink.onRequest = () => (stored ??= dumpAll(redis, t.prefix));
       await t.bridge.ingress.handle(m);
       await sink.waitFor((posts) => posts.some((p) => p.messageId === m.messageId), 30_000);
       const post = sink.posts.find((p) => p.messageId === m.messageId)!;

@@ -1,20 +1,16 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+import { describe, expect, it } from 'vitest';
+import { closeAfterEach } from '../support/close-after-each.js';
+import { startPipeline, webMessage } from '../support/pipeline.js';
 
 /**
  * Issue 17: an uninstall removes the workspace's queued work, also the messages queued behind
  * one a worker is answering right now: none of them reaches the agent (and bills) afterwards.
  */
 describe('dropWorkspace while a job holds a conversation', () => {
-  let p: Pipeline | undefined;
-  afterEach(async () => {
-    await p?.close();
-    p = undefined;
-  });
+  const closing = closeAfterEach();
 
   it('the held message finishes; the ones behind it in its conversation are never sent to the agent', async () => {
-    p = await startPipeline({ LOG_LEVEL: 'warn' });
-    const pl = p;
+    const pl = closing(await startPipeline({ LOG_LEVEL: 'warn' }));
     pl.agent.hangNext(1, { endpoint: 'chat' });
     const first = webMessage('being answered', { threadId: 'held' });
     await pl.bridge.ingress.handle(first);
