@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ingressWithWorkerProcesses, kill9, spawnWorker, workerEnvFor } from '../support/child-worker.js';
-import { startPipeline, webMessage } from '../support/pipeline.js';
+import { startPipeline, webMessage, type Pipeline } from '../support/pipeline.js';
+import type { IncomingMessage } from '../../src/core/message.js';
 
 /** Ingress in this process; a worker process is SIGKILLed while the agent is answering. */
 const { children, startIngress } = ingressWithWorkerProcesses();
@@ -16,12 +17,19 @@ async function killDuringTheCall(guarantee: 'at-least-once' | 'at-most-once') {
   await pl.agent.waitForCalls(1, (c) => c.endpoint === 'chat');
   await kill9(first);
   children.push(await spawnWorker(env));
-  await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId && (x.kind === 'chunk' || x.kind === 'notice')), 25_000);
-  // A second message of the same conversation afterwards proves the first is finished for good.
+  return { pl, ...(await finishedForGood(pl, m, 25_000)) };
+}
+
+/**
+ * Waits for `m`'s reply or notice, then for a second message of the same conversation, which
+ * proves the first is finished for good; resolves with `m`'s posts and agent calls.
+ */
+async function finishedForGood(pl: Pick<Pipeline, 'sink' | 'bridge' | 'agent'>, m: IncomingMessage, timeoutMs = 20_000) {
+  await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId && (x.kind === 'chunk' || x.kind === 'notice')), timeoutMs);
   const after = webMessage('and the next one');
   await pl.bridge.ingress.handle(after);
   await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === after.messageId), 20_000);
-  return { pl, m, posts: pl.sink.posts.filter((x) => x.messageId === m.messageId), calls: pl.agent.chatCalls().filter((c) => c.message === m.text) };
+  return { posts: pl.sink.posts.filter((x) => x.messageId === m.messageId), calls: pl.agent.chatCalls().filter((c) => c.message === m.text) };
 }
 
 describe('AGENT_CALL_GUARANTEE, a worker SIGKILLed during a slow agent call', () => {
@@ -49,12 +57,7 @@ describe('AGENT_CALL_GUARANTEE, an agent call that times out after it was sent',
       pl.agent.hangNext(1, { endpoint: 'chat' });
       const m = webMessage(`timed out once (${guarantee})`);
       await pl.bridge.ingress.handle(m);
-      await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId && (x.kind === 'chunk' || x.kind === 'notice')), 20_000);
-      // A second message of the same conversation afterwards proves the first is finished for good.
-      const after = webMessage('and the next one');
-      await pl.bridge.ingress.handle(after);
-      await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === after.messageId), 20_000);
-      return { posts: pl.sink.posts.filter((x) => x.messageId === m.messageId), calls: pl.agent.chatCalls().filter((c) => c.message === m.text) };
+      return await finishedForGood(pl, m);
     } finally {
       await pl.close();
     }
