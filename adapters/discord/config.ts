@@ -23,8 +23,14 @@ const shardIds = z
   .optional()
   .transform((v, ctx) => {
     if (v === undefined || v.trim() === '') return undefined;
+    const parts = v.split(',').map((s) => s.trim()).filter(Boolean);
+    // `,` alone would reach discord.js as no shard at all and fail only when connecting.
+    if (parts.length === 0) {
+      ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_IDS lists no shard: give shard numbers or ranges, for example 0,1 or 0-3, or leave it unset to run every shard' });
+      return z.NEVER;
+    }
     const ids = new Set<number>();
-    for (const part of v.split(',').map((s) => s.trim()).filter(Boolean)) {
+    for (const part of parts) {
       const m = /^(\d{1,5})(?:\s*-\s*(\d{1,5}))?$/.exec(part);
       const from = m ? Number(m[1]) : NaN;
       const to = m?.[2] !== undefined ? Number(m[2]) : from;
