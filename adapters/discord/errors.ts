@@ -1,4 +1,5 @@
 import { PlatformError, kindForStatus, type ErrorKind } from '../../src/core/errors.js';
+import { clipAtWord } from '../../src/core/scrub.js';
 
 /**
  * Discord error codes that retrying cannot fix: the bot lacks access, the channel or message
@@ -54,7 +55,7 @@ export function toPlatformError(err: unknown, action: string): PlatformError {
     const route = `${(err.method ?? '').toUpperCase()} ${routeOf(err.url)}`.trim();
     const refusal = REFUSALS.get(code);
     const kind: ErrorKind = refusal ? 'refused' : kindForStatus(err.status);
-    const what = refusal ?? (err.message ? err.message.slice(0, 200) : `HTTP ${err.status}`);
+    const what = refusal ?? (clipAtWord(err.message ?? '', 200) || `HTTP ${err.status}`);
     return new PlatformError('discord', kind, `Discord ${action} failed (${route}): ${what}`, {
       status: err.status,
       ...(Number.isFinite(code) && code > 0 ? { code: String(code) } : {}),
@@ -63,7 +64,7 @@ export function toPlatformError(err: unknown, action: string): PlatformError {
   if (name === 'AbortError' || name === 'TimeoutError') {
     return new PlatformError('discord', 'timeout', `Discord ${action} timed out`);
   }
-  const reason = err instanceof Error ? err.message.slice(0, 200) : String(err).slice(0, 200);
+  const reason = clipAtWord(err instanceof Error ? err.message : String(err), 200);
   return new PlatformError('discord', 'network', `Discord ${action} failed: ${reason}`, {
     code: (err as { code?: unknown })?.code ? String((err as { code?: unknown }).code) : undefined,
   });

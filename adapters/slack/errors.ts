@@ -1,5 +1,6 @@
 import { ErrorCode, type WebAPICallError } from '@slack/web-api';
 import { PlatformError, kindForStatus, type ErrorKind } from '../../src/core/errors.js';
+import { clipAtWord } from '../../src/core/scrub.js';
 
 /** Slack error codes that retrying cannot fix: the bot is not there, or the channel is gone. */
 const REFUSED = new Set([
@@ -67,7 +68,7 @@ export function toPlatformError(method: string, err: unknown): PlatformError {
       });
     }
     case ErrorCode.PlatformError: {
-      const code = String(e.data?.error ?? 'unknown_error').slice(0, 100);
+      const code = clipAtWord(String(e.data?.error ?? ''), 100) || 'unknown_error';
       const kind = kindForCode(code);
       const retryAfter = e.data?.response_metadata?.retryAfter;
       const why = WHY[code];
@@ -92,7 +93,7 @@ export function toPlatformError(method: string, err: unknown): PlatformError {
       });
     }
     default:
-      return new PlatformError('slack', 'network', `Slack ${method}: ${err instanceof Error ? err.message.slice(0, 200) : 'failed'}`, {
+      return new PlatformError('slack', 'network', `Slack ${method}: ${(err instanceof Error && clipAtWord(err.message, 200)) || 'failed'}`, {
         cause: err,
       });
   }

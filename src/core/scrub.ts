@@ -29,3 +29,14 @@ export function secretForms(secrets: readonly string[]): string[] {
   }
   return [...forms].sort((a, b) => b.length - a.length);
 }
+
+/**
+ * `text` cut to at most `max` characters at a space. Words a service or platform sends back
+ * (an error message) may quote a secret: cut in the middle, its first half would no longer be
+ * recognised as a secret by whatever redacts later, so a word is kept whole or left out.
+ */
+export function clipAtWord(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = text.lastIndexOf(' ', max);
+  return cut <= 0 ? '' : `${text.slice(0, cut)} …`;
+}

@@ -2,6 +2,7 @@ import type { AgentApi } from '../agent-api/types.js';
 import { explainFailure } from '../agent-api/problem-words.js';
 import type { DropLogWriter, NoAnswerReason } from '../diagnostics/drop-log.js';
 import { errorFields } from '../logger.js';
+import { clipAtWord } from '../core/scrub.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import type { ReplyPort, ReplyPorts } from '../core/reply-port.js';
 import type { Logger } from '../logger.js';
@@ -126,6 +127,11 @@ export class MessageProcessor {
     return this.options.callGuarantee !== 'at-most-once';
   }
 
+  /** `text` with the process's secrets replaced: for whatever is stored in Redis or posted in chat. */
+  private redact(text: string): string {
+    return this.options.redact ? this.options.redact(text) : text;
+  }
+
   /** Answers recorded and waiting for their turn to post (delivery-gate.ts). */
   get repliesWaiting(): number {
     return this.gate.waiting;
@@ -174,7 +180,7 @@ export class MessageProcessor {
         if (this.options.logger.isLevelEnabled('debug')) scope.log().debug({ ms: agentMs }, 'agent call finished');
       }
       first = 0;
-      if (this.options.redact) reply = this.options.redact(reply);
+      reply = this.redact(reply);
       const answer: ProgressFields = { reply, posting: 0 };
       if (agentMessageId) answer.agentMessageId = agentMessageId;
       // The call is billed: keep trying to record its answer through a Redis blip. The same
@@ -302,13 +308,15 @@ export class MessageProcessor {
       { ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId, ...errorFields(err) },
       'gave up on a message',
     );
-    const reason = err instanceof BridgeError ? `${err.source} ${err.kind}: ${err.message}` : 'internal error';
+    // A platform or the agent service may quote a token or a credential value in its error:
+    // redacted whole, before the cut, since the failure log is shown in the admin pane.
+    const reason = err instanceof BridgeError ? this.redact(`${err.source} ${err.kind}: ${err.message}`) : 'internal error';
     await this.options.failures.record({
       ref,
       platform: m.platform,
       conversationId: m.conversationId,
       instanceId: m.instanceId,
-      reason: reason.slice(0, 300),
+      reason: clipAtWord(reason, 300),
       at: Date.now(),
     });
     await this.options.drops
@@ -320,7 +328,7 @@ export class MessageProcessor {
       await indicator?.landed();
       if (m.errorPolicy === 'reply') {
         await port
-          .postNotice(m.reply, `${explainFailure(err)} (ref ${ref})`)
+          .postNotice(m.reply, this.redact(`${explainFailure(err)} (ref ${ref})`))
           .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));
       }
       const outcome = m.errorPolicy === 'silent' ? 'ok' : 'failed';
