@@ -81,8 +81,10 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
   /** Files are downloaded only for messages the bot may answer, not for every chat line. */
   async function mayAnswer(m: IncomingMessage): Promise<boolean> {
     if (m.fromSelf || m.fromBot) return false;
-    if (m.isDirect || m.mentionsBot || m.repliesToBot || m.conversation.threadId) return true;
-    return (await ctx.bindings.get('discord', m.bindingChannelId))?.mode === 'all';
+    if (m.isDirect || m.mentionsBot || m.repliesToBot) return true;
+    const binding = await ctx.bindings.get('discord', m.bindingChannelId);
+    // A thread of a bound channel may be a follow-up the bot answers without a mention.
+    return binding !== undefined && (binding.mode === 'all' || m.conversation.threadId !== undefined);
   }
   const serial = new KeyedSerial();
   const shardStates = new ShardStates(ctx.metrics?.registry);
@@ -113,7 +115,8 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
     const result = await ctx.ingress.handle(incoming);
     logger.debug({ messageId: message.id, status: result.status }, 'discord message handled');
     if (notice && result.status === 'queued') {
-      await ctx.replyPort.postNotice(incoming.reply, notice).catch((err: unknown) => logger.warn({ ...errorFields(err) }, 'could not post the files notice'));
+      // Not awaited: this channel's next message must not wait for the notice's post.
+      void ctx.replyPort.postNotice(incoming.reply, notice).catch((err: unknown) => logger.warn({ ...errorFields(err) }, 'could not post the files notice'));
     }
   }
 

@@ -99,6 +99,7 @@ export async function normaliseMessage(message: Message, ctx: NormaliseContext):
     repliesToBot: fromSelf ? false : await repliesToBot(message, ctx),
     fromSelf,
     fromBot: !fromSelf && authorIsBot && !ctx.allowBots,
+    ...(!fromSelf && authorIsBot && ctx.allowBots ? { fromAllowedBot: true } : {}),
     hasAttachments,
     ...(contentMissing ? { contentMissing: true } : {}),
     reply: { channelId, messageId: message.id, ...(isThread ? { threadId: channelId } : {}) },

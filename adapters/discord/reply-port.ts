@@ -15,6 +15,8 @@ import { TypingKeeper } from './typing.js';
 /** Discord refuses longer messages (400, code 50035). */
 export const DISCORD_MAX_CHARS = 2000;
 const WARNING_EMOJI = '⚠️';
+/** Discord's refusal of a reply in a channel where the bot may not read the history. */
+const CANNOT_REPLY_WITHOUT_HISTORY = '160002';
 
 /** The part of `@discordjs/rest` the port uses, so tests can pass a fake. */
 export type RestLike = Pick<REST, 'get' | 'post' | 'put'>;
@@ -72,7 +74,15 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     try {
       await rest.post(Routes.channelMessages(target.channelId), { body });
     } catch (err) {
-      throw toPlatformError(err, 'message create');
+      const refused = toPlatformError(err, 'message create');
+      if (!body.message_reference || refused.code !== CANNOT_REPLY_WITHOUT_HISTORY) throw refused;
+      // A channel may deny Read Message History: the answer still goes out, as a plain message.
+      delete body.message_reference;
+      try {
+        await rest.post(Routes.channelMessages(target.channelId), { body });
+      } catch (again) {
+        throw toPlatformError(again, 'message create');
+      }
     }
   }
 

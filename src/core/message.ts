@@ -44,6 +44,12 @@ export interface IncomingMessage {
   repliesToBot: boolean;
   fromSelf: boolean;
   fromBot: boolean;
+  /**
+   * Written by another bot the bridge was told to answer (DISCORD_ALLOW_BOTS). Such a message is
+   * answered only when it mentions the bot, and a channel's bot turns are capped: two bots that
+   * answer each other would otherwise loop, each turn a billed call.
+   */
+  fromAllowedBot?: boolean;
   hasAttachments: boolean;
   /** Guild messages arrive without content when the MessageContent intent is missing. */
   contentMissing?: boolean;

@@ -62,16 +62,31 @@ const NO_ACCOUNT_NOTICE_WINDOW_SECONDS = 3_600;
 /** A user refused as "busy" hears it once per this many seconds, however many messages they send. */
 const BUSY_NOTICE_WINDOW_SECONDS = 60;
 
+/**
+ * Refusals whose notice is the same every time (not connected, nothing to send, too long): a user
+ * hears each once per channel per window, so a flood of them is not a flood of public posts.
+ */
+const REPEATED_NOTICES: ReadonlySet<DropReason> = new Set(['not_bound', 'empty', 'too_long']);
+const REPEATED_NOTICE_WINDOW_SECONDS = 10;
+
+/** Messages from other bots answered per channel per window (DISCORD_ALLOW_BOTS). */
+const BOT_TURNS_PER_CHANNEL = 20;
+const BOT_TURN_WINDOW_SECONDS = 600;
+
 /** The single entry point of every adapter (see src/ingress/types.ts). */
 export function createIngress(options: IngressOptions): Ingress {
   const retryFor = options.enqueueRetryMs ?? 10_000;
   /** The notices in the words of the message's platform. */
   const noticesOf = noticesByPlatform(options.vocabularies);
 
-  const notify = async (m: IncomingMessage, text: string) => {
+  /**
+   * Posts a notice without holding up the caller: an adapter handles a channel's messages in
+   * order, and a notice waiting out the platform's rate limit must not delay the next message.
+   */
+  const notify = (m: IncomingMessage, text: string): void => {
     const port = options.ports[m.platform];
     if (!port) return;
-    await port.postNotice(m.reply, text).catch((err: Error) => options.logger.warn({ ...errorFields(err) }, 'could not post a notice'));
+    void port.postNotice(m.reply, text).catch((err: Error) => options.logger.warn({ ...errorFields(err) }, 'could not post a notice'));
   };
 
   /** What a claim lost to another delivery returns: that delivery does whatever is due. */
@@ -88,7 +103,9 @@ export function createIngress(options: IngressOptions): Ingress {
     options.logger.debug({ platform: m.platform, messageId: m.messageId, channelId: m.bindingChannelId, reason }, 'message dropped');
     options.metrics.ingress.inc({ platform: m.platform, result: reason });
     // The user hears first: the diagnostics write may itself wait on an unreachable Redis.
-    if (notice) await notify(m, notice);
+    if (notice && (!REPEATED_NOTICES.has(reason) || (await firstNotice(m, `${reason}:${m.bindingChannelId}`, REPEATED_NOTICE_WINDOW_SECONDS)))) {
+      notify(m, notice);
+    }
     // Own messages would flood the list the bot's replies; everything else is worth explaining.
     if (reason !== 'self') {
       const write = options.drops
@@ -103,6 +120,21 @@ export function createIngress(options: IngressOptions): Ingress {
   const firstNotice = (m: IncomingMessage, kind: string, windowSeconds: number) =>
     // When Redis can't say, tell the user: a missing answer is worse than a repeated notice.
     options.queue.firstNotice(kind, m.platform, m.userId, windowSeconds).catch(() => true);
+
+  /**
+   * Another bot is answered only when it mentions this one (not for a reply, a thread follow-up
+   * or a channel in `all` mode), and at most BOT_TURNS_PER_CHANNEL times per window per channel:
+   * two bots that answer each other would loop, each turn a billed call.
+   */
+  const mayAnswerBot = async (m: IncomingMessage): Promise<boolean> => {
+    if (!m.mentionsBot) return false;
+    const turns = await options.queue.countInWindow('bot-turns', m.platform, m.bindingChannelId, BOT_TURN_WINDOW_SECONDS).catch(() => 0);
+    if (turns <= BOT_TURNS_PER_CHANNEL) return true;
+    if (turns === BOT_TURNS_PER_CHANNEL + 1) {
+      options.logger.warn({ platform: m.platform, channelId: m.bindingChannelId, botUserId: m.userId }, 'bot messages in this channel are ignored for now: too many in a row (two bots answering each other?)');
+    }
+    return false;
+  };
 
   /** Per-workspace accounts: whether the message's workspace has one (when Redis can't say, yes: the worker checks again). */
   const hasAccount = async (m: IncomingMessage) =>
@@ -124,6 +156,7 @@ export function createIngress(options: IngressOptions): Ingress {
       const drop = (m: IncomingMessage, reason: DropReason, notice?: string) => dropMessage(m, reason, notice, claimed);
       if (m.fromSelf) return drop(m, 'self');
       if (m.fromBot) return drop(m, 'bot');
+      if (m.fromAllowedBot && !(await mayAnswerBot(m))) return drop(m, 'bot');
 
       // One bound for the whole message: Redis may be restarting while it arrives.
       const deadline = Date.now() + retryFor;
@@ -210,7 +243,7 @@ export function createIngress(options: IngressOptions): Ingress {
           ?.record(m.platform, m.bindingChannelId, { messageId: m.messageId, userId: m.userId, reason: 'queued', at: Date.now(), conversationId })
           .catch(() => {});
       }
-      if (m.hasAttachments) await notify(m, notices.attachments);
+      if (m.hasAttachments) notify(m, notices.attachments);
       return { status: 'queued', jobId: result.jobId };
     },
   };

@@ -165,6 +165,15 @@ export class ChatQueue {
     return set === 'OK';
   }
 
+  /** Counts one more `kind` event for `id` in a window opened by the first; returns the count so far. */
+  async countInWindow(kind: string, platform: ChatMessage['platform'], id: string, windowSeconds: number): Promise<number> {
+    const key = this.mailbox.keys.noticeSent(`count-${kind}`, platform, id);
+    const replies = await this.options.redis.multi().incr(key).expire(key, Math.max(1, Math.ceil(windowSeconds)), 'NX').exec();
+    const [err, count] = replies?.[0] ?? [new Error('the count was not run')];
+    if (err) throw err;
+    return Number(count);
+  }
+
   async counts(): Promise<QueueCounts> {
     const c = await this.queue.getJobCounts('waiting', 'active', 'completed', 'failed', 'delayed', 'prioritized');
     return {

@@ -195,6 +195,11 @@ export class DiscordEmulator extends EventEmitter {
     return this.interact(modalSubmitInteraction(this.world, input));
   }
 
+  /** Turns on Discord's per-channel bucket for message creates (real Discord: 5 per 5 s), with 429s and headers. */
+  rateLimitMessageCreates(limit = 5, windowMs = 5_000): void {
+    this.store.messageCreateBucket = { limit, windowMs, windows: new Map() };
+  }
+
   /** The next `count` message creates fail with this fault (429 with real rate-limit headers, or a 5xx). */
   failNextMessageCreates(count: number, fault: Fault = { status: 429, retryAfterSeconds: 0.5 }): void {
     for (let n = 0; n < count; n++) this.store.messageCreateFaults.push(fault);

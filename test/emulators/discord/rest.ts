@@ -139,7 +139,40 @@ export class RestApi {
     return { status: 200, body: saved };
   }
 
+  /** Discord's per-channel message bucket (5 per 5 s on real Discord), with its headers. */
+  private channelBucket(ch: EmuChannel): Reply | Record<string, string> {
+    const bucket = this.store.messageCreateBucket;
+    if (!bucket) return {};
+    const now = Date.now();
+    let w = bucket.windows.get(ch.id);
+    if (!w || now - w.start >= bucket.windowMs) bucket.windows.set(ch.id, (w = { start: now, used: 0 }));
+    const resetAfter = (w.start + bucket.windowMs - now) / 1000;
+    const headers = {
+      'x-ratelimit-limit': String(bucket.limit),
+      'x-ratelimit-remaining': String(Math.max(0, bucket.limit - w.used - 1)),
+      'x-ratelimit-reset': String((w.start + bucket.windowMs) / 1000),
+      'x-ratelimit-reset-after': String(resetAfter),
+      'x-ratelimit-bucket': `emulator-channel-${ch.id}`,
+    };
+    if (w.used >= bucket.limit) {
+      return {
+        status: 429,
+        body: { message: 'You are being rate limited.', retry_after: resetAfter, global: false },
+        headers: { ...headers, 'retry-after': String(Math.ceil(resetAfter)), 'x-ratelimit-scope': 'user' },
+      };
+    }
+    w.used += 1;
+    return headers;
+  }
+
   private createMessage(ch: EmuChannel, body: Json): Reply {
+    const bucket = this.channelBucket(ch);
+    if ('status' in bucket) return bucket as Reply;
+    const created = this.createMessageInBucket(ch, body);
+    return { ...created, headers: { ...(created.headers ?? {}), ...(bucket as Record<string, string>) } };
+  }
+
+  private createMessageInBucket(ch: EmuChannel, body: Json): Reply {
     const fault = this.store.messageCreateFaults.shift();
     if (fault?.status === 429) {
       const s = fault.retryAfterSeconds;
@@ -174,6 +207,7 @@ export class RestApi {
     const earlier = nonceKey ? this.store.nonces.get(nonceKey) : undefined;
     if (earlier) return { status: 200, body: earlier };
     const refId = body.message_reference?.message_id as string | undefined;
+    if (refId && this.store.noReadHistory.has(ch.id)) return err(403, 160002, 'Cannot reply without permission to read message history');
     const referenced = refId ? this.store.findMessage(ch.id, refId) : undefined;
     if (refId && !referenced && body.message_reference?.fail_if_not_exists !== false) {
       return err(400, 50035, 'Invalid Form Body', { errors: { message_reference: { _errors: [{ code: 'REPLIES_UNKNOWN_MESSAGE', message: 'Unknown message' }] } } });

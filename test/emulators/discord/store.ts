@@ -46,6 +46,10 @@ export class Store {
   readonly messageCreateFaults: Fault[] = [];
   /** Channels where the bot lacks access (POST answers 403, code 50001). */
   readonly noAccess = new Set<string>();
+  /** Channels where the bot may not read the history: a reply is refused (code 160002), a plain post is not. */
+  readonly noReadHistory = new Set<string>();
+  /** Discord's per-channel bucket for message creates, when a test turns it on (`rateLimitMessageCreates`). */
+  messageCreateBucket?: { limit: number; windowMs: number; windows: Map<string, { start: number; used: number }> };
   /** nonce → message, per channel, for `enforce_nonce`. */
   readonly nonces = new Map<string, Json>();
   /** Attachment bytes by `<channel>/<attachment id>`. */
