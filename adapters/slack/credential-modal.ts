@@ -3,7 +3,7 @@ import { scrub as scrubSecrets } from '../../src/core/scrub.js';
 import { withTimeout } from '../../src/core/with-timeout.js';
 import type { View, WebClient } from '@slack/web-api';
 import type { CommandReply, Commands } from '../../src/commands/types.js';
-import { scrubbedErrorFields } from '../../src/commands/credential.js';
+import { CREDENTIAL_REDACT_FOR_MS, scrubbedErrorFields } from '../../src/commands/credential.js';
 import type { Logger, SecretRegistry } from '../../src/logger.js';
 import { commandReplyMessage } from './blocks.js';
 import { slackCaller } from './caller.js';
@@ -20,8 +20,6 @@ export { INPUT_ACTION };
 const MAX_METADATA = 3_000;
 /** Time left for the service inside Slack's 3 s: past it the modal says "saving" and is updated later. */
 const ACK_BUDGET_MS = 2_300;
-/** How long a submitted value stays registered for log redaction after its request. */
-const REDACT_FOR_MS = 10 * 60_000;
 
 /** Kept in the modal between opening and submitting: never the value. */
 interface Metadata {
@@ -86,7 +84,7 @@ export function registerCredentialModal(app: App, deps: CredentialModalDeps): vo
     const values = (view.state?.values ?? {}) as Record<string, Record<string, { value?: string | null }>>;
     const value = String(values[VALUE_BLOCK]?.[INPUT_ACTION]?.value ?? '');
     const release = deps.secrets.add(value);
-    setTimeout(release, REDACT_FOR_MS).unref();
+    setTimeout(release, CREDENTIAL_REDACT_FOR_MS).unref();
     const scrub = (text: string) => (value.trim().length >= 4 ? scrubSecrets(text, [value]) : text);
     const fieldError = (block: string, text: string) =>
       ack({ response_action: 'errors', errors: { [block]: scrub(text).replace(/`/g, '').slice(0, 300) } });

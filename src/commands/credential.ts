@@ -16,6 +16,13 @@ export const CREDENTIAL_KEY = /^[A-Za-z][A-Za-z0-9_.-]{0,127}$/;
 const TITLE = 'Add a credential';
 
 /**
+ * How long a platform keeps a submitted credential value registered for redaction after its
+ * request. The agent service may quote it later (a refusal such as "instance stopped:
+ * OPENAI_API_KEY=..."), and the worker's notice and failure log must still recognise it.
+ */
+export const CREDENTIAL_REDACT_FOR_MS = 10 * 60_000;
+
+/**
  * Removes every form the value may take inside a text (raw, JSON-escaped, URL-encoded). A value
  * shorter than 4 characters is not looked for: it would blank ordinary words (the logger's rule).
  */

@@ -1,13 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toPlatformError } from '../../adapters/discord/errors.js';
+import { INPUT_ACTION, KEY_BLOCK, VALUE_BLOCK } from '../../adapters/slack/credential-modal.js';
 import { startCanaryBridge, SW, type CanaryBridge } from './support/canary-bridge.js';
 import { sleep, until } from './support/guards.js';
 import { dumpKeysAt, SHARED_REDIS } from './support/keys.js';
 
 /**
  * Secrets that come back later, inside someone else's words: a platform API error that quotes
- * the bot token. Whatever the bridge keeps of it (the failure log in Redis, shown in the
- * admin pane) has it replaced.
+ * the bot token, an agent service refusal that quotes a credential value added a little
+ * earlier. Whatever the bridge keeps or shows of them (the failure log in Redis, shown in the
+ * admin pane; the notice in chat) has them replaced.
  */
 describe('secrets echoed back in error messages', () => {
   let b: CanaryBridge;
@@ -46,4 +48,36 @@ describe('secrets echoed back in error messages', () => {
     expect(e.message).toContain('Unauthorized xxx');
     expect(e.message).not.toContain(token.slice(0, 8));
   });
+
+  it('discord: a credential value the agent service quotes after the call is not posted or stored', async () => {
+    const w = b.discord.world;
+    const v = `cred-later-${Date.now()}-abcdef`;
+    const submit = b.discord.submitModal({ user: w.users.alice, channel: w.channels.general, customId: 'agent:credential:demo-helper', fields: { key: 'OPENAI_API_KEY', value: v } });
+    await b.discord.waitFor(() => submit.original?.content, 'modal answer');
+    expect(b.agent.credentials.get('demo-helper')?.get('OPENAI_API_KEY')).toBe(v);
+    b.agent.failNext(1, { status: 409, body: { error: `instance stopped: OPENAI_API_KEY=${v} rejected by provider` } }, { endpoint: 'chat' });
+    const d = b.discord.sendMessage({ author: w.users.alice, channel: w.channels.general, content: `<@${w.bot.id}> hello` });
+    const notice = await b.discord.waitFor(() => b.discord.repliesTo(d.id as string)[0], 'notice');
+    await sleep(500);
+    expect(JSON.stringify(notice)).toContain('instance stopped');
+    expect(JSON.stringify(notice)).not.toContain(v);
+    expect(await dumpKeysAt(SHARED_REDIS, b.prefix)).not.toContain(v);
+    expect(b.logs.text).not.toContain(v);
+  }, 60_000);
+
+  it('slack: a credential value the agent service quotes after the call is not posted or stored', async () => {
+    const v = `cred-later-slack-${Date.now()}-abcdef`;
+    const ack = await b.to.command({ text: 'credential demo-helper', user: SW.admin, channel: SW.general });
+    const open = await b.slack.waitForCall('views.open', (c) => c.params.trigger_id === ack.triggerId);
+    const viewId = (open.response.view as { id: string }).id;
+    await b.to.interaction(b.slack.viewSubmission(viewId, SW.admin, { [KEY_BLOCK]: { [INPUT_ACTION]: 'K2' }, [VALUE_BLOCK]: { [INPUT_ACTION]: v } }));
+    b.agent.failNext(1, { status: 409, body: { error: `instance stopped: K2=${v} rejected` } }, { endpoint: 'chat' });
+    const m = b.slack.userMessage({ channel: SW.general, user: SW.user, text: `<@${b.slack.identity.botUserId}> hi` });
+    await b.to.event(m.mention);
+    await b.to.event(m.message);
+    const post = await b.slack.waitForCall('chat.postMessage', (x) => x.params.thread_ts === m.ts && /stopped/.test(x.params.text ?? ''), 20_000);
+    await sleep(500);
+    expect(JSON.stringify(post.params)).not.toContain(v);
+    expect(await dumpKeysAt(SHARED_REDIS, b.prefix)).not.toContain(v);
+  }, 60_000);
 });

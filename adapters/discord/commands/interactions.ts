@@ -8,6 +8,7 @@ import {
 import { errorFields, type Logger, type SecretRegistry } from '../../../src/logger.js';
 import type { CommandReply, Commands } from '../../../src/commands/types.js';
 import { runPlainCommand } from '../../../src/commands/dispatch.js';
+import { CREDENTIAL_REDACT_FOR_MS } from '../../../src/commands/credential.js';
 import { newReference } from '../../../src/core/reference.js';
 import { DEFAULT_COMMAND, findCommand, parsedFrom, type CommandEntry } from '../../../src/commands/registry.js';
 import { callerOf, isAdmin } from './access.js';
@@ -131,7 +132,8 @@ async function onCredentialSubmit(i: ModalSubmitInteraction, instanceId: string,
     }
   };
   const value = field(VALUE_FIELD).trim();
-  const release = deps.secrets.add(value);
+  // Kept past the call (as on Slack): the agent service may quote the value in a later answer.
+  setTimeout(deps.secrets.add(value), CREDENTIAL_REDACT_FOR_MS).unref();
   try {
     await i.deferReply({ flags: EPHEMERAL });
     const caller = callerOf(i);
@@ -145,8 +147,6 @@ async function onCredentialSubmit(i: ModalSubmitInteraction, instanceId: string,
     deps.logger.error({ ...errorFields(err), ref, instanceId: instanceId.slice(0, 100) }, 'discord credential submit failed');
     const reply = problem('Credential not sent', `That did not work (reference \`${ref}\`). Try again in a moment.`);
     await answer(i, reply, deps).catch(() => {});
-  } finally {
-    release();
   }
 }
 
