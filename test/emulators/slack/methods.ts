@@ -1,5 +1,5 @@
 import { conversationsHistory, conversationsReplies, historyScope, parseMetadata } from './history.js';
-import type { SlackState, StoredMessage } from './state.js';
+import type { EmulatedChannel, SlackState, StoredMessage } from './state.js';
 import { validateBlocks, validateView } from './validate.js';
 
 export type Params = Record<string, string>;
@@ -22,9 +22,59 @@ function channelProblem(channel: string | undefined, state: SlackState): string 
   if (USER.test(channel) && state.users.has(channel)) return undefined;
   if (!CHANNEL.test(channel)) return 'channel_not_found';
   const c = state.channels.get(channel);
+  if (c && c.member === false && hiddenFromBot(c)) return 'channel_not_found';
   if (c?.archived) return 'is_archived';
   if (c && c.member === false) return 'not_in_channel';
   return undefined;
+}
+
+const isPrivate = (c: EmulatedChannel | undefined, id: string): boolean => c?.private ?? id.startsWith('G');
+
+/** A DM between other people, or a private channel the bot is not in: Slack says it does not exist. */
+function hiddenFromBot(c: EmulatedChannel): boolean {
+  return c.id.startsWith('D') || isPrivate(c, c.id);
+}
+
+/** The person the bot's DM is with: as declared, else the first person who wrote in it. */
+function imUser(id: string, state: SlackState): string | undefined {
+  const declared = state.channels.get(id)?.user;
+  if (declared) return declared;
+  return state.messages.find((m) => m.channel === id && m.user && m.user !== state.identity.botUserId && !m.bot_id)?.user;
+}
+
+/** The read scope `conversations.info` needs for a conversation, from its ID's kind. */
+function infoScope(channel: string | undefined): string {
+  if (channel?.startsWith('D')) return 'im:read';
+  if (channel?.startsWith('G')) return 'groups:read';
+  return 'channels:read';
+}
+
+/** `conversations.info`: what the bot can see of a conversation (a channel it is in or not, its own DMs). */
+function conversationsInfo(p: Params, s: SlackState): MethodResult {
+  const id = p.channel;
+  if (!id || !CHANNEL.test(id)) return fail('channel_not_found');
+  const c = s.channels.get(id);
+  if (c && c.member === false && hiddenFromBot(c)) return fail('channel_not_found');
+  const created = 1_700_000_000;
+  if (id.startsWith('D')) {
+    const user = imUser(id, s);
+    return { channel: { id, created, is_im: true, is_org_shared: false, ...(user ? { user } : {}), is_user_deleted: false, priority: 0 } };
+  }
+  return {
+    channel: {
+      id,
+      name: id.toLowerCase(),
+      created,
+      is_channel: !isPrivate(c, id),
+      is_group: isPrivate(c, id),
+      is_im: false,
+      is_mpim: false,
+      is_private: isPrivate(c, id),
+      is_archived: c?.archived === true,
+      is_general: false,
+      is_member: c?.member !== false,
+    },
+  };
 }
 
 function contentProblem(p: Params): MethodResult | undefined {
@@ -61,6 +111,7 @@ export const METHOD_SCOPES: Record<string, (p: Params) => string> = {
   'users.info': () => 'users:read',
   'conversations.history': (p) => historyScope(p.channel),
   'conversations.replies': (p) => historyScope(p.channel),
+  'conversations.info': (p) => infoScope(p.channel),
 };
 
 export const METHODS: Record<string, Method> = {
@@ -140,6 +191,7 @@ export const METHODS: Record<string, Method> = {
 
   'conversations.replies': conversationsReplies,
   'conversations.history': conversationsHistory,
+  'conversations.info': conversationsInfo,
 };
 
 function reaction(p: Params, s: SlackState, op: 'add' | 'remove'): MethodResult {

@@ -32,9 +32,20 @@ export interface EmulatedUser {
 
 export interface EmulatedChannel {
   id: string;
-  /** false → chat.postMessage fails with not_in_channel. @defaultValue true */
+  /**
+   * Whether the bot is in it. false → posting fails with `not_in_channel`; for a private channel
+   * or a DM (`D…`, then one between other people) the bot cannot even see it, so posting and
+   * `conversations.info` fail with `channel_not_found`, as on Slack. @defaultValue true
+   */
   member?: boolean;
+  /** A private channel (`conversations.info` `is_private`). @defaultValue false, true for `G…` */
+  private?: boolean;
   archived?: boolean;
+  /**
+   * For the bot's own DM (`D…`): the person it is with (`conversations.info` `user`).
+   * @defaultValue the first person who wrote in it
+   */
+  user?: string;
 }
 
 export interface StoredMessage {
