@@ -82,10 +82,12 @@ export function registerCredentialModal(app: App, deps: CredentialModalDeps): vo
   app.view({ callback_id: CREDENTIAL_CALLBACK_ID, type: 'view_submission' }, async ({ ack, body, view, client }) => {
     const startedAt = Date.now();
     const values = (view.state?.values ?? {}) as Record<string, Record<string, { value?: string | null }>>;
-    const value = String(values[VALUE_BLOCK]?.[INPUT_ACTION]?.value ?? '');
+    // Trimmed as on Discord: spaces pasted around a key are not part of it, and the trimmed
+    // value is the one the service will quote back (and so the one to redact).
+    const value = String(values[VALUE_BLOCK]?.[INPUT_ACTION]?.value ?? '').trim();
     const release = deps.secrets.add(value);
     setTimeout(release, CREDENTIAL_REDACT_FOR_MS).unref();
-    const scrub = (text: string) => (value.trim().length >= 4 ? scrubSecrets(text, [value]) : text);
+    const scrub = (text: string) => (value.length >= 4 ? scrubSecrets(text, [value]) : text);
     const fieldError = (block: string, text: string) =>
       ack({ response_action: 'errors', errors: { [block]: scrub(text).replace(/`/g, '').slice(0, 300) } });
 
@@ -93,7 +95,7 @@ export function registerCredentialModal(app: App, deps: CredentialModalDeps): vo
     const meta = parseMetadata(view.private_metadata);
     if (!meta) return fieldError(KEY_BLOCK, `This form is out of date: run ${deps.commandName} credential again.`);
     if (!key) return fieldError(KEY_BLOCK, 'Enter the key name.');
-    if (!value.trim()) return fieldError(VALUE_BLOCK, 'Enter the secret value.');
+    if (!value) return fieldError(VALUE_BLOCK, 'Enter the secret value.');
 
     const user = body.user as Partial<typeof body.user> | undefined;
     if (!user || typeof user.id !== 'string' || !user.id) return fieldError(KEY_BLOCK, 'This form could not be read: run the command again.');

@@ -51,6 +51,14 @@ describe.each(['http', 'socket'] as const)('credential modal over %s', (mode) =>
     await expectNowhere(h, value);
   });
 
+  it('sends the value without the spaces around it, as Discord does', async () => {
+    const value = `sk-canary-${randomUUID()}`;
+    const viewId = await openForm(h, 'demo-helper');
+    const ack = await submit(h, viewId, 'PADDED_KEY', `  ${value} \n`);
+    expect(ack.body).toMatchObject({ response_action: 'clear' });
+    expect(h.agent.credentials.get('demo-helper')?.get('PADDED_KEY')).toBe(value);
+  });
+
   it('shows an unknown instance as an error in the modal', async () => {
     const value = `sk-canary-${randomUUID()}`;
     const viewId = await openForm(h, 'no-such-instance');
