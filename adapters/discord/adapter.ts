@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Events, type Client, type Message } from 'discord.js';
 import { errorFields } from '../../src/logger.js';
 import { withTimeout } from '../../src/core/with-timeout.js';
@@ -6,7 +7,7 @@ import type { Adapter } from '../../src/core/adapter.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { createInteractionHandler } from './commands/interactions.js';
 import { registerCommands } from './commands/register.js';
-import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait, type ShardPlan } from './gateway.js';
+import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait, startFailure, type ShardPlan } from './gateway.js';
 import { RedisIdentifyThrottler } from './identify-throttler.js';
 import { createRest } from './rest.js';
 import { ShardStates } from './shard-states.js';
@@ -18,6 +19,14 @@ import { createFeedbackStore } from '../../src/feedback/index.js';
 import { bullPrefix } from '../../src/redis.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import { KeyedSerial } from './serial.js';
+
+/** Pauses between start-up attempts while Discord is unreachable: doubling from `firstMs` to `maxMs`. */
+export interface StartRetry {
+  firstMs: number;
+  maxMs: number;
+}
+
+const START_RETRY: StartRetry = { firstMs: 1_000, maxMs: 30_000 };
 
 /** A replied-to message not in the cache is fetched; past this it counts as not the bot's. */
 const REFERENCE_LOOKUP_MS = 3_000;
@@ -50,7 +59,10 @@ type DiscordAdapterContext = AdapterContext & { feedback?: FeedbackRecorder };
  * Discord ingress: one gateway connection that normalises messages into `ingress.handle` and
  * answers `/agent` interactions. Replies are posted by workers through the reply port.
  */
-export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feedback?: FeedbackRecorder } = {}): DiscordAdapter {
+export function createDiscordAdapter(
+  ctx: DiscordAdapterContext,
+  options: { feedback?: FeedbackRecorder; startRetry?: StartRetry } = {},
+): DiscordAdapter {
   const discord = discordConfigOf(ctx.config);
   if (!discord) throw new Error('DISCORD_TOKEN is missing: the Discord adapter needs the bot token');
   const logger = ctx.logger;
@@ -93,7 +105,12 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
   let contentIntent = true;
   let warned = false;
   let starting: Promise<void> | undefined;
+  /** Start-up attempts after the first, made in the background while Discord is unreachable. */
+  let retrying: Promise<void> | undefined;
+  /** Why Discord is not connected yet, for /readyz: still retrying, or given up on a setting. */
+  let startProblem: 'retrying' | 'failed' | undefined;
   let stopped = false;
+  const halt = new AbortController();
 
   async function onMessage(message: Message, withContent: boolean): Promise<void> {
     const botUserId = message.client.user?.id;
@@ -194,21 +211,73 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
     client = await connect(false);
   }
 
+  /** One attempt: with the Message Content intent while Discord grants it, else without. */
+  async function connectOnce(): Promise<Client> {
+    try {
+      return await connect(contentIntent);
+    } catch (err) {
+      if (!(err instanceof DisallowedIntentsError) || !contentIntent) throw err;
+      warnMentionOnly();
+      return connect(false);
+    }
+  }
+
+  /**
+   * Only the first attempt is waited for. A Discord outage then leaves start-up to go on (Slack
+   * and the HTTP server must not wait for Discord) and attempts continue in the background;
+   * a token or a setting Discord refuses stops start-up at once.
+   */
   async function start(): Promise<void> {
     try {
-      client = await connect(true);
+      client = await connectOnce();
     } catch (err) {
-      if (!(err instanceof DisallowedIntentsError)) throw err;
-      warnMentionOnly();
-      client = await connect(false);
-    }
-    if (stopped) {
-      await client.destroy();
+      const failure = startFailure(err, discord!);
+      if (!failure.retry) throw failure.error;
+      startProblem = 'retrying';
+      retrying = keepConnecting(failure.reason).catch((e: unknown) => logger.error({ ...errorFields(e) }, 'discord start-up failed'));
       return;
     }
-    const shards = plan === 'auto' ? client.options.shards : plan?.ids;
+    await connected(client);
+  }
+
+  async function keepConnecting(firstReason: string): Promise<void> {
+    const retry = options.startRetry ?? START_RETRY;
+    let reason = firstReason;
+    for (let delayMs = retry.firstMs; ; delayMs = Math.min(delayMs * 2, retry.maxMs)) {
+      logger.warn({ retryInMs: delayMs }, `${reason}; Discord connect retried in ${delayMs / 1000} s, agent-bridge runs without Discord meanwhile`);
+      const waited = await sleep(delayMs, undefined, { signal: halt.signal }).then(
+        () => true,
+        () => false,
+      );
+      if (!waited || stopped) return;
+      try {
+        client = await connectOnce();
+        break;
+      } catch (err) {
+        const failure = startFailure(err, discord!);
+        if (!failure.retry) {
+          // Too late to stop start-up: say what to fix, and /readyz stays not ready.
+          startProblem = 'failed';
+          logger.error({ ...errorFields(failure.error) }, `discord start-up failed: ${failure.error.message}`);
+          return;
+        }
+        reason = failure.reason;
+      }
+    }
+    startProblem = undefined;
+    await connected(client);
+  }
+
+  /** Logs the connection and registers the commands, unless the bridge stopped meanwhile. */
+  async function connected(c: Client): Promise<void> {
+    if (stopped) {
+      client = undefined;
+      await c.destroy();
+      return;
+    }
+    const shards = plan === 'auto' ? c.options.shards : plan?.ids;
     logger.info(
-      { user: client.user?.tag, guilds: client.guilds.cache.size, mentionOnly: !contentIntent, shards, shardCount: client.options.shardCount },
+      { user: c.user?.tag, guilds: c.guilds.cache.size, mentionOnly: !contentIntent, shards, shardCount: c.options.shardCount },
       'discord connected',
     );
     // Commands are the application's, not a shard's: only the process holding shard 0 registers them.
@@ -217,8 +286,8 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
       return;
     }
     try {
-      const applicationId = client.application?.id ?? client.user?.id;
-      const result = await registerCommands(client.rest, { applicationId, guildId: discord!.guildId });
+      const applicationId = c.application?.id ?? c.user?.id;
+      const result = await registerCommands(c.rest, { applicationId, guildId: discord!.guildId });
       logger.info(result, 'discord /agent command registered');
     } catch (err) {
       logger.error({ ...errorFields(err) }, 'discord /agent command registration failed: run `npm run register-commands` to retry');
@@ -238,7 +307,8 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
     },
     readiness() {
       const expected = plan === 'auto' ? (Array.isArray(client?.options.shards) ? client.options.shards : []) : (plan?.ids ?? []);
-      return shardStates.readiness(expected);
+      const shards = shardStates.readiness(expected);
+      return startProblem ? { ok: false, detail: { ...shards.detail, connection: startProblem } } : shards;
     },
     start() {
       starting ??= start();
@@ -247,7 +317,9 @@ export function createDiscordAdapter(ctx: DiscordAdapterContext, options: { feed
     async stop() {
       if (stopped) return;
       stopped = true;
+      halt.abort();
       await starting?.catch(() => {});
+      await retrying;
       const c = client;
       client = undefined;
       await c?.destroy();

@@ -78,3 +78,29 @@ export async function loginAndWait(client: Client, token: string): Promise<void>
   }
   if (!client.isReady()) await ready;
 }
+
+/** Node and undici codes of a connection that failed or dropped: worth trying again. */
+const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
+
+/** A failed connect either waits for Discord to come back (`retry`) or stops start-up with `error`. */
+export type StartFailure = { retry: true; reason: string } | { retry: false; error: Error };
+
+/**
+ * Sorts a failed connect. Discord's 5xx and 429 and network errors pass; anything else (a
+ * refused token, a gateway close code, a setting) stops start-up, as before.
+ */
+export function startFailure(err: unknown, config: Pick<DiscordConfig, 'apiUrl'>): StartFailure {
+  const e = (err ?? {}) as { status?: unknown; code?: unknown; name?: unknown; message?: unknown; cause?: { code?: unknown } };
+  const message = typeof e.message === 'string' ? e.message : String(err);
+  if (typeof e.status === 'number' && (e.status === 429 || e.status >= 500)) {
+    return { retry: true, reason: `Discord answered ${e.status} (${message})` };
+  }
+  const network = [e.code, e.cause?.code].some((c) => typeof c === 'string' && (NETWORK_CODES.has(c) || c.startsWith('UND_ERR_')));
+  if (network || e.name === 'AbortError' || e.name === 'TimeoutError') {
+    // An address the operator set is the likeliest culprit: name it.
+    const where = config.apiUrl ? ` at DISCORD_API_URL=${config.apiUrl}` : '';
+    const hint = config.apiUrl ? ': check DISCORD_API_URL, or leave it unset to use Discord itself' : '';
+    return { retry: true, reason: `Discord is not reachable${where} (${message})${hint}` };
+  }
+  return { retry: false, error: err instanceof Error ? err : new Error(message) };
+}

@@ -30,6 +30,7 @@ import { createSlackInstallations } from './installations.js';
 import { createInstallationTokens, createInstallProvider, type InstallationTokens } from './installation-tokens.js';
 import { oauthReceiverOptions } from './oauth.js';
 import { registerUninstallListeners } from './uninstall.js';
+import { identityAtStartUp } from './startup-identity.js';
 import { createRequestUserDirectory } from './request-users.js';
 
 /** Where Slack sends events, slash commands and interactivity in HTTP mode. */
@@ -43,6 +44,8 @@ export interface SlackAdapterOptions {
   clientPingTimeoutMs?: number;
   /** Time the credential modal gives the service before showing "saving". @defaultValue 2300 */
   credentialAckBudgetMs?: number;
+  /** How long start-up asks auth.test again while Slack is busy or unreachable. @defaultValue 60000 */
+  startupRetryBudgetMs?: number;
 }
 
 export interface SlackAdapter extends Adapter {
@@ -224,7 +227,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     start() {
       started ??= (async () => {
         try {
-          if (!multi) await identity();
+          if (!multi) await identityAtStartUp(identity, { logger, stopped: () => stopped, ...(options.startupRetryBudgetMs !== undefined ? { budgetMs: options.startupRetryBudgetMs } : {}) });
         } catch (err) {
           const refused = err instanceof PlatformError && (err.kind === 'unauthorized' || err.kind === 'forbidden');
           const where = slackApiUrl(slack.apiUrl);

@@ -1,0 +1,105 @@
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createDiscordAdapter, type DiscordAdapter, type StartRetry } from '../../adapters/discord/adapter.js';
+import { discordPlatform } from '../../adapters/discord/index.js';
+import { startAgentEmulator } from '../../src/demo/agent-emulator.js';
+import { startDiscordEmulator, type DiscordEmulator } from '../emulators/discord/index.js';
+import { newPrefix, startTestBridge, type TestBridge } from '../support/bridge-harness.js';
+import { discordEnv } from '../support/platform-env.js';
+import { until } from '../support/until.js';
+import { startFrontDoor, type Answer } from './front-door.js';
+
+const cleanups: Array<() => Promise<unknown>> = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** The real bridge with Discord only; `env` wins over the emulator's settings. */
+async function startBridgeWith(discord: DiscordEmulator, env: Record<string, string>, startRetry: StartRetry) {
+  const agent = await startAgentEmulator({ reply: (_id, message) => `echo: ${message}` });
+  let adapter: DiscordAdapter | undefined;
+  const t = await startTestBridge({
+    prefix: newPrefix('dstart'),
+    agent,
+    env: { ...discordEnv(discord, agent), ...env },
+    platforms: [{ ...discordPlatform, createAdapter: (ctx) => (adapter = createDiscordAdapter(ctx, { startRetry })) }],
+  });
+  cleanups.push(() => t.close());
+  return { t, adapter: adapter! };
+}
+
+async function emulator(): Promise<DiscordEmulator> {
+  const discord = await startDiscordEmulator();
+  cleanups.push(() => discord.close());
+  return discord;
+}
+
+async function frontDoor(discord: DiscordEmulator, answer: (method: string, path: string) => Answer) {
+  const door = await startFrontDoor(discord.apiUrl, answer);
+  cleanups.push(() => door.close());
+  return door;
+}
+
+async function readyz(t: TestBridge): Promise<{ status: number; discord: unknown }> {
+  const res = await fetch(`http://127.0.0.1:${t.bridge.httpPort}/readyz`);
+  return { status: res.status, discord: ((await res.json()) as { discord?: unknown }).discord };
+}
+
+const warnings = (t: TestBridge, text: string) => t.logs.lines.filter((l) => l.includes(text) && l.includes('"level":40'));
+
+describe('discord start-up while Discord is unreachable', () => {
+  it('starts the bridge anyway, reports Discord not ready, retries with backoff and connects once Discord is back', async () => {
+    const discord = await emulator();
+    let down = true;
+    const door = await frontDoor(discord, (method, path) => (down && path === '/gateway/bot' ? { status: 503, body: { message: 'upstream' } } : undefined));
+    const { t, adapter } = await startBridgeWith(discord, { DISCORD_API_URL: door.apiUrl }, { firstMs: 200, maxMs: 800 });
+
+    // Up without Discord: the HTTP server answers, and /readyz says why it is not ready.
+    expect(adapter.client).toBeUndefined();
+    expect(await readyz(t)).toEqual({ status: 503, discord: { status: 'down', shards: {}, connection: 'retrying' } });
+    const first = await until(() => warnings(t, 'Discord answered 503')[0], 'a warning naming Discord');
+    expect(first).toMatch(/Discord answered 503 \(Service Unavailable\); Discord connect retried in 0\.2 s/);
+    await until(() => warnings(t, 'Discord answered 503').length >= 3, 'three warnings');
+    // Doubling, capped.
+    const delays = warnings(t, 'Discord answered 503').map((l) => (JSON.parse(l) as { retryInMs: number }).retryInMs);
+    expect(delays.slice(0, 3)).toEqual([200, 400, 800]);
+
+    down = false;
+    await until(() => adapter.client?.isReady(), 'connected after the outage', 15_000);
+    expect((await readyz(t)).discord).toEqual({ status: 'ok', shards: { 0: 'up' } });
+    const m = discord.sendMessage({ author: discord.world.users.alice, channel: discord.world.channels.general, content: `<@${discord.world.bot.id}> back?` });
+    expect((await discord.waitFor(() => discord.repliesTo(m.id)[0], 'reply after the outage')).content).toBe('echo: back?');
+  });
+
+  it('names DISCORD_API_URL when nothing answers there, and stops retrying at once when the bridge stops', async () => {
+    const discord = await emulator();
+    const apiUrl = `http://127.0.0.1:${await closedPort()}/api`;
+    const { t } = await startBridgeWith(discord, { DISCORD_API_URL: apiUrl }, { firstMs: 30_000, maxMs: 30_000 });
+    const warning = await until(() => warnings(t, 'not reachable')[0], 'a warning naming DISCORD_API_URL');
+    expect(warning).toContain(`Discord is not reachable at DISCORD_API_URL=${apiUrl} (connect ECONNREFUSED`);
+    expect(warning).toContain('check DISCORD_API_URL, or leave it unset');
+    expect((await readyz(t)).status).toBe(503);
+    const stopAt = Date.now();
+    await t.bridge.stop();
+    expect(Date.now() - stopAt).toBeLessThan(5_000);
+  });
+});
+
+describe('discord start-up failures that no retry can fix', () => {
+  it('a token Discord refuses (401) stops start-up at once, without retries', async () => {
+    const discord = await emulator();
+    const startedAt = Date.now();
+    await expect(startBridgeWith(discord, { DISCORD_TOKEN: 'not-the-bot-token' }, { firstMs: 200, maxMs: 800 })).rejects.toThrow();
+    expect(Date.now() - startedAt).toBeLessThan(10_000);
+    expect(discord.calls.filter((c) => c.path === '/gateway/bot').map((c) => c.status)).toEqual([401]);
+  });
+});
+
+/** A port nothing listens on (taken, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
