@@ -40,15 +40,42 @@ describe('Slack adapter start-up', () => {
     };
   }
 
-  it('names SLACK_BOT_TOKEN when Slack refuses it', async () => {
+  it('names SLACK_BOT_TOKEN when Slack refuses it, at once (no second auth.test)', async () => {
+    const wrong = () => slack.callsOf('auth.test', (c) => c.authorization === 'Bearer xoxb-wrong').length;
+    const before = wrong();
+    const t0 = Date.now();
     const adapter = createSlackAdapter(context({ SLACK_BOT_TOKEN: 'xoxb-wrong', SLACK_SIGNING_SECRET: 's' }));
     await expect(adapter.start()).rejects.toThrow(/Slack did not accept SLACK_BOT_TOKEN \(.*invalid_auth/);
+    expect(wrong() - before).toBe(1);
+    expect(Date.now() - t0).toBeLessThan(1000);
     await adapter.stop();
   });
 
-  it('says Slack is unreachable when it is', async () => {
-    const adapter = createSlackAdapter(context({ SLACK_BOT_TOKEN: 'xoxb-x', SLACK_SIGNING_SECRET: 's', SLACK_API_URL: 'http://127.0.0.1:9/api/' }));
+  it('says Slack is unreachable when it still is after asking again within the start-up budget', async () => {
+    const t0 = Date.now();
+    const adapter = createSlackAdapter(context({ SLACK_BOT_TOKEN: 'xoxb-x', SLACK_SIGNING_SECRET: 's', SLACK_API_URL: 'http://127.0.0.1:9/api/' }), { startupRetryBudgetMs: 1500 });
     await expect(adapter.start()).rejects.toThrow(/could not reach Slack at http:\/\/127\.0\.0\.1:9\/api\//);
+    // Asked at 0 s, again after 1 s; the next wait (2 s) would overrun the budget.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
+  });
+
+  it.each([
+    ['a 429 (waits its Retry-After)', { error: 'ratelimited', retryAfterSeconds: 1 }, 1],
+    ['a 500 and a 503 (backs off)', { error: 'http_500' }, 2],
+  ] as const)('starts when auth.test first answers %s', async (_what, fault, times) => {
+    const calls = () => slack.callsOf('auth.test').length;
+    const before = calls();
+    if (times === 2) {
+      slack.fail('auth.test', { ...fault });
+      slack.fail('auth.test', { error: 'http_503' });
+    } else slack.fail('auth.test', { ...fault });
+    const t0 = Date.now();
+    const adapter = createSlackAdapter(context({ SLACK_BOT_TOKEN: slack.identity.botToken, SLACK_SIGNING_SECRET: 's' }));
+    await adapter.start();
+    expect(await adapter.identity()).toMatchObject({ userId: slack.identity.botUserId });
+    expect(calls() - before).toBe(times + 1);
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(times === 2 ? 2900 : 950);
+    await adapter.stop();
   });
 
   it('names SLACK_APP_TOKEN when Socket Mode is refused', async () => {
