@@ -6,6 +6,32 @@ import { restOptions } from './rest.js';
 /** Gateway close code for a privileged intent the application has not been granted. */
 export const DISALLOWED_INTENTS_CLOSE = 4014;
 
+const TOKEN_FIX = 'copy the bot token from the Discord Developer Portal (your application → Bot → Reset Token) into DISCORD_TOKEN';
+
+/**
+ * Gateway close codes that reconnecting cannot fix (4014 aside: the adapter falls back to
+ * mention-only), each with the setting to change.
+ */
+const DEFINITIVE_CLOSES: ReadonlyMap<number, string> = new Map([
+  [4004, `Discord did not accept DISCORD_TOKEN (gateway close 4004, authentication failed): ${TOKEN_FIX}`],
+  [4010, 'Discord refused a shard (gateway close 4010, invalid shard): DISCORD_SHARD_IDS must list shards below DISCORD_SHARD_COUNT, the same count in every process'],
+  [
+    4011,
+    'Discord requires more shards for this bot (gateway close 4011, sharding is required): set DISCORD_SHARD_COUNT to auto ' +
+      "(Discord's recommended count) or at least that count, and DISCORD_SHARD_IDS to match",
+  ],
+  [4012, 'Discord refused the gateway API version (close 4012): DISCORD_API_URL must point at Discord API v10 (https://discord.com/api), or leave it unset'],
+  [4013, 'Discord refused the gateway intents (close 4013, invalid intents): if DISCORD_API_URL is set, check that it points at Discord or a faithful proxy'],
+]);
+
+/** Discord refused the connection for a reason only a setting can fix; the message names it. */
+export class DiscordSetupError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DiscordSetupError';
+  }
+}
+
 /** The gateway refused the MessageContent intent (close 4014). */
 export class DisallowedIntentsError extends Error {
   constructor() {
@@ -59,19 +85,22 @@ export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, conte
 
 /**
  * Logs in and waits until the client is ready (READY plus a GUILD_CREATE for every guild).
- * Throws `DisallowedIntentsError` when the gateway closes with 4014; the client is destroyed then.
+ * Throws `DisallowedIntentsError` when the gateway closes with 4014, `DiscordSetupError` for the
+ * other close codes no retry can fix; the client is destroyed then.
  */
 export async function loginAndWait(client: Client, token: string): Promise<void> {
-  let disallowed = false;
+  let closeCode: number | undefined;
   const onDisconnect = (event: { code: number }) => {
-    if (event.code === DISALLOWED_INTENTS_CLOSE) disallowed = true;
+    closeCode = event.code;
   };
   client.on(Events.ShardDisconnect, onDisconnect);
   const ready = new Promise<void>((resolve) => client.once(Events.ClientReady, () => resolve()));
   try {
     await client.login(token);
   } catch (err) {
-    if (disallowed || /disallowed intents/i.test(err instanceof Error ? err.message : '')) throw new DisallowedIntentsError();
+    if (closeCode === DISALLOWED_INTENTS_CLOSE || /disallowed intents/i.test(err instanceof Error ? err.message : '')) throw new DisallowedIntentsError();
+    const definitive = closeCode === undefined ? undefined : DEFINITIVE_CLOSES.get(closeCode);
+    if (definitive) throw new DiscordSetupError(definitive);
     throw err;
   } finally {
     client.off(Events.ShardDisconnect, onDisconnect);
@@ -86,12 +115,15 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTF
 export type StartFailure = { retry: true; reason: string } | { retry: false; error: Error };
 
 /**
- * Sorts a failed connect. Discord's 5xx and 429 and network errors pass; anything else (a
- * refused token, a gateway close code, a setting) stops start-up, as before.
+ * Sorts a failed connect. Discord's 5xx and 429 and network errors pass; a refused token and
+ * the close codes above are settings to fix. Anything unknown stops start-up, as before.
  */
 export function startFailure(err: unknown, config: Pick<DiscordConfig, 'apiUrl'>): StartFailure {
   const e = (err ?? {}) as { status?: unknown; code?: unknown; name?: unknown; message?: unknown; cause?: { code?: unknown } };
   const message = typeof e.message === 'string' ? e.message : String(err);
+  if (e.status === 401 || e.code === 'TokenInvalid') {
+    return { retry: false, error: new DiscordSetupError(`Discord did not accept DISCORD_TOKEN (${message}): ${TOKEN_FIX}`) };
+  }
   if (typeof e.status === 'number' && (e.status === 429 || e.status >= 500)) {
     return { retry: true, reason: `Discord answered ${e.status} (${message})` };
   }

@@ -7,7 +7,7 @@ import { startDiscordEmulator, type DiscordEmulator } from '../emulators/discord
 import { newPrefix, startTestBridge, type TestBridge } from '../support/bridge-harness.js';
 import { discordEnv } from '../support/platform-env.js';
 import { until } from '../support/until.js';
-import { startFrontDoor, type Answer } from './front-door.js';
+import { gatewayBot, startClosingGateway, startFrontDoor, type Answer } from './front-door.js';
 
 const cleanups: Array<() => Promise<unknown>> = [];
 afterEach(async () => {
@@ -85,13 +85,28 @@ describe('discord start-up while Discord is unreachable', () => {
   });
 });
 
-describe('discord start-up failures that no retry can fix', () => {
-  it('a token Discord refuses (401) stops start-up at once, without retries', async () => {
+describe('discord start-up failures that no retry can fix stop start-up at once, naming the setting', () => {
+  it('a token Discord refuses (401) names DISCORD_TOKEN and where to copy it from', async () => {
     const discord = await emulator();
     const startedAt = Date.now();
-    await expect(startBridgeWith(discord, { DISCORD_TOKEN: 'not-the-bot-token' }, { firstMs: 200, maxMs: 800 })).rejects.toThrow();
+    await expect(startBridgeWith(discord, { DISCORD_TOKEN: 'not-the-bot-token' }, { firstMs: 200, maxMs: 800 })).rejects.toThrow(
+      /^Discord did not accept DISCORD_TOKEN \(An invalid token was provided\.\): copy the bot token from the Discord Developer Portal/,
+    );
     expect(Date.now() - startedAt).toBeLessThan(10_000);
     expect(discord.calls.filter((c) => c.path === '/gateway/bot').map((c) => c.status)).toEqual([401]);
+  });
+
+  it.each([
+    [4011, /^Discord requires more shards for this bot \(gateway close 4011, sharding is required\): set DISCORD_SHARD_COUNT/],
+    [4004, /^Discord did not accept DISCORD_TOKEN \(gateway close 4004, authentication failed\): copy the bot token/],
+    [4013, /^Discord refused the gateway intents \(close 4013, invalid intents\)/],
+  ])('gateway close %i', async (code, message) => {
+    const discord = await emulator();
+    const gateway = await startClosingGateway(code);
+    cleanups.push(() => gateway.close());
+    const door = await frontDoor(discord, (_m, path) => (path === '/gateway/bot' ? gatewayBot(gateway.url) : undefined));
+    await expect(startBridgeWith(discord, { DISCORD_API_URL: door.apiUrl }, { firstMs: 200, maxMs: 800 })).rejects.toThrow(message);
+    expect(door.requests.filter((r) => r === 'GET /gateway/bot')).toHaveLength(1);
   });
 });
 
