@@ -103,7 +103,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     lost(err);
   });
   redis.on('close', () => lost());
-  await waitForRedis(redis, config.redis.url);
+  await waitForRedis(redis, config.redis);
 
   if (!options.agentApi && !config.agent) throw new Error('no agent service configured');
   // Metric labels name only instances the service listed; anything typed by hand is `other`.

@@ -1,45 +1,74 @@
 import type { Redis } from 'ioredis';
+import type { Config } from './config/load.js';
 import { withTimeout } from './core/with-timeout.js';
+import { withoutUserinfo } from './core/url-userinfo.js';
 
 /** Start-up stops here: Redis is missing, refuses our credentials, or lacks the database asked for. */
 export class RedisUnavailableError extends Error {
   override name = 'RedisUnavailableError';
 }
 
-/** The URL as it may be shown: without user name and password. */
+/** Where the bridge looks for Redis: the settings a start-up error must name. */
+export type RedisTarget = Pick<Config['redis'], 'url' | 'sentinels' | 'sentinelName' | 'clusterNodes'>;
+
+/** The URL as it may be shown: without user name and password (which may hold a raw `@`). */
 export function redisWhere(url: string): string {
-  return url.replace(/\/\/[^@/]*@/, '//');
+  return withoutUserinfo(url);
 }
 
 /**
- * One line that says what is wrong with the Redis at `url`, from the first error of the
- * start-up connection: a refused password is not "not reachable", and neither is a database
- * index the server does not have.
+ * The Redis as the settings in use name it: with Sentinels or a Cluster, REDIS_URL's host is
+ * not used (only its password and database), so blaming it would send the reader to the wrong
+ * variable.
  */
-export function describeRedisStartupError(err: { message?: string } | undefined, url: string): string {
-  const where = redisWhere(url);
+function describeTarget(target: RedisTarget): { label: string; unreachable: string } {
+  if (target.clusterNodes.length > 0) {
+    const nodes = `REDIS_CLUSTER_NODES=${target.clusterNodes.join(',')}`;
+    return { label: `Redis Cluster (${nodes})`, unreachable: `Redis Cluster is not reachable at ${nodes}: check that the nodes run and are reachable from here, or fix REDIS_CLUSTER_NODES` };
+  }
+  if (target.sentinels.length > 0) {
+    const via = `master ${target.sentinelName ?? '?'} through REDIS_SENTINELS=${target.sentinels.join(',')}`;
+    return {
+      label: `Redis (${via})`,
+      unreachable: `Redis is not reachable: no ${via}: check that the Sentinels run and monitor that master group, or fix REDIS_SENTINELS or REDIS_SENTINEL_NAME`,
+    };
+  }
+  const where = redisWhere(target.url);
+  return {
+    label: `Redis at ${where}`,
+    unreachable: `Redis is not reachable at ${where}: start one with \`docker compose up -d redis\` or \`docker run -d -p 127.0.0.1:6379:6379 redis:7-alpine\`, or install it (Debian: \`apt-get install redis-server\`; macOS: \`brew install redis && brew services start redis\`), or set REDIS_URL`,
+  };
+}
+
+/**
+ * One line that says what is wrong with the Redis of `target`, from the first error of the
+ * start-up connection: a refused password is not "not reachable", and neither is a database
+ * index the server does not have. The password and database come from REDIS_URL in every mode.
+ */
+export function describeRedisStartupError(err: { message?: string } | undefined, target: RedisTarget): string {
+  const { label, unreachable } = describeTarget(target);
   const message = err?.message ?? '';
   if (/WRONGPASS|invalid password|invalid username-password/i.test(message)) {
-    return `Redis at ${where}: authentication failed (wrong user name or password): fix the password in REDIS_URL (redis://:password@host:port or redis://user:password@host:port)`;
+    return `${label}: authentication failed (wrong user name or password): fix the password in REDIS_URL (redis://:password@host:port or redis://user:password@host:port)`;
   }
   if (/NOAUTH|Authentication required/i.test(message)) {
-    return `Redis at ${where}: authentication failed (this Redis requires a password): put it in REDIS_URL, for example redis://:password@host:port`;
+    return `${label}: authentication failed (this Redis requires a password): put it in REDIS_URL, for example redis://:password@host:port`;
   }
   if (/DB index is out of range|invalid DB index/i.test(message)) {
-    const db = /\/(\d+)\/?$/.exec(where)?.[1] ?? '?';
-    return `Redis at ${where}: database ${db} does not exist on this server (DB index is out of range): use a smaller number at the end of REDIS_URL, for example /0, or raise \`databases\` in redis.conf`;
+    const db = /\/(\d+)\/?$/.exec(redisWhere(target.url))?.[1] ?? '?';
+    return `${label}: database ${db} does not exist on this server (DB index is out of range): use a smaller number at the end of REDIS_URL, for example /0, or raise \`databases\` in redis.conf`;
   }
   if (/NOPERM|no permissions/i.test(message)) {
-    return `Redis at ${where}: the user in REDIS_URL lacks permissions (${message.split('\n')[0]}): grant it all commands and keys of the queue prefix, or use another user`;
+    return `${label}: the user in REDIS_URL lacks permissions (${message.split('\n')[0]}): grant it all commands and keys of the queue prefix, or use another user`;
   }
-  return `Redis is not reachable at ${where}: start one with \`docker compose up -d redis\` or \`docker run -d -p 127.0.0.1:6379:6379 redis:7-alpine\`, or install it (Debian: \`apt-get install redis-server\`; macOS: \`brew install redis && brew services start redis\`), or set REDIS_URL`;
+  return unreachable;
 }
 
 /**
  * Resolves once Redis answers a PING with the configured credentials and database; otherwise
  * rejects with a {@link RedisUnavailableError} saying what is wrong.
  */
-export async function waitForRedis(redis: Redis, url: string, timeoutMs = 5_000): Promise<void> {
+export async function waitForRedis(redis: Redis, target: RedisTarget, timeoutMs = 5_000): Promise<void> {
   // ioredis reports a failed AUTH or SELECT as an 'error' event; a failed SELECT even leaves
   // PING answering on database 0. The SELECT reply comes before PING's on the connection, so
   // the first error is known by the time PING settles.
@@ -57,6 +86,6 @@ export async function waitForRedis(redis: Redis, url: string, timeoutMs = 5_000)
   }
   if (firstError) {
     redis.disconnect();
-    throw new RedisUnavailableError(describeRedisStartupError(firstError, url));
+    throw new RedisUnavailableError(describeRedisStartupError(firstError, target));
   }
 }
