@@ -6,8 +6,8 @@ import type { Adapter } from '../../src/core/adapter.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { createAdminCheck } from './admin.js';
 import { createBoltLogger } from './bolt-logger.js';
-import { registerCredentialModal } from './credential-modal.js';
-import { registerSetupModal } from './setup-modal.js';
+import { CREDENTIAL_CALLBACK_ID, registerCredentialModal } from './credential-modal.js';
+import { registerSetupModal, SETUP_CALLBACK_ID } from './setup-modal.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
 import { PlatformError } from '../../src/core/errors.js';
 import { createFeedbackStore } from '../../src/feedback/index.js';
@@ -31,6 +31,7 @@ import { createInstallationTokens, createInstallProvider, type InstallationToken
 import { oauthReceiverOptions } from './oauth.js';
 import { registerUninstallListeners } from './uninstall.js';
 import { identityAtStartUp } from './startup-identity.js';
+import { ackForeignViews, UNHANDLED_CHECK_MS, unhandledRequestHandler } from './unhandled-requests.js';
 import { createRequestUserDirectory } from './request-users.js';
 
 /** Where Slack sends events, slash commands and interactivity in HTTP mode. */
@@ -119,6 +120,9 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       processBeforeResponse: false,
       logger: boltLogger,
       ...(installations ? oauthReceiverOptions(slack, installations) : {}),
+      // What Bolt cannot dispatch (app_rate_limited, {}) is answered 200 at once, not 404 after 3 s.
+      unhandledRequestHandler: unhandledRequestHandler(logger),
+      unhandledRequestTimeoutMillis: UNHANDLED_CHECK_MS,
       // Bolt answers 500 by default, which makes Slack redeliver a payload that will fail again.
       processEventErrorHandler: async ({ error, response }) => {
         if (response.headersSent) {
@@ -217,6 +221,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   // Buttons or shortcuts the bot did not make still get their ack, so Slack shows no error.
   app.action(new RegExp(`^(?!${FEEDBACK_ACTION_ID}$)`), async ({ ack }) => ack());
   app.shortcut(new RegExp(`^(?!${ASK_AGENT_CALLBACK_ID}$)`), async ({ ack }) => ack());
+  ackForeignViews(app, [CREDENTIAL_CALLBACK_ID, `${CREDENTIAL_CALLBACK_ID}_done`, SETUP_CALLBACK_ID, `${SETUP_CALLBACK_ID}_done`]);
 
   let started: Promise<void> | undefined;
   let stopping: Promise<void> | undefined;
