@@ -19,6 +19,7 @@ import { registerFeedbackAction } from './feedback-action.js';
 import { FEEDBACK_ACTION_ID } from './feedback-blocks.js';
 import { createSlackFileReader } from './files.js';
 import { createMessageHandler, registerMessageListeners, type MessageListenerDeps } from './message-listener.js';
+import { ackHoldIn, ackHoldOf, holdMessageAcks } from './ack-hold.js';
 import type { BotIdentity } from './normalise.js';
 import { bullPrefix } from '../../src/redis.js';
 import { registerSlashCommand } from './slash-command.js';
@@ -106,7 +107,8 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     });
   } else {
     if (!slack.signingSecret) throw new Error('SLACK_SIGNING_SECRET is missing: HTTP mode verifies every request from Slack (or set SLACK_APP_TOKEN for Socket Mode)');
-    ctx.http.post(SLACK_EVENTS_PATH, slackRequestGuard({ stopped: () => stopped }), (req: Request, _res: Response, next: NextFunction) => {
+    const lateAck = () => logger.warn('a Slack message was not stored within 2.5 s (Redis slow?): answered 503 so Slack delivers it again');
+    ctx.http.post(SLACK_EVENTS_PATH, slackRequestGuard({ stopped: () => stopped }), holdMessageAcks({ onLate: lateAck }), (req: Request, _res: Response, next: NextFunction) => {
       if (req.readableEnded) logger.error('a body parser read the Slack request before Bolt: mount the Slack adapter before express.json()');
       next();
     });
@@ -116,8 +118,9 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       endpoints: SLACK_EVENTS_PATH,
       // Chunked bodies carry no length for the guard to check; Bolt stops reading at the limit (413).
       bodyLimit: SLACK_MAX_BODY_BYTES,
-      // Ack first, then run the listener: the ingress never holds Slack's 3 seconds.
+      // Bolt acks at once; holdMessageAcks keeps a message event's 200 until it is stored.
       processBeforeResponse: false,
+      customPropertiesExtractor: ackHoldOf,
       logger: boltLogger,
       ...(installations ? oauthReceiverOptions(slack, installations) : {}),
       // What Bolt cannot dispatch (app_rate_limited, {}) is answered 200 at once, not 404 after 3 s.
@@ -152,6 +155,16 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
             return { botToken: slack.botToken, botUserId: id.userId, ...(id.botId ? { botId: id.botId } : {}), ...(id.teamId ? { teamId: id.teamId } : {}) };
           },
         }),
+  });
+  // A message event's ack is released once Bolt is done with it, if no listener did so before.
+  app.use(async ({ context, next }) => {
+    const hold = ackHoldIn(context);
+    hold?.begin();
+    try {
+      await next();
+    } finally {
+      hold?.release();
+    }
   });
   app.error(async (err) => {
     logger.error({ code: err.code, ...errorFields(err) }, 'Slack listener failed');

@@ -9,6 +9,7 @@ import type { Logger } from '../../src/logger.js';
 import type { SlackFileReader } from './files.js';
 import { normaliseSlackEvent, type BotIdentity } from './normalise.js';
 import { installationKey } from './installations.js';
+import { ackHoldIn } from './ack-hold.js';
 
 export interface MessageListenerDeps {
   ingress: Ingress;
@@ -45,12 +46,14 @@ export type AdjustMessage = (message: IncomingMessage) => IncomingMessage | Prom
 
 /**
  * `message` and `app_mention`: normalise, read attached text files, hand to the ingress, done.
- * Bolt has acknowledged the event before this runs (HTTP and Socket Mode alike), so nothing
- * here can make Slack wait or redeliver. Never throws.
+ * Over HTTP, Slack's 200 waits (at most 2.5 s) until the ingress has decided; see ack-hold.ts.
+ * Never throws.
  */
 export function createMessageHandler(deps: MessageListenerDeps) {
   return async function onSlackEvent(body: unknown, adjust?: AdjustMessage, context: SlackEventContext = {}): Promise<IngressResult | undefined> {
     let messageId: string | undefined;
+    // Slack's 200 waits until the ingress has the message (HTTP mode; see ack-hold.ts).
+    const hold = ackHoldIn(context);
     try {
       // Callers without Bolt's context (assistant threads) still have the envelope's authorizations.
       if (deps.multiWorkspace && !context.botUserId) context = contextFromBody(body);
@@ -76,7 +79,7 @@ export function createMessageHandler(deps: MessageListenerDeps) {
       messageId = id;
       if (adjust) message = await adjust(message);
       const claim = claimNow ? undefined : () => deps.seen.claim('slack', id);
-      const outcome = await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files, claim);
+      const outcome = await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files, claim, () => hold?.release());
       // Another delivery of it (in another process) got there first: the push or the claim said so.
       if (outcome.status === 'duplicate') deps.logger.debug({ messageId: id }, 'Slack delivery already handled');
       return outcome;
@@ -84,6 +87,8 @@ export function createMessageHandler(deps: MessageListenerDeps) {
       if (messageId) await deps.seen.forget('slack', messageId);
       deps.logger.error({ messageId, ...errorFields(err) }, 'could not hand a Slack message to the ingress');
       return undefined;
+    } finally {
+      hold?.release();
     }
   };
 }
@@ -94,7 +99,14 @@ export function createMessageHandler(deps: MessageListenerDeps) {
  * gets the ingress's one line that only text is read (as on Discord).
  * Shared by messages, assistant threads and the "Ask the agent" shortcut.
  */
-export async function handOver(deps: MessageListenerDeps, message: IncomingMessage, files: unknown, claim?: () => Promise<boolean>): Promise<IngressResult> {
+export async function handOver(
+  deps: MessageListenerDeps,
+  message: IncomingMessage,
+  files: unknown,
+  claim?: () => Promise<boolean>,
+  /** Called once the ingress has decided (queued or dropped), before any files notice. */
+  stored?: () => void,
+): Promise<IngressResult> {
   let notice: string | undefined;
   if (message.hasAttachments && deps.files && (await mayAnswer(deps, message))) {
     const read = await deps.files(message.text, files, message.reply.installation);
@@ -103,6 +115,7 @@ export async function handOver(deps: MessageListenerDeps, message: IncomingMessa
     message = { ...message, text: read.text, hasAttachments: read.text.trim().length === 0 };
   }
   const outcome = await deps.ingress.handle(message, claim ? { claim } : undefined);
+  stored?.();
   if (outcome.status === 'dropped' && outcome.reason === 'redis_unavailable') await deps.seen.forget('slack', message.messageId);
   if (notice && outcome.status === 'queued' && deps.replyPort) {
     await deps.replyPort.postNotice(message.reply, notice).catch((err: Error) => deps.logger.warn({ ...errorFields(err) }, 'could not post the files notice'));

@@ -1,0 +1,121 @@
+import type { RequestHandler, Response } from 'express';
+
+/**
+ * Slack's 200 for a message event is its promise never to send that event again, so it goes out
+ * only once the message is stored (queued, or dropped on the record): a bridge killed in between
+ * would otherwise lose a message Slack considers delivered. Bolt acks events before any
+ * listener runs, so this holds the response Bolt writes until the listener releases it, and
+ * answers 503 (Slack delivers again) when the message is not stored within `maxHoldMs`.
+ * Everything else (commands, actions, views) is answered the moment Bolt answers it.
+ */
+export class AckHold {
+  private released = false;
+  private started = false;
+  private flush: (() => void) | undefined;
+
+  /** Bolt's middleware has the event: a listener will release the hold, or the middleware will. */
+  begin(): void {
+    this.started = true;
+  }
+
+  /** The message is stored (or will never be): the 200 may go. Safe to call more than once. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.flush?.();
+  }
+
+  /** @internal Runs `send` once released, or `late` if `maxHoldMs` passes first. */
+  hold(send: () => void, late: () => void, maxHoldMs: number): void {
+    if (this.released) return send();
+    const timer = setTimeout(() => {
+      this.flush = undefined;
+      late();
+    }, maxHoldMs);
+    this.flush = () => {
+      clearTimeout(timer);
+      send();
+    };
+    // Bolt acks before its middleware runs; an event it drops there (authorization failed)
+    // never reaches the middleware, and nothing would release its ack.
+    setImmediate(() => {
+      if (!this.started) this.release();
+    });
+  }
+}
+
+/** The key under which a request's hold reaches Bolt's context (`customPropertiesExtractor`). */
+export const ACK_HOLD_KEY = 'agentBridgeAckHold';
+
+/** Slack waits 3 s for an answer; this leaves time for the answer to travel. */
+export const MAX_ACK_HOLD_MS = 2_500;
+
+const holds = new WeakMap<object, AckHold>();
+
+/** The hold of a request, for Bolt's `customPropertiesExtractor`. */
+export function ackHoldOf(req: object): Record<string, AckHold> {
+  const hold = holds.get(req);
+  return hold ? { [ACK_HOLD_KEY]: hold } : {};
+}
+
+/** The hold Bolt's context carries, if the request has one. */
+export function ackHoldIn(context: object | undefined): AckHold | undefined {
+  const hold = (context as Record<string, unknown> | undefined)?.[ACK_HOLD_KEY];
+  return hold instanceof AckHold ? hold : undefined;
+}
+
+/** Event types whose ack waits for the message to be stored. */
+const HELD_EVENTS: ReadonlySet<string> = new Set(['message', 'app_mention']);
+
+function isHeldEvent(body: unknown): boolean {
+  const b = body as { type?: unknown; event?: { type?: unknown } } | undefined;
+  return b?.type === 'event_callback' && typeof b.event?.type === 'string' && HELD_EVENTS.has(b.event.type);
+}
+
+/**
+ * Express middleware, mounted before Bolt on the events path: gives the request a hold and
+ * defers the response Bolt writes for a message event until the hold is released.
+ */
+export function holdMessageAcks(options: { maxHoldMs?: number; onLate?: () => void } = {}): RequestHandler {
+  const maxHoldMs = options.maxHoldMs ?? MAX_ACK_HOLD_MS;
+  return (req, res, next) => {
+    const hold = new AckHold();
+    holds.set(req, hold);
+    deferResponse(res, () => isHeldEvent(req.body), hold, maxHoldMs, options.onLate);
+    next();
+  };
+}
+
+/** Wraps `writeHead` and `end` so that a held request's first answer waits for its hold. */
+function deferResponse(res: Response, held: () => boolean, hold: AckHold, maxHoldMs: number, onLate?: () => void): void {
+  const writeHead = res.writeHead.bind(res) as (...args: unknown[]) => Response;
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  let head: unknown[] | undefined;
+  let deferring = false;
+  res.writeHead = ((...args: unknown[]) => {
+    if (deferring) return res;
+    if (!held()) return writeHead(...args);
+    head = args;
+    return res;
+  }) as Response['writeHead'];
+  res.end = ((...args: unknown[]) => {
+    if (deferring) return res;
+    if (!head && !held()) return end(...args);
+    deferring = true;
+    const status = head ?? [200];
+    hold.hold(
+      () => {
+        writeHead(...status);
+        end(...args);
+      },
+      () => {
+        onLate?.();
+        // Not stored in time: Slack is to deliver it again; a repeat is dropped if it got through after all.
+        writeHead(503, { 'Retry-After': '1' });
+        end();
+      },
+      maxHoldMs,
+    );
+    return res;
+  }) as Response['end'];
+}

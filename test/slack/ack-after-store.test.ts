@@ -1,0 +1,61 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startRedisStallProxy, type RedisStallProxy } from '../support/redis-stall-proxy.js';
+import { W, botMention, postsIn, say, startSlackBridge, until, type SlackHarness } from './harness.js';
+
+/**
+ * Slack's 200 for an event is its promise not to send it again: over HTTP the bridge gives it
+ * only once the message is stored, so a bridge killed right after the 200 loses nothing. Redis
+ * is stalled for this bridge alone (a proxy), which widens the moment between the two.
+ */
+describe('Slack over HTTP: a message is acknowledged once it is stored', () => {
+  let h: SlackHarness;
+  let proxy: RedisStallProxy;
+
+  beforeAll(async () => {
+    proxy = await startRedisStallProxy();
+    h = await startSlackBridge({ mode: 'http', env: { REDIS_URL: proxy.url } });
+    // Warm up: the bot's identity and the channel's binding are known from now on.
+    const warm = await say(h, { channel: W.general, text: `${botMention(h)} warm up` });
+    await until(() => postsIn(h, W.general, warm.ts)[0], 'warm-up reply');
+  });
+  afterAll(async () => {
+    proxy?.resume();
+    await h?.close();
+    await proxy?.close();
+  });
+
+  it('answers 200 only after the message reached Redis', async () => {
+    const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} stored first?` });
+    proxy.stall();
+    let answered = false;
+    const delivery = h.to.event(m.mention).finally(() => (answered = true));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Acked before storing, the 200 came back at once, while the push was still held.
+    expect(answered).toBe(false);
+    proxy.resume();
+    expect((await delivery).status).toBe(200);
+    await until(() => postsIn(h, W.general, m.ts)[0], 'the reply');
+    expect(h.agent.chatCalls().filter((c) => c.message === 'stored first?')).toHaveLength(1);
+  });
+
+  it('answers 503 when Redis stays stalled, and a redelivery is not a second call', async () => {
+    const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} slow redis` });
+    proxy.stall();
+    const eventId = `EvStall${Date.now()}`;
+    const first = await h.to.event(m.mention, { eventId });
+    proxy.resume();
+    expect(first.status).toBe(503);
+    expect(first.ms).toBeGreaterThanOrEqual(2_000);
+    expect(first.ms).toBeLessThan(3_000);
+    // The first delivery still gets through once Redis answers; Slack's redelivery is a repeat.
+    const again = await h.to.event(m.mention, { eventId, retryNum: 1, retryReason: 'http_error' });
+    expect(again.status).toBe(200);
+    await until(() => postsIn(h, W.general, m.ts)[0], 'the reply');
+    await until(() => h.agent.chatCalls().some((c) => c.message === 'slow redis'), 'the call');
+    const barrier = await say(h, { channel: W.general, text: `${botMention(h)} barrier` });
+    await until(() => postsIn(h, W.general, barrier.ts)[0], 'barrier reply');
+    expect(h.agent.chatCalls().filter((c) => c.message === 'slow redis')).toHaveLength(1);
+    expect(postsIn(h, W.general, m.ts)).toHaveLength(1);
+    expect(h.logs.text).toContain('was not stored within 2.5 s');
+  });
+});

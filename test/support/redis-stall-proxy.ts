@@ -1,0 +1,58 @@
+import { once } from 'node:events';
+import { createConnection, createServer, type AddressInfo, type Socket } from 'node:net';
+import { SHARED_REDIS } from './redis-cleanup.js';
+
+/** A TCP proxy in front of the shared Redis whose client-to-Redis direction can be held. */
+export interface RedisStallProxy {
+  /** `redis://` URL of the proxy (same database as the shared Redis). */
+  url: string;
+  /** Holds every command sent from now on (Redis looks stalled to the bridge alone). */
+  stall(): void;
+  /** Sends the held commands, in order, and lets new ones through. */
+  resume(): void;
+  close(): Promise<void>;
+}
+
+/**
+ * Stalls Redis for one bridge without touching the Redis other test files share (a `CLIENT PAUSE`
+ * would stall them all).
+ */
+export async function startRedisStallProxy(): Promise<RedisStallProxy> {
+  const upstream = new URL(SHARED_REDIS);
+  let stalled = false;
+  const held: Array<{ to: Socket; chunk: Buffer }> = [];
+  const sockets = new Set<Socket>();
+  const server = createServer((client) => {
+    const redis = createConnection({ host: upstream.hostname, port: Number(upstream.port || 6379) });
+    for (const s of [client, redis]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => {
+        client.destroy();
+        redis.destroy();
+      });
+    }
+    client.on('data', (chunk) => (stalled ? held.push({ to: redis, chunk }) : redis.write(chunk)));
+    redis.on('data', (chunk) => client.write(chunk));
+    client.on('close', () => redis.destroy());
+    redis.on('close', () => client.destroy());
+  });
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `redis://127.0.0.1:${port}${upstream.pathname}`,
+    stall: () => {
+      stalled = true;
+    },
+    resume: () => {
+      stalled = false;
+      for (const { to, chunk } of held.splice(0)) if (to.writable) to.write(chunk);
+    },
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      server.close();
+      await once(server, 'close');
+    },
+  };
+}
