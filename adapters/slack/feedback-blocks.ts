@@ -1,5 +1,6 @@
 import type { KnownBlock } from '@slack/web-api';
 import { encodeFeedbackValue } from '../../src/feedback/index.js';
+import { splitMrkdwn } from './split-mrkdwn.js';
 
 /** action_id of the feedback buttons on the last message of a reply. */
 export const FEEDBACK_ACTION_ID = 'agent_feedback';
@@ -10,8 +11,8 @@ const SECTION_CHARS = 3_000;
 /**
  * A reply chunk as blocks with Slack's native feedback buttons under it (a `context_actions`
  * block holding `feedback_buttons`). With blocks Slack shows the blocks, not `text`, so the
- * chunk goes into sections; a chunk over a section's limit is split at a line, and a code
- * fence open at the split is closed and reopened. Undefined when the reply cannot be
+ * chunk goes into sections; a chunk over a section's limit is split as replies are (at a line,
+ * then a word; a code fence open at the split closed and reopened), never inside a link. Undefined when the reply cannot be
  * identified (the click must say which reply it rates).
  */
 export function replyWithFeedback(chunk: string, ref: { instanceId: string; agentMessageId: string }): KnownBlock[] | undefined {
@@ -34,21 +35,8 @@ export function replyWithFeedback(chunk: string, ref: { instanceId: string; agen
   return [...sections, feedback as unknown as KnownBlock];
 }
 
+/** The chunk in sections of at most SECTION_CHARS, cut cleanly (never inside a link, an entity or an emoji). */
 function splitSections(text: string): string[] {
-  const out: string[] = [];
-  let rest = text;
-  while (rest.length > SECTION_CHARS) {
-    let cut = rest.lastIndexOf('\n', SECTION_CHARS - 4);
-    if (cut < SECTION_CHARS / 2) cut = SECTION_CHARS - 4;
-    let head = rest.slice(0, cut);
-    let tail = rest.slice(cut).replace(/^\n/, '');
-    if ((head.match(/```/g) ?? []).length % 2 === 1) {
-      head += '\n```';
-      tail = `\`\`\`\n${tail}`;
-    }
-    out.push(head);
-    rest = tail;
-  }
-  if (rest.trim()) out.push(rest);
+  const out = splitMrkdwn(text, SECTION_CHARS).filter((piece) => piece.trim());
   return out.length > 0 ? out : [' '];
 }
