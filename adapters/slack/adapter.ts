@@ -10,6 +10,7 @@ import { CREDENTIAL_CALLBACK_ID, registerCredentialModal } from './credential-mo
 import { registerSetupModal, SETUP_CALLBACK_ID } from './setup-modal.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
 import { PlatformError } from '../../src/core/errors.js';
+import { withoutUserinfo } from '../../src/core/url-userinfo.js';
 import { createFeedbackStore } from '../../src/feedback/index.js';
 import { createSuggestedPromptStore } from '../../src/prompts/suggested-prompts.js';
 import { registerAskShortcut, ASK_AGENT_CALLBACK_ID } from './ask-shortcut.js';
@@ -248,7 +249,8 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
           if (!multi) await identityAtStartUp(identity, { logger, stopped: () => stopped, ...(options.startupRetryBudgetMs !== undefined ? { budgetMs: options.startupRetryBudgetMs } : {}) });
         } catch (err) {
           const refused = err instanceof PlatformError && (err.kind === 'unauthorized' || err.kind === 'forbidden');
-          const where = slackApiUrl(slack.apiUrl);
+          // Shown without the user name and password SLACK_API_URL may carry.
+          const where = withoutUserinfo(slackApiUrl(slack.apiUrl));
           throw new Error(refused ? `Slack did not accept SLACK_BOT_TOKEN (${(err as Error).message})` : `could not reach Slack at ${where} (${(err as Error).message})`, { cause: err });
         }
         if (mode === 'socket') {

@@ -1,4 +1,5 @@
 import { BridgeError } from '../core/errors.js';
+import { withoutUserinfo } from '../core/url-userinfo.js';
 import { errorFields, type Logger } from '../logger.js';
 import type { AgentApi } from './types.js';
 
@@ -7,7 +8,9 @@ import type { AgentApi } from './types.js';
  * AGENT_API_BASE_URL shows before the first user waits for a reply. Start-up goes on: the
  * service may come up later, and /readyz reports it meanwhile.
  */
-export async function warnIfAgentUnreachable(agentApi: AgentApi, baseUrl: string | undefined, logger: Logger): Promise<void> {
+export async function warnIfAgentUnreachable(agentApi: AgentApi, configuredUrl: string | undefined, logger: Logger): Promise<void> {
+  // Printed without user name and password, which the URL may carry.
+  const baseUrl = configuredUrl && withoutUserinfo(configuredUrl);
   try {
     await agentApi.listInstances(AbortSignal.timeout(10_000));
   } catch (err) {

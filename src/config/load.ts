@@ -5,6 +5,7 @@ import { parseBindingDefaults, type BindingDefault } from './bindings-env.js';
 import { ConfigError } from './config-error.js';
 import { redisSettingProblems } from '../redis.js';
 import type { Platform } from '../core/conversation.js';
+import { userinfoSecrets } from '../core/url-userinfo.js';
 import type { PlatformSettings, RawEnv } from './platform-settings.js';
 
 export { ConfigError };
@@ -225,7 +226,7 @@ export function loadConfig(platforms: readonly PlatformSettings[], raw: RawEnv =
     e.INSTALLATION_ENCRYPTION_KEY,
     e.ADMIN_PASSWORD,
     e.PLAYGROUND_TOKEN,
-    redisPassword(e.REDIS_URL),
+    ...urlSettingSecrets(raw),
   ].filter((s): s is string => typeof s === 'string' && s.length >= 4);
 
   const redisDefaulted = !raw.REDIS_URL?.trim() && e.REDIS_SENTINELS.length === 0 && e.REDIS_CLUSTER_NODES.length === 0;
@@ -291,19 +292,15 @@ function defaultRedisUrl(raw: Record<string, string | undefined>): string {
   return override && /^redis:\/\/127\.0\.0\.1:\d+$/.test(override) ? override : 'redis://127.0.0.1:6379';
 }
 
-function redisPassword(url: string): string | undefined {
-  let p: string;
-  try {
-    p = new URL(url).password;
-  } catch {
-    return undefined;
-  }
-  try {
-    return p ? decodeURIComponent(p) : undefined;
-  } catch {
-    // Not valid percent-encoding (start-up stops on it): redact it as written.
-    return p;
-  }
+/**
+ * The passwords written in URL settings (every `*_URL`: REDIS_URL, AGENT_API_BASE_URL, a
+ * platform's API URL...), so that no log line, error or chat text shows them whatever carries
+ * the URL there.
+ */
+function urlSettingSecrets(raw: RawEnv): string[] {
+  return Object.entries(raw)
+    .filter(([name]) => name.endsWith('_URL'))
+    .flatMap(([, value]) => userinfoSecrets(value?.trim()));
 }
 
 function deepFreeze<T>(value: T): T {

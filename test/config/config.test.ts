@@ -30,6 +30,21 @@ describe('config', () => {
     expect(c.secrets).toContain('key-1234');
   });
 
+  it('registers the password of every URL setting as a secret (raw @ and percent-encoding too)', () => {
+    const c = loadTestConfig({
+      ...real,
+      AGENT_API_BASE_URL: 'https://bridge:agent-pass-1@x.test/api/v1',
+      SLACK_BOT_TOKEN: 'xoxb-1234',
+      SLACK_SIGNING_SECRET: 'sign-1234',
+      SLACK_API_URL: 'https://slack-token-2@slack.test/api/',
+      REDIS_URL: 'redis://default:p@ss%2Fword-3@127.0.0.1:6379',
+    });
+    expect(c.secrets).toEqual(expect.arrayContaining(['agent-pass-1', 'slack-token-2', 'p@ss%2Fword-3', 'p@ss/word-3']));
+    // An account name beside a password is not a secret: redacting "default" would blank it in every line.
+    expect(c.secrets).not.toContain('default');
+    expect(c.secrets).not.toContain('bridge');
+  });
+
   it('names the variable and the fix for each wrong setting', () => {
     expect(problem({ ...real, WORKER_CONCURRENCY: 'lots' })).toMatch(/WORKER_CONCURRENCY must be a whole number/);
     expect(problem({ ...real, ROLE: 'boss' })).toMatch(/ROLE must be all, ingress or worker/);

@@ -59,6 +59,13 @@ describe('Slack adapter start-up', () => {
     expect(Date.now() - t0).toBeGreaterThanOrEqual(1000);
   });
 
+  it('names the unreachable SLACK_API_URL without the password it carries', async () => {
+    const adapter = createSlackAdapter(context({ SLACK_BOT_TOKEN: 'xoxb-x', SLACK_SIGNING_SECRET: 's', SLACK_API_URL: 'http://user:url-pass-SECRET@127.0.0.1:9/api/' }), { startupRetryBudgetMs: 0 });
+    const failure = await adapter.start().then(() => undefined, (err: Error) => err.message);
+    expect(failure).toMatch(/could not reach Slack at http:\/\/127\.0\.0\.1:9\/api\//);
+    expect(failure).not.toContain('url-pass-SECRET');
+  });
+
   it.each([
     ['a 429 (waits its Retry-After)', { error: 'ratelimited', retryAfterSeconds: 1 }, 1],
     ['a 500 and a 503 (backs off)', { error: 'http_500' }, 2],
