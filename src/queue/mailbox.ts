@@ -79,6 +79,11 @@ export interface ReadOptions {
 /** `turnOver`: the job's turn is over; advance says whether another job waits for it (`yieldTurn`). */
 export interface AdvanceOptions extends ReadOptions {
   turnOver?: boolean;
+  /**
+   * The worker is shutting down: the next head, if any, is only read, never started, and
+   * `yieldTurn` is set so the job goes back in line for another worker.
+   */
+  handBack?: boolean;
 }
 
 /**
@@ -239,7 +244,8 @@ export class Mailbox {
    * Finishes the head message and returns the next one with its channel's backlog (unfinished
    * messages), or undefined after releasing the lease on an empty mailbox; 'lost' (nothing
    * written) when the fenced job's lock is not its own. `startCall` as in acquire. With
-   * `turnOver`, `yieldTurn` says whether a job waits in line (then the next head is not started).
+   * `turnOver`, `yieldTurn` says whether a job waits in line (then the next head is not started);
+   * with `handBack`, it is set whenever a next head waits.
    */
   async advance(
     conversationId: string,
@@ -254,7 +260,7 @@ export class Mailbox {
     const r = (await scripts.advance(
       this.redis,
       [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.jobLock(fence.jobId), pending, k.stranded, k.stalled, k.wait, k.prioritized],
-      [fence.jobId, done.messageId, this.messageTtl, fence.token, conversationId, start.lockMs, options.turnOver ? '1' : '0'],
+      [fence.jobId, done.messageId, this.messageTtl, fence.token, conversationId, start.lockMs, options.handBack ? '2' : options.turnOver ? '1' : '0'],
     )) as [string, string?, Array<string | null>?, number?, number?, number?];
     if (r[0] === 'lost') return 'lost';
     if (r[0] !== 'ok') return undefined;

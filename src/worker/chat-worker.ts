@@ -130,6 +130,13 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
       }
     }
 
+    if (draining && acquired.head?.message && acquired.head.progress.reply === undefined) {
+      // Fetched as the shutdown began: no new billed call starts in a draining worker. The job
+      // keeps its lease and goes back in line for the next worker.
+      await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
+    }
+
     // Fairness: a job answers its conversation's messages for one turn, then goes back in line
     // if another job waits (see below). A fast agent drains a burst in one turn; a slow one
     // yields after each answer while others wait, and goes on while nobody does.
@@ -176,14 +183,18 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
       }
       // Fenced: a worker that lost its lock does not take the next message.
       const turnOver = performance.now() >= turnEnds;
-      const next = await patiently(() => options.mailbox.advance(conversationId, fence, done, { ...read, turnOver }));
+      // A draining worker starts no new (billed) call: the next message waits for another worker.
+      const handBack = draining;
+      const next = await patiently(() => options.mailbox.advance(conversationId, fence, done, { ...read, turnOver, handBack }));
       if (next === 'lost') return { lost: true };
       processed++;
       if (next?.yieldTurn) {
         // The turn is over and another job waits in line: this job keeps the conversation (its
         // lease) but goes back in line with its channel's backlog as priority, so a quiet
         // channel's job is taken before a busy conversation's next message, and this
-        // conversation's order still holds. With nobody in line, the turn goes on.
+        // conversation's order still holds. With nobody in line, the turn goes on. A draining
+        // worker hands every conversation back this way, whoever waits.
+        if (handBack) options.logger.info({ conversationId }, 'shutting down: the conversation goes back in line for the next worker');
         const priority = backlogPriority(next.channelBacklog);
         if (storedPriority(job) !== priority) await job.changePriority({ priority });
         await job.moveToDelayed(Date.now(), token);
@@ -272,6 +283,8 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
   void sweep();
 
   let closing: Promise<void> | undefined;
+  /** Set when close() starts: jobs finish the message they are on and start no other (no new billed call). */
+  let draining = false;
   /** Set when a shutdown timed out: jobs still running start no new step (another worker resumes them). */
   let abandoned = false;
   // One function for every job's fence (a closure per job costs more than it looks under tsx).
@@ -280,6 +293,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     workers,
     close: (timeoutMs) => {
       closing ??= (async () => {
+        draining = true;
         clearInterval(sweepTimer);
         let timer: NodeJS.Timeout | undefined;
         const graceful = Promise.all(workers.map((w) => w.close())).then(() => true);

@@ -107,6 +107,22 @@ describe('advance at the end of a turn (turnOver)', () => {
     expect(d1).toMatchObject({ messageId: d.messageId, yieldTurn: false });
     expect(await mailbox.advance(a.conversationId, fence, d1, { turnOver: true })).toMatchObject({ messageId: e.messageId, yieldTurn: true });
   });
+
+  it('handBack (a draining worker): yields whenever a next head waits, with nobody in line, and starts nothing; the lease stays the job\'s', async () => {
+    const [a, b] = [message(), message()];
+    for (const m of [a, b]) await mailbox.push(m);
+    const fence = { ...(await locked('job-1')), lockDurationMs: 30_000 };
+    await mailbox.acquire(a.conversationId, fence);
+    const b1 = await mailbox.advance(a.conversationId, fence, { messageId: a.messageId, message: a }, { startCall: true, turnOver: false, handBack: true });
+    if (!b1 || b1 === 'lost') throw new Error('no next head');
+    expect(b1).toMatchObject({ messageId: b.messageId, yieldTurn: true });
+    expect(b1.callFencedUntil).toBeUndefined();
+    expect(await redis.hget(mailbox.keys.messages(b.conversationId), `${b.messageId}:started`)).toBeNull();
+    expect(await redis.get(mailbox.keys.lease(a.conversationId))).toBe('job-1');
+    // The last message: the conversation is released as usual.
+    expect(await mailbox.advance(a.conversationId, fence, b1, { startCall: true, handBack: true })).toBeUndefined();
+    expect(await redis.get(mailbox.keys.lease(a.conversationId))).toBeNull();
+  });
 });
 
 describe('record', () => {

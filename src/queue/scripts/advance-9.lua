@@ -20,7 +20,9 @@
     ARGV[4] lock token ('' = unfenced)
     ARGV[5] conversation ID
     ARGV[6] start the next message's call: lock duration (ms), as in acquire; 0 = only read
-    ARGV[7] '1' when the job's turn is over: it yields if another job waits in line
+    ARGV[7] '1' when the job's turn is over: it yields if another job waits in line;
+            '2' when its worker is shutting down: it yields whenever a next message waits, so
+            the next head is only read (no call started) and the job goes back in line
 
   Output:
     {'lost'}                   the lock is not this job's any more: nothing written
@@ -29,7 +31,8 @@
                                the next message; record = HMGET of its fields as they were
                                before this call, backlog = the channel's unfinished messages
                                (ZCARD of KEYS[5]), yield = 1 when the turn is over and another
-                               job waits (the caller goes back in line; its call is not started),
+                               job waits, or always when handing back (the caller goes back in
+                               line; its call is not started),
                                queued = the conversation's unfinished messages, the head included
 ]]
 local rcall = redis.call
@@ -47,6 +50,6 @@ local record = readHead(KEYS[3], head)
 -- A turn ends only for someone: with nobody in line, going back in line would be fetched
 -- straight back (a delayed move, a fetch and an acquire, for nothing).
 local yield = 0
-if ARGV[7] == '1' and rcall('LLEN', KEYS[8]) + rcall('ZCARD', KEYS[9]) > 0 then yield = 1 end
+if ARGV[7] == '2' or (ARGV[7] == '1' and rcall('LLEN', KEYS[8]) + rcall('ZCARD', KEYS[9]) > 0) then yield = 1 end
 if yield == 0 then startCall(KEYS[3], KEYS[4], KEYS[7], head, record, ARGV[4], ARGV[1], ARGV[6]) end
 return {'ok', head, record, rcall('ZCARD', KEYS[5]), yield, rcall('LLEN', KEYS[1])}
