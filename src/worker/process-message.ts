@@ -166,7 +166,14 @@ export class MessageProcessor {
       // that read marked the call started and renewed the lock, which has not lapsed yet, or
       // this write checks it again (and is the "call started" mark at-most-once relies on).
       indicator.begin();
-      const prompt = await this.prompt(m, port, scope);
+      let prompt: string;
+      try {
+        prompt = await this.prompt(m, port, scope);
+      } catch (err) {
+        // The platform's 429 on the thread, before the billed call: retried, at no cost.
+        indicator.settle();
+        return this.onError(m, port, progress, err, scope, indicator);
+      }
       const fencedByRead = callFencedUntil !== undefined && performance.now() < callFencedUntil && !fence.abandoned?.();
       if (!fencedByRead && !(await scope.record({ started: 1 }))) return (indicator.settle(), this.lost(scope.log()));
       const started = performance.now();
@@ -345,6 +352,8 @@ export class MessageProcessor {
       const earlier = await port.fetchThread(m.reply, this.options.threadContext.maxMessages);
       return buildThreadPrompt(earlier, m, this.options.threadContext.maxChars);
     } catch (err) {
+      // Rate limited: wait and read it again rather than answer without the conversation.
+      if (err instanceof BridgeError && err.kind === 'rate_limited') throw err;
       scope.log().warn({ ...errorFields(err) }, 'could not fetch the thread; sending the message without context');
       return m.text;
     }
