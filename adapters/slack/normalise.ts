@@ -21,6 +21,9 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : und
 const id = (v: unknown): string | undefined => (typeof v === 'string' && ID.test(v) ? v : undefined);
 const ts = (v: unknown): string | undefined => (typeof v === 'string' && TS.test(v) ? v : undefined);
 
+/** Slackbot's user ID in every workspace. */
+export const SLACKBOT_USER_ID = 'USLACKBOT';
+
 /**
  * Turns an Events API envelope (`event_callback` with a `message` or `app_mention` event)
  * into an IncomingMessage, or says why it is not one. Pure and total: any input, however
@@ -90,7 +93,8 @@ export function normaliseSlackEvent(body: unknown, identity: BotIdentity, now: n
     mentionsBot: type === 'app_mention' || mentionsUser(text, identity.userId),
     repliesToBot: threadTs !== undefined && e.parent_user_id === identity.userId,
     fromSelf: (user !== undefined && user === identity.userId) || (botId !== undefined && botId === identity.botId),
-    fromBot: botId !== undefined || subtype === 'bot_message',
+    // Slackbot (reminders, auto-responses) posts as a user with no bot_id.
+    fromBot: botId !== undefined || subtype === 'bot_message' || user === SLACKBOT_USER_ID,
     hasAttachments: Array.isArray(files) && files.length > 0,
     reply,
     receivedAt: now,

@@ -64,6 +64,10 @@ describe('normaliseSlackEvent', () => {
     expect(other).toMatchObject({ fromSelf: false, fromBot: true, userId: 'BOTHER' });
   });
 
+  it('marks Slackbot (USLACKBOT, no bot_id) as a bot', () => {
+    expect(normalised(message({ user: 'USLACKBOT', text: '<@UBOT1> Reminder: standup' }))).toMatchObject({ fromSelf: false, fromBot: true, userId: 'USLACKBOT' });
+  });
+
   it.each(['message_changed', 'message_deleted', 'channel_join', 'message_replied', 'channel_topic'])('ignores subtype %s', (subtype) => {
     expect(normaliseSlackEvent(envelope(message({ subtype })), BOT)).toEqual({ kind: 'ignored', reason: `subtype:${subtype}` });
   });
