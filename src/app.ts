@@ -35,7 +35,7 @@ import { bullPrefix, createRedis } from './redis.js';
 import { RedisUnavailableError, waitForRedis } from './redis-startup.js';
 import { isRedisConnectionError } from './redis-errors.js';
 import { listenProblem } from './http/listen-problem.js';
-import { agentReadiness, warnIfAgentUnreachable } from './agent-api/reachability.js';
+import { agentReadiness, checkAgentAtStartUp, listingCredential } from './agent-api/reachability.js';
 import { startChatWorker, type ChatWorker } from './worker/chat-worker.js';
 import { FailureLog } from './diagnostics/failure-log.js';
 import { MessageProcessor } from './worker/process-message.js';
@@ -314,12 +314,18 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     return stopping;
   };
 
+  // The start-up listing runs while the adapters start. Waited for briefly, so it is done (and
+  // its labels known) by the time startBridge returns; a service that neither answers nor
+  // refuses is not waited out, and one that refuses our credential stops start-up.
+  const agentCheck = checkAgentAtStartUp(agentApi, { baseUrl: config.agent?.baseUrl, credential: listingCredential(config), logger });
+  agentCheck.catch(() => {}); // Settled below, unless an adapter fails first.
   let httpPort: number;
   try {
     httpPort = await http.listen().catch((err: NodeJS.ErrnoException) => {
       throw listenProblem(err, config.http);
     });
     for (const a of adapters) await a.start();
+    await withTimeout(agentCheck, 2_000, () => undefined);
   } catch (err) {
     // Nothing started may outlive a failed start-up.
     await stop();
@@ -329,9 +335,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     { role: config.role, platforms: options.platforms.map((p) => p.platform), port: httpPort },
     'agent-bridge started',
   );
-  // Waited for briefly, so the start-up listing is done (and its labels known) by the time
-  // startBridge returns; a service that neither answers nor refuses is not waited out.
-  await withTimeout(warnIfAgentUnreachable(agentApi, config.agent?.baseUrl, logger), 2_000, () => undefined);
 
   return {
     config,

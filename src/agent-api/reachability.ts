@@ -1,20 +1,56 @@
 import { BridgeError } from '../core/errors.js';
 import { withoutUserinfo } from '../core/url-userinfo.js';
 import { errorFields, type Logger } from '../logger.js';
+import type { Config } from '../config/load.js';
 import type { AgentApi } from './types.js';
 
+/** Start-up stops here: the agent service refused the credential the bridge was given. */
+export class AgentCredentialRefusedError extends Error {
+  override name = 'AgentCredentialRefusedError';
+}
+
 /**
- * One warning at start-up when the agent service does not answer at all, so a wrong
- * AGENT_API_BASE_URL shows before the first user waits for a reply. Start-up goes on: the
- * service may come up later, and /readyz reports it meanwhile.
+ * The setting(s) the start-up listing authenticates with (the key, or else the session), when a
+ * 401 or 403 proves that setting wrong; undefined when a refusal proves nothing about the
+ * process's own settings (per-workspace accounts, no credential configured).
  */
-export async function warnIfAgentUnreachable(agentApi: AgentApi, configuredUrl: string | undefined, logger: Logger): Promise<void> {
+export function listingCredential(config: Pick<Config, 'agentAccountMode' | 'agent'>): string | undefined {
+  if (config.agentAccountMode !== 'shared' || !config.agent) return undefined;
+  if (config.agent.apiKey) return 'AGENT_API_KEY';
+  const session = [config.agent.sessionCookie ? 'AGENT_SESSION_COOKIE' : '', config.agent.sessionToken ? 'AGENT_SESSION_TOKEN' : ''].filter(Boolean);
+  return session.length > 0 ? session.join(' and ') : undefined;
+}
+
+function refusal(setting: string, status: number): string {
+  const what = status === 401 ? 'did not accept' : 'refused access with';
+  const fix =
+    setting === 'AGENT_API_KEY'
+      ? 'check AGENT_API_KEY against the account dashboard (a revoked or mistyped key, or one of another account), or generate a new key there and set it'
+      : `set ${setting} to a current dashboard session, or set AGENT_API_KEY`;
+  return `the agent service ${what} ${setting} (HTTP ${status} for the instance listing at start-up): ${fix}`;
+}
+
+/**
+ * The start-up listing. A 401 or 403 to the credential named by `credential` stops start-up:
+ * every call would be refused alike, and an operator learns it from the first user instead.
+ * A service that does not answer at all gets one warning, so a wrong AGENT_API_BASE_URL shows
+ * before the first user waits for a reply; start-up goes on (the service may come up later,
+ * and /readyz reports it meanwhile).
+ */
+export async function checkAgentAtStartUp(
+  agentApi: AgentApi,
+  options: { baseUrl: string | undefined; credential: string | undefined; logger: Logger },
+): Promise<void> {
+  const { credential, logger } = options;
   // Printed without user name and password, which the URL may carry.
-  const baseUrl = configuredUrl && withoutUserinfo(configuredUrl);
+  const baseUrl = options.baseUrl && withoutUserinfo(options.baseUrl);
   try {
     await agentApi.listInstances(AbortSignal.timeout(10_000));
   } catch (err) {
-    if (err instanceof BridgeError && err.source === 'agent' && err.status === 404) {
+    const status = err instanceof BridgeError && err.source === 'agent' ? err.status : undefined;
+    // Only the service's own answer counts: the client's "no credential set" carries no status.
+    if (credential && (status === 401 || status === 403)) throw new AgentCredentialRefusedError(refusal(credential, status));
+    if (status === 404) {
       // Something answers there, but not the service's API: most often the /api/v1 is missing.
       logger.warn(
         { baseUrl, status: 404 },
@@ -22,7 +58,7 @@ export async function warnIfAgentUnreachable(agentApi: AgentApi, configuredUrl: 
       );
       return;
     }
-    if (agentApi.lastAnsweredAt() !== undefined) return; // It answered (even a 401): reachable.
+    if (agentApi.lastAnsweredAt() !== undefined) return; // It answered (a 5xx, or a 401 with per-workspace accounts): reachable.
     logger.warn(
       { baseUrl, ...errorFields(err) },
       'the agent service is not reachable: check AGENT_API_BASE_URL and the network; messages wait in the queue meanwhile',

@@ -145,6 +145,18 @@ describe('start-up errors say what is wrong', () => {
     }
   }, 90_000);
 
+  it('a wrong AGENT_API_KEY stops start-up with one line naming it, never its value', async () => {
+    const agent = await startAgentEmulator({ apiKey: 'the-right-key' });
+    const app = spawnApp({ HTTP_PORT: '0', AGENT_API_BASE_URL: agent.baseUrl, AGENT_API_KEY: 'a-mistyped-key-4321', PLAYGROUND: 'true' });
+    try {
+      expect(await app.exited).toBe(1);
+      expect(app.output()).toMatch(/start-up failed: the agent service did not accept AGENT_API_KEY \(HTTP 401/);
+      expect(app.output()).not.toContain('a-mistyped-key-4321');
+    } finally {
+      await agent.close();
+    }
+  }, 90_000);
+
   it('an unreachable agent service logs one warning and start-up goes on', async () => {
     const port = await freeLoopbackPort();
     const nothing = await freeLoopbackPort();
