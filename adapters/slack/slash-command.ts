@@ -12,11 +12,13 @@ import { slackCaller } from './caller.js';
 import { credentialMetadata, credentialModal } from './credential-modal.js';
 import { setupModal } from './setup-modal.js';
 import { slackErrorCode } from './errors.js';
+import type { AdminRights } from './admin.js';
 
 export interface SlashCommandDeps {
   commands: Commands;
   logger: Logger;
-  isAdmin(userId: string): Promise<boolean>;
+  /** With `rights` (adapters/slack/admin.ts), a check Slack would not answer is told apart. */
+  isAdmin: ((userId: string) => Promise<boolean>) & { rights?(userId: string): Promise<AdminRights> };
   /** SLACK_COMMAND, e.g. `/agent`. */
   commandName: string;
 }
@@ -68,6 +70,18 @@ async function safeRespond(respond: RespondFn, reply: CommandReply) {
   await respond(ephemeral(reply)).catch(() => undefined);
 }
 
+async function rightsOf(caller: CommandCaller, deps: SlashCommandDeps): Promise<AdminRights> {
+  if (!caller.userId) return 'not_admin';
+  if (deps.isAdmin.rights) return deps.isAdmin.rights(caller.userId);
+  return (await deps.isAdmin(caller.userId)) ? 'admin' : 'not_admin';
+}
+
+/** Slack would not say (429, down): still refused, but not as a non-admin, and not audited as one. */
+function cannotCheckAdmin(deps: SlashCommandDeps, command: string): CommandReply {
+  deps.logger.info({ command }, 'Slack did not let the bridge check admin rights; asked the user to try again');
+  return problem('Not allowed just now', `Slack didn't let me check your admin rights just now, so I can't run \`${deps.commandName} ${command}\`. Please try again in a moment.`);
+}
+
 async function run(
   parsed: ParsedCommand,
   caller: CommandCaller,
@@ -79,12 +93,16 @@ async function run(
   if (parsed.name === 'invalid') {
     // Someone who may not run the admin command they tried hears that, not its usage.
     const tried = findCommand(String(command.text ?? '').trim().split(/\s+/)[0] ?? '');
-    if (tried && tried.admin !== false && !(caller.userId && (await deps.isAdmin(caller.userId)))) return c.refuse(caller, tried.name);
+    if (tried && tried.admin !== false) {
+      const rights = await rightsOf(caller, deps);
+      if (rights !== 'admin') return rights === 'unknown' ? cannotCheckAdmin(deps, tried.name) : c.refuse(caller, tried.name);
+    }
     const help = c.help();
     return { ...help, ok: false, lines: [parsed.error, '', ...help.lines] };
   }
-  if (findCommand(parsed.name)?.admin !== false && !(caller.userId && (await deps.isAdmin(caller.userId)))) {
-    return c.refuse(caller, parsed.name);
+  if (findCommand(parsed.name)?.admin !== false) {
+    const rights = await rightsOf(caller, deps);
+    if (rights !== 'admin') return rights === 'unknown' ? cannotCheckAdmin(deps, parsed.name) : c.refuse(caller, parsed.name);
   }
   if (parsed.name === 'credential') return openCredentialModal(parsed.instanceId, command, client, deps);
   if (parsed.name === 'setup') return c.accountMode === 'per-workspace' ? openSetupModal(command, client, deps) : c.setup(caller, '');
