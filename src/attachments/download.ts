@@ -70,7 +70,8 @@ export async function downloadText(url: string, options: DownloadOptions = {}): 
         return { ok: false, reason: 'http', status: res.statusCode };
       }
       const type = (header(res.headers, 'content-type') ?? '').toLowerCase();
-      if (type.startsWith('text/html') && !/\.html?$/i.test(new URL(current).pathname)) {
+      const html = type.startsWith('text/html');
+      if (html && !/\.html?$/i.test(new URL(current).pathname)) {
         // A sign-in page, not the file (Slack answers 200 with HTML for a bad token).
         await res.body.dump();
         return { ok: false, reason: 'sign_in_page', status: res.statusCode };
@@ -96,12 +97,25 @@ export async function downloadText(url: string, options: DownloadOptions = {}): 
       }
       const body = Buffer.concat(parts);
       if (body.includes(0)) return { ok: false, reason: 'not_text', status: res.statusCode };
-      return { ok: true, text: body.toString('utf8').replace(/^\uFEFF/, ''), bytes };
+      const text = body.toString('utf8').replace(/^\uFEFF/, '');
+      // An .html file is HTML too: only its content tells Slack's sign-in page from it.
+      if (html && looksLikeSignInPage(text)) return { ok: false, reason: 'sign_in_page', status: res.statusCode };
+      return { ok: true, text, bytes };
     }
   } catch (err) {
     if (signal.aborted) return { ok: false, reason: 'timeout' };
     return { ok: false, reason: (err as { name?: string }).name === 'AbortError' ? 'timeout' : 'network' };
   }
+}
+
+/**
+ * Slack's sign-in page (its answer, often 200, to a file download with a missing or bad token):
+ * its sign-in wording or form, or a page titled Slack that asks to sign in.
+ */
+export function looksLikeSignInPage(html: string): boolean {
+  const head = html.slice(0, 200_000);
+  if (/sign in to slack|id=["']signin_form["']|data-qa=["']sign_?in/i.test(head)) return true;
+  return /<title>[^<]*\bSlack\b[^<]*<\/title>/i.test(head) && /\bsign[\s_-]?in\b/i.test(head);
 }
 
 /** Drops a body we will not read; undici reports the abort as an error nobody needs. */

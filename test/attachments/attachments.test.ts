@@ -2,6 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendFiles, downloadText, isTextLike, notSentNotice, readAttachments } from '../../src/attachments/index.js';
+import { startSlackEmulator } from '../emulators/slack/index.js';
 
 /** A small file server: routes by path, records the Authorization header of each request. */
 let server: Server;
@@ -34,6 +35,13 @@ beforeAll(async () => {
       case '/signin':
         res.setHeader('content-type', 'text/html; charset=utf-8');
         return res.end('<html>Sign in to Slack</html>');
+      case '/files-pri/T-F1/download/page.html':
+        // Slack's answer to a bad token, whatever the file's name.
+        res.setHeader('content-type', 'text/html; charset=utf-8');
+        return res.end('<!DOCTYPE html><html><head><title>Slack</title></head><body><form id="signin_form">Sign in to Slack</form></body></html>');
+      case '/files-pri/T-F2/download/report.html':
+        res.setHeader('content-type', 'text/html; charset=utf-8');
+        return res.end('<!DOCTYPE html><html><head><title>Q3 report</title></head><body><p>Revenue rose.</p></body></html>');
       case '/binary.txt':
         res.setHeader('content-type', 'application/octet-stream');
         return res.end(Buffer.from([0x50, 0x4b, 0, 1]));
@@ -97,7 +105,22 @@ describe('downloadText', () => {
   it('treats an HTML page as a sign-in page, NUL bytes as binary, 404 as http', async () => {
     expect(await downloadText(`${base}/signin`)).toMatchObject({ ok: false, reason: 'sign_in_page', status: 200 });
     expect(await downloadText(`${base}/binary.txt`)).toMatchObject({ ok: false, reason: 'not_text' });
+    // An .html file may be HTML, but Slack's sign-in page is still recognised by its content.
+    expect(await downloadText(`${base}/files-pri/T-F1/download/page.html`)).toMatchObject({ ok: false, reason: 'sign_in_page', status: 200 });
+    expect(await downloadText(`${base}/files-pri/T-F2/download/report.html`)).toMatchObject({ ok: true, text: expect.stringContaining('Revenue rose.') });
     expect(await downloadText(`${base}/missing`)).toMatchObject({ ok: false, reason: 'http', status: 404 });
+  });
+
+  it("recognises the Slack emulator's sign-in page for an .html file downloaded with a wrong token", async () => {
+    const slack = await startSlackEmulator();
+    try {
+      const f = slack.files.add({ name: 'page.html', mimetype: 'text/html', content: '<html><body><p>a page</p></body></html>' });
+      const url = String(f.url_private_download);
+      expect(await downloadText(url, { authHeaders: { authorization: 'Bearer xoxb-wrong' } })).toMatchObject({ ok: false, reason: 'sign_in_page' });
+      expect(await downloadText(url, { authHeaders: { authorization: `Bearer ${slack.identity.botToken}` } })).toMatchObject({ ok: true, text: '<html><body><p>a page</p></body></html>' });
+    } finally {
+      await slack.close();
+    }
   });
 
   it('follows a redirect on the same host with the token, and to another host without it', async () => {
