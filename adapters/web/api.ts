@@ -4,6 +4,7 @@ import { newReference } from '../../src/core/reference.js';
 import { scrub as scrubSecrets } from '../../src/core/scrub.js';
 import { z } from 'zod';
 import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.js';
+import { CREDENTIAL_REDACT_FOR_MS } from '../../src/commands/credential.js';
 import { COMMANDS_WITHOUT_OPTIONS } from '../../src/commands/registry.js';
 import { SET_FORMS, type SettingName } from '../../src/commands/settings.js';
 import { isRedisConnectionError } from '../../src/redis-errors.js';
@@ -229,7 +230,8 @@ export function createApiRouter(ctx: AdapterContext, store: WebEventStore): Rout
       const reply = await commands.credential(webCaller(b.channel, b.userName), b.instanceId, b.key, b.value);
       res.json({ reply: scrub(reply, b.value) });
     } finally {
-      release();
+      // The agent service may quote the value later: redacted as long as on Slack and Discord.
+      setTimeout(release, CREDENTIAL_REDACT_FOR_MS).unref();
     }
   });
 

@@ -8,6 +8,7 @@ import { createWebEventStore, type WebEventStore } from '../../adapters/web/even
 import type { StoredWebEvent } from '../../adapters/web/events.js';
 import { startTestBridge } from '../support/bridge-harness.js';
 import type { LogCapture } from '../support/log-capture.js';
+import type { SecretRegistry } from '../../src/logger.js';
 import { dumpKeys } from '../support/redis-cleanup.js';
 
 /**
@@ -22,6 +23,7 @@ let agent: AgentEmulator;
 let events: WebEventStore;
 let base: string;
 let logs: LogCapture;
+let secrets: SecretRegistry;
 let close: () => Promise<void>;
 const prefix = `pgbeyond-${randomUUID().slice(0, 8)}`;
 
@@ -39,7 +41,7 @@ beforeAll(async () => {
     },
     platforms: [webPlatform],
   });
-  ({ bridge, logs, close } = t);
+  ({ bridge, logs, secrets, close } = t);
   events = createWebEventStore({ redis: bridge.redis, prefix: t.config.queue.prefix });
   base = `http://127.0.0.1:${bridge.httpPort}/playground/api`;
 });
@@ -156,6 +158,8 @@ describe('issue 9 in the playground', () => {
     expect(rows[1]).toContain('Ida (user-ida) | credential | random | demo-helper | PG_KEY | ok');
     expect(await dumpKeys(prefix)).not.toContain(canary);
     expect(logs.text).not.toContain(canary);
+    // The service may quote the value in a later refusal: still redacted after the request.
+    expect(secrets.redact(`instance stopped: PG_KEY=${canary}`)).not.toContain(canary);
   });
 
   // Known gap (adapters/web): the web reply target has no threadId, and the worker only adds
