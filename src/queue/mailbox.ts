@@ -120,7 +120,7 @@ export type AcquireResult =
   | { status: 'lost' };
 
 /** Progress fields a worker records (field names as stored after `<messageId>:`). */
-export type ProgressFields = Partial<Record<'reply' | 'posted' | 'attempts' | 'limited' | 'started' | 'posting' | 'agentMessageId', string | number>>;
+export type ProgressFields = Partial<Record<'reply' | 'posted' | 'attempts' | 'limited' | 'started' | 'posting' | 'agentMessageId' | 'gaveUp', string | number>>;
 
 export class Mailbox {
   readonly keys: QueueKeys;
@@ -355,12 +355,12 @@ function acquireResult(r: AcquireReply, start: CallStart): AcquireResult {
 
 /**
  * Builds a head from the scripts' HMGET (payload, reply, posted, attempts, limited, started,
- * posting, agentMessageId), every field present from the start: a head spread into a new
+ * posting, agentMessageId, gaveUp), every field present from the start: a head spread into a new
  * object and then given one more field got a hidden class of its own in V8 (about 300 bytes
  * per message in flight, and one more for the garbage collector to walk).
  */
 function toHead(messageId: string, record: Array<string | null>, queued?: number): MailboxHead {
-  const [payload, reply, posted, attempts, limited, started, posting, agentMessageId] = record;
+  const [payload, reply, posted, attempts, limited, started, posting, agentMessageId, gaveUp] = record;
   return {
     messageId,
     callFencedUntil: undefined,
@@ -374,6 +374,7 @@ function toHead(messageId: string, record: Array<string | null>, queued?: number
       started: started === '1',
       posting: posting == null ? undefined : Number(posting),
       agentMessageId: agentMessageId ?? undefined,
+      gaveUp: gaveUp ?? undefined,
     },
   };
 }

@@ -51,6 +51,17 @@ export interface MessageProgress {
   posting?: number;
   /** The agent service's ID of the reply (`messageId` of `POST /chat`), for feedback. */
   agentMessageId?: string;
+  /**
+   * The worker gave up on the message (JSON of {@link GaveUp}), recorded before the user is told:
+   * a worker that resumes it tells them again, and never calls the agent for it.
+   */
+  gaveUp?: string;
+}
+
+/** What a give-up mark holds: the reference, and the notice for the user (none when the binding posts none). */
+export interface GaveUp {
+  ref: string;
+  notice?: string;
 }
 
 export const QUEUE_NAME = 'chat';

@@ -8,7 +8,7 @@ import type { ReplyPort, ReplyPorts } from '../core/reply-port.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { ownedUntil, type Fence, type Mailbox, type MailboxHead, type ProgressFields } from '../queue/mailbox.js';
-import type { ChatMessage } from '../queue/types.js';
+import type { ChatMessage, GaveUp } from '../queue/types.js';
 import { decide, type Decision, type RetryPolicy } from './error-policy.js';
 import { answerLostNotice, newReference, replyCutNote } from './plain-words.js';
 import { buildThreadPrompt } from './thread-context.js';
@@ -144,6 +144,8 @@ export class MessageProcessor {
       return this.giveUp(m, undefined, new Error(`no ${m.platform} reply port`));
     }
     const scope = new MessageScope(this.options.logger, this.options.mailbox, m, messageId, fence);
+    // A worker gave up on it and stopped before finishing: its notice is said again, nothing is called.
+    if (progress.gaveUp !== undefined) return this.resumeGiveUp(m, port, progress.gaveUp, scope);
 
     let reply = progress.reply;
     let agentMessageId = progress.agentMessageId;
@@ -155,8 +157,7 @@ export class MessageProcessor {
     if (reply === undefined) {
       if (progress.started && this.options.callGuarantee === 'at-most-once') {
         // The call was made (maybe billed) and its answer died with the worker: never call twice.
-        if (!(await scope.record({}))) return this.lost(scope.log());
-        return this.answerLost(m, port);
+        return this.answerLost(m, port, scope);
       }
       const agent = this.options.accounts ? await this.options.accounts.forWorkspace(m.platform, m.workspaceId) : this.options.agent;
       // Its account was removed after the message was queued: nobody to bill, so no call.
@@ -245,8 +246,11 @@ export class MessageProcessor {
   }
 
   /** At-most-once: the worker died during the call; tell the user, record it as a failure. */
-  private async answerLost(m: ChatMessage, port: ReplyPort): Promise<StepResult> {
+  private async answerLost(m: ChatMessage, port: ReplyPort, scope: MessageScope): Promise<StepResult> {
     const ref = newReference();
+    const notice = `${answerLostNotice} (ref ${ref})`;
+    // Fenced, and what a worker resuming after a crash from here on says again (resumeGiveUp).
+    if (!(await scope.record({ gaveUp: JSON.stringify({ ref, notice } satisfies GaveUp) }))) return this.lost(scope.log());
     this.options.logger.warn({ ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId }, 'answer lost in a restart; not calling the agent again (at-most-once)');
     await this.options.failures.record({
       ref,
@@ -257,7 +261,7 @@ export class MessageProcessor {
       at: Date.now(),
     });
     await port
-      .postNotice(m.reply, `${answerLostNotice} (ref ${ref})`)
+      .postNotice(m.reply, notice)
       .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user the answer was lost'));
     await port.stopWorking?.(m.reply, 'failed').catch(() => {});
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
@@ -286,14 +290,14 @@ export class MessageProcessor {
     indicator: WorkingIndicator,
   ): Promise<StepResult> {
     let decision = decide(err, progress.attempts, this.options.retry, progress.limited);
-    if (decision.action === 'give-up') return this.giveUp(m, port, err, indicator);
+    if (decision.action === 'give-up') return this.giveUp(m, port, err, indicator, scope);
     // Per-workspace accounts: a 429 limits this workspace's account, not the others'; only its
     // message waits (the next of that account that hits the limit waits too).
     if (decision.action === 'rate-limit' && this.options.accounts) decision = { action: 'retry', delayMs: decision.delayMs, counts: false };
     if (this.options.callGuarantee === 'at-most-once' && err instanceof BridgeError && err.code === CALL_MAY_HAVE_RUN) {
       // Sent, and no answer came back: the service may have run (and billed) it. Never call twice.
       this.options.logger.info({ conversationId: m.conversationId, messageId: m.messageId, ...errorFields(err) }, 'not retrying a call the agent service may have run (at-most-once)');
-      return this.giveUp(m, port, err, indicator);
+      return this.giveUp(m, port, err, indicator, scope);
     }
     const counted = decision.action === 'retry' && decision.counts;
     // The failed call is over, so the retry calls again whatever the guarantee ('started' cleared).
@@ -309,8 +313,12 @@ export class MessageProcessor {
     return { outcome: 'retry', decision };
   }
 
-  private async giveUp(m: ChatMessage, port: ReplyPort | undefined, err: unknown, indicator?: WorkingIndicator): Promise<StepResult> {
+  private async giveUp(m: ChatMessage, port: ReplyPort | undefined, err: unknown, indicator?: WorkingIndicator, scope?: MessageScope): Promise<StepResult> {
     const ref = newReference();
+    const notice = port && m.errorPolicy === 'reply' ? this.redact(`${explainFailure(err)} (ref ${ref})`) : undefined;
+    // Fenced, before anything is said: a worker that resumes the message after a crash from here
+    // on says this again (resumeGiveUp) and never calls the agent for it a second time.
+    if (scope && !(await patiently(() => scope.record({ gaveUp: JSON.stringify({ ref, notice } satisfies GaveUp) })))) return this.lost(scope.log());
     this.options.logger.warn(
       { ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId, ...errorFields(err) },
       'gave up on a message',
@@ -333,14 +341,31 @@ export class MessageProcessor {
     if (port) {
       // A signal shown while the agent worked lands before the notice.
       await indicator?.landed();
-      if (m.errorPolicy === 'reply') {
+      if (notice !== undefined) {
         await port
-          .postNotice(m.reply, this.redact(`${explainFailure(err)} (ref ${ref})`))
+          .postNotice(m.reply, notice)
           .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));
       }
       const outcome = m.errorPolicy === 'silent' ? 'ok' : 'failed';
       await (indicator ? indicator.end(outcome) : port.stopWorking?.(m.reply, outcome).catch(() => {}));
     }
+    this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
+    return { outcome: 'gave_up' };
+  }
+
+  /**
+   * A worker recorded that it gave up on the message (giveUp, answerLost) and stopped before
+   * finishing it: the user is told again, with the same reference (a notice is not looked up, so
+   * the first one may be out too); the agent is never called. Already in the failure log.
+   */
+  private async resumeGiveUp(m: ChatMessage, port: ReplyPort, mark: string, scope: MessageScope): Promise<StepResult> {
+    const { ref, notice } = JSON.parse(mark) as GaveUp;
+    if (!(await scope.record({}))) return this.lost(scope.log());
+    scope.log().warn({ ref }, 'resuming a message given up on before a restart: telling the user again, not calling the agent');
+    if (notice !== undefined) {
+      await port.postNotice(m.reply, notice).catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));
+    }
+    await port.stopWorking?.(m.reply, m.errorPolicy === 'silent' ? 'ok' : 'failed').catch(() => {});
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
     return { outcome: 'gave_up' };
   }

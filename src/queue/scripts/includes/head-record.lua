@@ -4,18 +4,18 @@
   readHead: the head's record, HMGET of its fields in the order toHead (mailbox.ts) reads them.
 
   startCall: when the caller starts the call (a lock token and a lock duration given), marks a
-  head with a stored message and no reply as `started` and renews the job's lock as BullMQ's
+  head with a stored message, no reply and no give-up mark as `started` and renews the job's lock as BullMQ's
   extendLock does (the lock, then the job out of the stalled set), all in the caller's round trip;
   not when lockFresh (BullMQ locked the job in this same script).
 ]]
 local function readHead(messagesKey, head)
   local h = head .. ':'
   return rcall('HMGET', messagesKey, head, h .. 'reply', h .. 'posted', h .. 'attempts', h .. 'limited',
-    h .. 'started', h .. 'posting', h .. 'agentMessageId')
+    h .. 'started', h .. 'posting', h .. 'agentMessageId', h .. 'gaveUp')
 end
 
 local function startCall(messagesKey, lockKey, stalledKey, head, record, token, jobId, lockMs, lockFresh)
-  if token == '' or tonumber(lockMs) <= 0 or not record[1] or record[2] then return end
+  if token == '' or tonumber(lockMs) <= 0 or not record[1] or record[2] or record[9] then return end
   rcall('HSET', messagesKey, head .. ':started', '1')
   if lockFresh then return end
   rcall('SET', lockKey, token, 'PX', lockMs)
