@@ -216,6 +216,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     bindings: ctx.bindings,
     logger,
     handleMessage: createMessageHandler(messageDeps),
+    seen: ctx.seen,
   });
   registerFeedbackAction(app, {
     feedback: ctx.feedback ?? createFeedbackStore({ redis: ctx.redis, prefix: storePrefix, maxEntries: ctx.config.feedbackMaxEntries }),

@@ -1,6 +1,7 @@
 import { Assistant, type App } from '@slack/bolt';
 import { DM_CHANNEL, dmBindingChannel } from '../../src/bindings/dm.js';
 import type { BindingStore } from '../../src/bindings/types.js';
+import type { FirstDelivery } from '../../src/ingress/seen-ledger.js';
 import type { Logger } from '../../src/logger.js';
 import { DEFAULT_SUGGESTED_PROMPTS, type SuggestedPromptStore } from '../../src/prompts/suggested-prompts.js';
 import type { AssistantThreads } from './assistant-threads.js';
@@ -14,6 +15,8 @@ export interface AssistantDeps {
   logger: Logger;
   /** The same handler as every other message: normalise, files, ingress. */
   handleMessage: ReturnType<typeof createMessageHandler>;
+  /** First deliveries (src/ingress/seen-ledger.ts): a redelivered thread start is handled once. */
+  seen?: Pick<FirstDelivery, 'first' | 'forget'>;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
@@ -57,9 +60,22 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
       },
       threadStarted: async ({ event, body, context, setSuggestedPrompts }) => {
         const thread = event.assistant_thread;
+        // Slack redelivers an event it thinks was not acked in time: one thread start, one set of prompts.
+        const startId = `${thread.channel_id}:${thread.thread_ts}:assistant_thread_started`;
+        if (deps.seen && !(await deps.seen.first('slack', startId))) {
+          logger.debug({ messageId: startId }, 'assistant thread start already handled (a redelivery)');
+          return;
+        }
         const contextChannel = str(thread.context?.channel_id);
-        await deps.threads.setContextChannel(thread.channel_id, thread.thread_ts, contextChannel);
-        const titles = await promptsFor(contextChannel, teamOf(body, context));
+        let titles: string[];
+        try {
+          await deps.threads.setContextChannel(thread.channel_id, thread.thread_ts, contextChannel);
+          titles = await promptsFor(contextChannel, teamOf(body, context));
+        } catch (err) {
+          // Not handled after all: a redelivery may try again.
+          await deps.seen?.forget('slack', startId);
+          throw err;
+        }
         try {
           await setSuggestedPrompts({ prompts: titles.map((title) => ({ title, message: title })) });
         } catch (err) {
