@@ -41,7 +41,8 @@ export function decide(error: unknown, attemptsSoFar: number, policy: RetryPolic
   }
   if (!error.retryable) return { action: 'give-up' };
   if (attemptsSoFar + 1 >= policy.attempts) return { action: 'give-up' };
-  return { action: 'retry', delayMs: backoffDelay(attemptsSoFar, policy), counts: true };
+  // A 503 (or any retryable answer) that says when to come back is not asked sooner.
+  return { action: 'retry', delayMs: Math.max(backoffDelay(attemptsSoFar, policy), error.retryAfterMs ?? 0), counts: true };
 }
 
 /** Exponential backoff with full jitter on the upper half: base·2^n · [0.5, 1). */

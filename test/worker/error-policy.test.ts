@@ -16,6 +16,13 @@ describe('error policy: one place maps errors to queue behaviour', () => {
     }
   });
 
+  it('a retryable error with Retry-After (a 503) waits at least that long; a shorter one keeps the backoff', () => {
+    const unavailable = (retryAfterMs: number) => new AgentApiError('server_error', 'agent service answered 503', { status: 503, retryAfterMs });
+    expect(decide(unavailable(30_000), 0, policy)).toEqual({ action: 'retry', delayMs: 30_000, counts: true });
+    expect(decide(unavailable(100), 0, policy)).toEqual({ action: 'retry', delayMs: 750, counts: true });
+    expect(decide(unavailable(30_000), 4, policy)).toEqual({ action: 'give-up' });
+  });
+
   it('jitter stays within [half, full) of the exponential step and is capped', () => {
     expect(backoffDelay(2, { ...policy, random: () => 0 })).toBe(2000);
     expect(backoffDelay(2, { ...policy, random: () => 0.999 })).toBe(3998);
