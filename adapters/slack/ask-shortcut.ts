@@ -6,7 +6,7 @@ import type { IncomingMessage } from '../../src/core/message.js';
 import type { Logger } from '../../src/logger.js';
 import { slackErrorCode } from './errors.js';
 import { installationKey } from './installations.js';
-import { cannotPostForShortcut, reachUnknownForShortcut, shortcutReach } from './shortcut-reach.js';
+import { cannotPostForShortcut, shortcutReach } from './shortcut-reach.js';
 import { handOver, type MessageListenerDeps } from './message-listener.js';
 import type { BotIdentity } from './normalise.js';
 import { slackTextToPlain } from './slack-text.js';
@@ -58,10 +58,10 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
     // Before any billed call: the answer must be postable here (not a DM between two people,
     // not a channel the bot is not in), or the agent answers and nobody hears it.
     const reach = await shortcutReach(client, channel, asker);
-    if (reach === 'unchecked') deps.logger.warn({ channel }, 'Ask the agent: could not check the bot can post here (conversations.info needs the *:read scopes: reinstall from the manifest)');
-    if (reach === 'no' || reach === 'unknown') {
+    if (reach === 'unchecked') deps.logger.warn({ channel }, 'Ask the agent: could not check the bot can post here (rate limited, or conversations.info needs the *:read scopes: reinstall from the manifest); going ahead');
+    if (reach === 'no') {
       deps.logger.info({ channel, reach }, 'Ask the agent: the bot cannot answer here; the asker is told, the agent is not called');
-      const text = reach === 'no' ? cannotPostForShortcut(isDirect) : reachUnknownForShortcut;
+      const text = cannotPostForShortcut(isDirect);
       await (respond ? respond({ response_type: 'ephemeral', text }) : Promise.reject(new Error('no response_url')))
         .catch((err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not explain a shortcut the bot cannot answer'));
       return;
