@@ -17,7 +17,9 @@ export const instanceListSchema = z.array(instanceSchema);
 
 export const chatReplySchema = z.object({
   response: z.string(),
-  messageId: z.string(),
+  // Only logs and feedback buttons use it: an answer without a usable one (billed all the same)
+  // is still the answer, posted without feedback buttons.
+  messageId: z.string().optional().catch(undefined),
 });
 
 export const credentialResultSchema = z.object({

@@ -11,7 +11,8 @@ export interface Instance {
 /** The answer of `POST {base_url}/chat`. */
 export interface ChatReply {
   response: string;
-  messageId: string;
+  /** The service's ID of the answer, for feedback; absent when the service sent none (or an unusable one). */
+  messageId?: string;
 }
 
 export interface CredentialResult {

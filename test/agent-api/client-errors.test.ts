@@ -140,6 +140,13 @@ describe('invalid responses', () => {
     expect(err.message).toContain('0.type');
   });
 
+  it('a chat answer without a messageId, or with one that is not a string, is still the answer', async () => {
+    emu.malformedNext(1, JSON.stringify({ response: 'hi' }));
+    await expect(api().chat('demo-helper', 'hi')).resolves.toEqual({ response: 'hi' });
+    emu.malformedNext(1, JSON.stringify({ response: 'hi', messageId: 42 }));
+    await expect(api().chat('demo-helper', 'hi')).resolves.toEqual({ response: 'hi', messageId: undefined });
+  });
+
   it('extra fields are tolerated', async () => {
     emu.malformedNext(1, JSON.stringify({ response: 'hi', messageId: 'msg_9', usage: { tokens: 3 }, model: 'x' }));
     await expect(api().chat('demo-helper', 'hi')).resolves.toEqual({ response: 'hi', messageId: 'msg_9' });

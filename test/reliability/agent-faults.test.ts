@@ -191,6 +191,17 @@ describe('agent service faults', () => {
     figures('agent-malformed', { bodies: bodies.length, calls: pl.agent.chatCalls().length });
   }, 30_000);
 
+  it('a 200 with a response and no messageId is posted as the answer (one call; the ports show no feedback buttons without an id)', async () => {
+    const pl = closing(await startPipeline({ LOG_LEVEL: 'warn' }));
+    const l = await lane(pl, 'noid');
+    pl.agent.malformedNext(1, JSON.stringify({ response: 'the billed answer' }), l.scope);
+    const m = await l.send('answer without an id');
+    await untilPosted(pl, [m], 15_000);
+    await sleep(300);
+    expect(postsFor(pl, m.messageId).map((x) => [x.kind, x.text])).toEqual([['chunk', 'the billed answer']]);
+    expect(l.calls()).toHaveLength(1);
+  }, 30_000);
+
   it('a random mix of faults over 60 messages: each answered once or given up once, in order, calls within budget', async () => {
     const attempts = 3;
     // 1 s: a 250 ms limit also cut ordinary calls short when CI ran two suites on the 2 cores.
