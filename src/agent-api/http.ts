@@ -83,6 +83,9 @@ export async function callAgent<T>(deps: HttpDeps, req: AgentRequest<T>): Promis
       }
     } catch (err) {
       if (err instanceof ResponseTooLarge) throw tooLarge(err, response!);
+      // A 2xx head came: the service ran the call (and billed it). Its body, cut off, late or
+      // undecodable, is lost; asking again would bill again, so this is given up, not retried.
+      if (status !== undefined && status >= 200 && status < 300 && !req.signal?.aborted) throw unreadableAnswer(err, status, req);
       throw transportError(err, req, limit, deps);
     } finally {
       limit.dispose();
@@ -158,6 +161,17 @@ function transportError(err: unknown, req: AgentRequest<unknown>, limit: Deadlin
   const sent = !(code && NOT_CONNECTED.has(code));
   return new AgentApiError('network', scrub(message, req.secrets), { cause: err, ...(sent ? { code: CALL_MAY_HAVE_RUN } : {}) });
 }
+
+/** The service answered `status` (2xx) and its body could not be read: not retryable (see callAgent). */
+function unreadableAnswer(err: unknown, status: number, req: AgentRequest<unknown>): AgentApiError {
+  const cause = (err as { cause?: { code?: unknown; name?: unknown } } | undefined)?.cause;
+  const code = typeof cause?.code === 'string' ? cause.code : typeof cause?.name === 'string' ? cause.name : undefined;
+  const message = `agent service answered ${status} but its body could not be read${code ? ` (${code})` : ''}; not asked again, as it ran the call`;
+  return new AgentApiError('invalid_response', scrub(message, req.secrets), { status, cause: err, code: ANSWER_UNREADABLE });
+}
+
+/** `code` of the AgentApiError for a 2xx answer whose body was cut off or could not be decoded. */
+export const ANSWER_UNREADABLE = 'answer_unreadable';
 
 /** Connection errors after which the request surely never reached the service. */
 const NOT_CONNECTED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'UND_ERR_CONNECT_TIMEOUT']);

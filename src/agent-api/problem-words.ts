@@ -66,6 +66,7 @@ export function explainFailure(error: unknown): string {
     return `This channel's agent instance is stopped or not ready${reason ? ` (the agent service said: ${reason})` : ''}. Please ask an admin to start it, or to bind another instance.`;
   }
   if (error.kind === 'invalid_response' && error.code === 'response_too_large') return "The agent's answer was too long to post here. Please ask for a shorter answer.";
+  if (error.kind === 'invalid_response' && error.code === 'answer_unreadable') return "The agent answered, but its answer didn't arrive whole and couldn't be read. Please ask again.";
   return WORDS[error.kind]?.user ?? SOMETHING_WENT_WRONG;
 }
 
