@@ -2,11 +2,12 @@ import type { RequestHandler, Response } from 'express';
 
 /**
  * Slack's 200 for a message event is its promise never to send that event again, so it goes out
- * only once the message is stored (queued, or dropped on the record): a bridge killed in between
+ * once the message is stored (queued, or dropped on the record): a bridge killed in between
  * would otherwise lose a message Slack considers delivered. Bolt acks events before any
- * listener runs, so this holds the response Bolt writes until the listener releases it, and
- * answers 503 (Slack delivers again) when the message is not stored within `maxHoldMs`.
- * Everything else (commands, actions, views) is answered the moment Bolt answers it.
+ * listener runs, so this holds the response Bolt writes until the listener releases it, for at
+ * most `maxHoldMs` (Slack waits 3 s). When Redis is that slow the 200 goes anyway, as issue #6
+ * asks: the ingress keeps trying within its bound and tells the user if it cannot store the
+ * message. Everything else (commands, actions, views) is answered the moment Bolt answers it.
  */
 export class AckHold {
   private released = false;
@@ -103,16 +104,15 @@ function deferResponse(res: Response, held: () => boolean, hold: AckHold, maxHol
     if (!head && !held()) return end(...args);
     deferring = true;
     const status = head ?? [200];
+    const send = () => {
+      writeHead(...status);
+      end(...args);
+    };
     hold.hold(
-      () => {
-        writeHead(...status);
-        end(...args);
-      },
+      send,
       () => {
         onLate?.();
-        // Not stored in time: Slack is to deliver it again; a repeat is dropped if it got through after all.
-        writeHead(503, { 'Retry-After': '1' });
-        end();
+        send();
       },
       maxHoldMs,
     );

@@ -15,12 +15,15 @@ type Body = Record<string, unknown> | undefined;
 function boltDispatches(body: Body): boolean {
   if (!body) return false;
   if (body.event !== undefined || body.command !== undefined || body.name !== undefined || body.actions !== undefined) return true;
-  return ['block_suggestion', 'dialog_submission', 'shortcut', 'message_action', 'view_submission', 'view_closed'].includes(String(body.type));
+  return ['block_suggestion', 'dialog_submission', 'shortcut', 'message_action', 'view_submission', 'view_closed'].includes(textOf(body.type));
 }
+
+/** A field as text only when it is one: a hostile body's `{ toString: null }` must not throw here. */
+const textOf = (value: unknown): string => (typeof value === 'string' ? value : '');
 
 /** The minute Slack names in `app_rate_limited` (epoch seconds of its start), as an ISO time. */
 function minuteOf(value: unknown): string | undefined {
-  const seconds = typeof value === 'number' ? value : Number(value);
+  const seconds = typeof value === 'number' ? value : typeof value === 'string' ? Number(value) : Number.NaN;
   return Number.isFinite(seconds) && seconds > 0 ? new Date(seconds * 1000).toISOString() : undefined;
 }
 
@@ -46,11 +49,11 @@ export function unhandledRequestHandler(logger: Logger): (args: ReceiverUnhandle
     if (body?.type === 'app_rate_limited') {
       const minute = minuteOf(body.minute_rate_limited);
       logger.warn(
-        { team: body.team_id, minute, apiAppId: body.api_app_id },
-        `Slack is rate limiting this app's events for team ${String(body.team_id)}${minute ? ` in the minute from ${minute}` : ''} (app_rate_limited): events of that minute may not be delivered`,
+        { team: textOf(body.team_id), minute, apiAppId: textOf(body.api_app_id) },
+        `Slack is rate limiting this app's events for team ${textOf(body.team_id)}${minute ? ` in the minute from ${minute}` : ''} (app_rate_limited): events of that minute may not be delivered`,
       );
     } else {
-      logger.debug({ type: body?.type }, 'a signed Slack request of no known kind; answered 200');
+      logger.debug({ type: textOf(body?.type) }, 'a signed Slack request of no known kind; answered 200');
     }
     response.writeHead(200).end();
   };

@@ -63,10 +63,13 @@ const NO_ACCOUNT_NOTICE_WINDOW_SECONDS = 3_600;
 const BUSY_NOTICE_WINDOW_SECONDS = 60;
 
 /**
- * Refusals whose notice is the same every time (not connected, nothing to send, too long): a user
- * hears each once per channel per window, so a flood of them is not a flood of public posts.
+ * Refusals whose notice is the same every time (not connected, nothing to send, too long): each
+ * message gets its answer, but a user's flood of them in one channel gets at most
+ * REPEATED_NOTICES_PER_WINDOW per window (Discord allows 5 posts per channel per 5 s), so the
+ * notices cannot crowd out the channel's answers.
  */
 const REPEATED_NOTICES: ReadonlySet<DropReason> = new Set(['not_bound', 'empty', 'too_long']);
+const REPEATED_NOTICES_PER_WINDOW = 5;
 const REPEATED_NOTICE_WINDOW_SECONDS = 10;
 
 /** Messages from other bots answered per channel per window (DISCORD_ALLOW_BOTS). */
@@ -103,9 +106,7 @@ export function createIngress(options: IngressOptions): Ingress {
     options.logger.debug({ platform: m.platform, messageId: m.messageId, channelId: m.bindingChannelId, reason }, 'message dropped');
     options.metrics.ingress.inc({ platform: m.platform, result: reason });
     // The user hears first: the diagnostics write may itself wait on an unreachable Redis.
-    if (notice && (!REPEATED_NOTICES.has(reason) || (await firstNotice(m, `${reason}:${m.bindingChannelId}`, REPEATED_NOTICE_WINDOW_SECONDS)))) {
-      notify(m, notice);
-    }
+    if (notice && (!REPEATED_NOTICES.has(reason) || (await withinNoticeAllowance(m, reason)))) notify(m, notice);
     // Own messages would flood the list the bot's replies; everything else is worth explaining.
     if (reason !== 'self') {
       const write = options.drops
@@ -114,6 +115,14 @@ export function createIngress(options: IngressOptions): Ingress {
       if (reason !== 'redis_unavailable') await write;
     }
     return { status: 'dropped', reason };
+  };
+
+  /** Whether this user's repeated notice of this kind in this channel is within the window's allowance. */
+  const withinNoticeAllowance = async (m: IncomingMessage, reason: DropReason): Promise<boolean> => {
+    const id = `${m.userId}:${m.bindingChannelId}`;
+    // When Redis can't say, tell the user: a missing answer is worse than a repeated notice.
+    const sent = await options.queue.countInWindow(`notice-${reason}`, m.platform, id, REPEATED_NOTICE_WINDOW_SECONDS).catch(() => 0);
+    return sent <= REPEATED_NOTICES_PER_WINDOW;
   };
 
   /** Whether this user is due a refusal notice of this kind (at most one per window). */

@@ -38,20 +38,15 @@ describe('Slack over HTTP: a message is acknowledged once it is stored', () => {
     expect(h.agent.chatCalls().filter((c) => c.message === 'stored first?')).toHaveLength(1);
   });
 
-  it('answers 503 when Redis stays stalled, and a redelivery is not a second call', async () => {
+  it("answers 200 within Slack's 3 s when Redis stays stalled, and the message still gets one answer", async () => {
     const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} slow redis` });
     proxy.stall();
-    const eventId = `EvStall${Date.now()}`;
-    const first = await h.to.event(m.mention, { eventId });
+    const first = await h.to.event(m.mention);
     proxy.resume();
-    expect(first.status).toBe(503);
+    expect(first.status).toBe(200);
     expect(first.ms).toBeGreaterThanOrEqual(2_000);
     expect(first.ms).toBeLessThan(3_000);
-    // The first delivery still gets through once Redis answers; Slack's redelivery is a repeat.
-    const again = await h.to.event(m.mention, { eventId, retryNum: 1, retryReason: 'http_error' });
-    expect(again.status).toBe(200);
     await until(() => postsIn(h, W.general, m.ts)[0], 'the reply');
-    await until(() => h.agent.chatCalls().some((c) => c.message === 'slow redis'), 'the call');
     const barrier = await say(h, { channel: W.general, text: `${botMention(h)} barrier` });
     await until(() => postsIn(h, W.general, barrier.ts)[0], 'barrier reply');
     expect(h.agent.chatCalls().filter((c) => c.message === 'slow redis')).toHaveLength(1);
