@@ -61,6 +61,8 @@ export function queueKeys(base: string) {
     jobLock: (jobId: string) => `${base}:${jobId}:lock`,
     /** BullMQ's set of jobs suspected stalled; a renewed lock takes its job out, as extendLock does. */
     stalled: `${base}:stalled`,
+    /** BullMQ's active jobs: a job whose lock lapsed unseen is still its worker's while it is here (record-5.lua). */
+    active: `${base}:active`,
     /** BullMQ's waiting and prioritized jobs: whether anyone is in line behind a job's turn. */
     wait: `${base}:wait`,
     prioritized: `${base}:prioritized`,

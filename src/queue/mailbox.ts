@@ -23,7 +23,7 @@ const scripts = {
   push: luaScript('push-6.lua'),
   acquire: luaScript('acquire-6.lua'),
   advance: luaScript('advance-9.lua'),
-  record: luaScript('record-4.lua'),
+  record: luaScript('record-5.lua'),
   takeOver: luaScript('take-over-1.lua'),
   checkStranded: luaScript('check-stranded-4.lua'),
   dropConversation: luaScript('drop-conversation-4.lua'),
@@ -276,13 +276,15 @@ export class Mailbox {
    */
   async record(conversationId: string, messageId: string, fence: Fence, fields: ProgressFields, options: { answered?: boolean } = {}): Promise<boolean> {
     const k = this.keys;
-    // A worker past its shutdown deadline is about to exit: record what it did, start nothing.
-    if (fence.abandoned?.()) fields = 'posted' in fields ? { posted: fields.posted } : {};
+    // A worker past its shutdown deadline is about to exit: record what it did, start nothing,
+    // and neither renew its lock nor take a lapsed one back (the job is another worker's to take).
+    const abandoned = fence.abandoned?.() ?? false;
+    if (abandoned) fields = 'posted' in fields ? { posted: fields.posted } : {};
     const pairs = Object.entries(fields).flatMap(([field, value]) => [field, String(value ?? '')]);
     const r = await scripts.record(
       this.redis,
-      [k.jobLock(fence.jobId), k.messages(conversationId), k.answered(conversationId), k.stalled],
-      [fence.token, messageId, options.answered ? this.answeredTtl : 0, fence.lockDurationMs ?? 0, fence.jobId, ...pairs],
+      [k.jobLock(fence.jobId), k.messages(conversationId), k.answered(conversationId), k.stalled, k.active],
+      [fence.token, messageId, options.answered ? this.answeredTtl : 0, abandoned ? 0 : (fence.lockDurationMs ?? 0), fence.jobId, ...pairs],
     );
     return r === 1 && !fence.abandoned?.();
   }

@@ -162,6 +162,38 @@ describe('record', () => {
 });
 
 describe('record, renewing and recording facts', () => {
+  it('takes back a lock that lapsed while nobody took the job (still active); refuses once the job left active or another token holds it', async () => {
+    const m = message();
+    await mailbox.push(m);
+    const fence = { ...(await locked('job-1', 'mine')), lockDurationMs: 60_000 };
+    // Redis was away longer than the lock: it lapsed, the job is still in BullMQ's active list
+    // and the stalled check has it as a candidate.
+    await redis.del(mailbox.keys.jobLock('job-1'));
+    await redis.lpush(mailbox.keys.active, 'job-0', 'job-1', 'job-2');
+    await redis.sadd(mailbox.keys.stalled, 'job-1');
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'billed answer', posting: 0 })).toBe(true);
+    expect(await redis.get(mailbox.keys.jobLock('job-1'))).toBe('mine');
+    expect(await redis.pttl(mailbox.keys.jobLock('job-1'))).toBeGreaterThan(30_000);
+    expect(await redis.sismember(mailbox.keys.stalled, 'job-1')).toBe(0);
+    expect(await redis.hget(mailbox.keys.messages(m.conversationId), `${m.messageId}:reply`)).toBe('billed answer');
+
+    // Handed back by the stalled check (out of active, no lock): refused.
+    await redis.del(mailbox.keys.jobLock('job-1'));
+    await redis.lrem(mailbox.keys.active, 0, 'job-1');
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { posted: 1, posting: 1 })).toBe(false);
+    expect(await redis.exists(mailbox.keys.jobLock('job-1'))).toBe(0);
+    // Active again under another worker's lock: refused, that lock untouched.
+    await redis.lpush(mailbox.keys.active, 'job-1');
+    await redis.set(mailbox.keys.jobLock('job-1'), 'theirs');
+    expect(await mailbox.record(m.conversationId, m.messageId, fence, { posting: 2 })).toBe(false);
+    expect(await redis.get(mailbox.keys.jobLock('job-1'))).toBe('theirs');
+    // A worker that gave its jobs back (shutdown timed out) never takes a lapsed lock back.
+    await redis.del(mailbox.keys.jobLock('job-1'));
+    expect(await mailbox.record(m.conversationId, m.messageId, { ...fence, abandoned: () => true }, { posted: 2 })).toBe(false);
+    expect(await redis.exists(mailbox.keys.jobLock('job-1'))).toBe(0);
+    await redis.del(mailbox.keys.active);
+  });
+
   it('renews the lock like extendLock; a stale worker still records the chunk it posted, nothing else', async () => {
     const m = message();
     await mailbox.push(m);

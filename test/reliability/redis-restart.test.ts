@@ -33,7 +33,7 @@ const accepted = (r: IngressResult) => r.status === 'queued' || r.status === 'du
 describe('Redis restarted during traffic', () => {
   it('an outage shorter than the retry bound: messages sent during it are accepted late, none is lost', async () => {
     redis = await new OwnRedis({ appendonly: true }).start();
-    // Locks outlast the outage here; an outage longer than the lock runs jobs twice (see the SIGSTOP test in worker-kills).
+    // Locks outlast the outage here; an outage longer than the lock: the next test.
     p = await startPipeline({ REDIS_URL: redis.url, LOG_LEVEL: 'warn', WORKER_LOCK_DURATION_MS: '10000', WORKER_STALLED_INTERVAL_MS: '5000' });
     const pl = p;
     pl.agent.setDelay(100, { endpoint: 'chat' });
@@ -109,6 +109,25 @@ describe('Redis restarted during traffic', () => {
     // A 3 s outage is inside the ingress retry bound: every message sent during it is accepted.
     expect(refused.map((r) => `${r.result.status}:${'reason' in r.result ? r.result.reason : ''} after ${r.ms} ms`)).toEqual([]);
   }, 120_000);
+
+  it('an outage longer than the job lock during agent calls: each answer that comes back is kept and posted, never asked again', async () => {
+    redis = await new OwnRedis({ appendonly: true }).start();
+    // The lock (2 s) lapses during the 3 s outage; the agent answers after it, once Redis is back.
+    p = await startPipeline({ REDIS_URL: redis.url, LOG_LEVEL: 'warn', WORKER_LOCK_DURATION_MS: '2000', WORKER_STALLED_INTERVAL_MS: '2000' });
+    const pl = p;
+    pl.agent.setDelay(4_500, { endpoint: 'chat' });
+    const ms = Array.from({ length: 5 }, (_, i) => webMessage(`long outage ${i}`, { channelId: `lapse${i}`, isDirect: true }));
+    for (const m of ms) expect(accepted(await pl.bridge.ingress.handle(m))).toBe(true);
+    await pl.agent.waitForCalls(ms.length, (c) => c.endpoint === 'chat');
+    await redis.stop('SIGKILL');
+    await sleep(3_000);
+    await redis.start();
+    await pl.sink.waitFor((posts) => ms.every((m) => posts.some((x) => x.messageId === m.messageId && x.kind === 'chunk')), 30_000);
+    // Long enough for the stalled check to have handed out any job it still took for dead.
+    await sleep(6_000);
+    for (const m of ms) expect(pl.sink.posts.filter((x) => x.messageId === m.messageId).map((x) => x.kind)).toEqual(['chunk']);
+    expect(pl.agent.chatCalls().map((c) => c.message).sort()).toEqual(ms.map((m) => m.text).sort());
+  }, 90_000);
 
   it('through Slack, an outage longer than the bound: the event is acked, the user told in the thread, and the bridge heals by itself', async () => {
     redis = await new OwnRedis({ appendonly: true }).start();

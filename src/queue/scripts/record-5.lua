@@ -6,12 +6,19 @@
   A stale worker still records `posted` (a chunk it did post is a fact, whoever owns the job
   now) but nothing that starts a new step. `posted` only ever grows: a stale worker's lower
   count never hides chunks the new owner already posted.
+  A lock that lapsed while nobody took the job (Redis was away longer than the lock, or came back
+  from its append-only file with the lock expired) is this worker's still, as long as the job is
+  in BullMQ's active list: the stalled check has not handed it back and no other worker fetched
+  it (either would have set or left no lock with the job out of `active`). The lock is taken
+  back with this token, in this same script, so the stalled check cannot hand the job out after.
+  Only a lock held by another token, or a job no longer active, is refused.
 
   Input:
     KEYS[1] lock        string  BullMQ's lock of the job, value = its token
     KEYS[2] messages    hash
     KEYS[3] answered    string  marks the conversation as one the bot answered in
     KEYS[4] stalled     set     BullMQ's stalled-candidates set of the queue
+    KEYS[5] active      list    BullMQ's active jobs of the queue
 
     ARGV[1] lock token ('' = unfenced)
     ARGV[2] message ID
@@ -21,13 +28,16 @@
     ARGV[6..] field, value pairs (field names without the message ID; '' deletes the field)
 
   Output:
-    1  recorded
+    1  recorded (a lapsed lock taken back, see above, when a lock duration was given)
     0  lost: the lock is not this job's (only `posted` was recorded), or the message is finished
 ]]
 local rcall = redis.call
 if rcall('HEXISTS', KEYS[2], ARGV[2]) == 0 then return 0 end
 local prefix = ARGV[2] .. ':'
-local owned = ARGV[1] == '' or rcall('GET', KEYS[1]) == ARGV[1]
+local lock = rcall('GET', KEYS[1])
+local owned = ARGV[1] == '' or lock == ARGV[1]
+-- Lapsed unseen, the job still active: renewed below (a lock duration is needed to take it back).
+if not owned and not lock and tonumber(ARGV[4]) > 0 and rcall('LPOS', KEYS[5], ARGV[5]) then owned = true end
 -- The fields are written in one HSET and one HDEL: each call from Lua costs Redis CPU.
 local sets, dels = {}, {}
 for i = 6, #ARGV - 1, 2 do
