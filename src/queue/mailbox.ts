@@ -23,7 +23,7 @@ const scripts = {
   push: luaScript('push-6.lua'),
   acquire: luaScript('acquire-6.lua'),
   advance: luaScript('advance-9.lua'),
-  record: luaScript('record-5.lua'),
+  record: luaScript('record-6.lua'),
   takeOver: luaScript('take-over-1.lua'),
   checkStranded: luaScript('check-stranded-4.lua'),
   dropConversation: luaScript('drop-conversation-4.lua'),
@@ -272,9 +272,11 @@ export class Mailbox {
   /**
    * Records progress of a message in one fenced round trip; `answered` also marks the
    * conversation as one the bot answered in. False (nothing written) when the job's lock is
-   * not the fence's any more or the message is already finished.
+   * not the fence's any more or the message is already finished; `gone` (nothing written) when
+   * Redis lost the message's record and its seen mark (it restarted without persistence):
+   * nobody else has the message any more.
    */
-  async record(conversationId: string, messageId: string, fence: Fence, fields: ProgressFields, options: { answered?: boolean } = {}): Promise<boolean> {
+  async record(conversationId: string, messageId: string, fence: Fence, fields: ProgressFields, options: { answered?: boolean } = {}): Promise<boolean | 'gone'> {
     const k = this.keys;
     // A worker past its shutdown deadline is about to exit: record what it did, start nothing,
     // and neither renew its lock nor take a lapsed one back (the job is another worker's to take).
@@ -283,9 +285,10 @@ export class Mailbox {
     const pairs = Object.entries(fields).flatMap(([field, value]) => [field, String(value ?? '')]);
     const r = await scripts.record(
       this.redis,
-      [k.jobLock(fence.jobId), k.messages(conversationId), k.answered(conversationId), k.stalled, k.active],
+      [k.jobLock(fence.jobId), k.messages(conversationId), k.answered(conversationId), k.stalled, k.active, k.seen(platformOf(conversationId), messageId)],
       [fence.token, messageId, options.answered ? this.answeredTtl : 0, abandoned ? 0 : (fence.lockDurationMs ?? 0), fence.jobId, ...pairs],
     );
+    if (r === -1) return fence.abandoned?.() ? false : 'gone';
     return r === 1 && !fence.abandoned?.();
   }
 
@@ -318,6 +321,12 @@ export class Mailbox {
     }
     return found;
   }
+}
+
+/** The platform a conversation ID starts with (core/conversation.ts encodes it first). */
+function platformOf(conversationId: string): string {
+  const colon = conversationId.indexOf(':');
+  return colon < 0 ? conversationId : conversationId.slice(0, colon);
 }
 
 /** Stands for the conversation or job ID when a key is split around it (fetchAcquireArgs). */

@@ -411,6 +411,9 @@ export async function patiently<T>(write: () => Promise<T>, forMs = 20_000): Pro
 class MessageScope {
   private child: Logger | undefined;
 
+  /** Redis lost the message's record (see record); said once per message. */
+  private gone = false;
+
   constructor(
     private readonly logger: Logger,
     private readonly mailbox: Mailbox,
@@ -433,7 +436,15 @@ class MessageScope {
     return this.fence.token ? ownedUntil(sentAt, this.fence.lockDurationMs ?? 0) : Infinity;
   }
 
-  record(fields: ProgressFields, answered = false): Promise<boolean> {
-    return this.mailbox.record(this.m.conversationId, this.messageId, this.fence, fields, { answered });
+  async record(fields: ProgressFields, answered = false): Promise<boolean> {
+    const r = await this.mailbox.record(this.m.conversationId, this.messageId, this.fence, fields, { answered });
+    if (r !== 'gone') return r;
+    // Redis lost the message with its seen mark (it restarted without persistence): nobody else
+    // has it, so this worker goes on with what it holds (an answer in hand is posted), unrecorded.
+    if (!this.gone) {
+      this.gone = true;
+      this.log().error({ step: Object.keys(fields) }, 'the message is gone from Redis (restarted without persistence?); going on without recording its progress');
+    }
+    return true;
   }
 }

@@ -162,6 +162,20 @@ describe('record', () => {
 });
 
 describe('record, renewing and recording facts', () => {
+  it("says 'gone' when Redis lost the message with its seen mark; a finished message (its mark kept) is refused as before", async () => {
+    const [finished, lost] = [message(), message()];
+    for (const m of [finished, lost]) await mailbox.push(m);
+    const fence = { ...(await locked('job-1', 'mine')), lockDurationMs: 60_000 };
+    await mailbox.acquire(finished.conversationId, fence);
+    await mailbox.advance(finished.conversationId, fence, { messageId: finished.messageId, message: finished });
+    expect(await mailbox.record(finished.conversationId, finished.messageId, fence, { posted: 1 })).toBe(false);
+    // Redis restarted without persistence: the record and the seen mark are gone.
+    await redis.hdel(mailbox.keys.messages(lost.conversationId), lost.messageId);
+    await redis.del(mailbox.keys.seen('web', lost.messageId));
+    expect(await mailbox.record(lost.conversationId, lost.messageId, fence, { reply: 'in hand', posting: 0 })).toBe('gone');
+    expect(await redis.hexists(mailbox.keys.messages(lost.conversationId), `${lost.messageId}:reply`)).toBe(0);
+  });
+
   it('takes back a lock that lapsed while nobody took the job (still active); refuses once the job left active or another token holds it', async () => {
     const m = message();
     await mailbox.push(m);

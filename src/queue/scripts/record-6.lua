@@ -19,6 +19,7 @@
     KEYS[3] answered    string  marks the conversation as one the bot answered in
     KEYS[4] stalled     set     BullMQ's stalled-candidates set of the queue
     KEYS[5] active      list    BullMQ's active jobs of the queue
+    KEYS[6] seen        string  the message's mark in the ingress's seen ledger (kept a day)
 
     ARGV[1] lock token ('' = unfenced)
     ARGV[2] message ID
@@ -30,9 +31,15 @@
   Output:
     1  recorded (a lapsed lock taken back, see above, when a lock duration was given)
     0  lost: the lock is not this job's (only `posted` was recorded), or the message is finished
+   -1  gone: no record of the message and no seen mark either: Redis lost its data (restarted
+       without persistence), so nobody else has the message; nothing was written
 ]]
 local rcall = redis.call
-if rcall('HEXISTS', KEYS[2], ARGV[2]) == 0 then return 0 end
+if rcall('HEXISTS', KEYS[2], ARGV[2]) == 0 then
+  -- A finished message leaves its seen mark behind for a day; a message Redis lost does not.
+  if rcall('EXISTS', KEYS[6]) == 0 then return -1 end
+  return 0
+end
 local prefix = ARGV[2] .. ':'
 local lock = rcall('GET', KEYS[1])
 local owned = ARGV[1] == '' or lock == ARGV[1]
