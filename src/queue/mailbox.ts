@@ -24,6 +24,7 @@ const scripts = {
   acquire: luaScript('acquire-6.lua'),
   advance: luaScript('advance-9.lua'),
   record: luaScript('record-6.lua'),
+  retakeLock: luaScript('retake-lock-3.lua'),
   takeOver: luaScript('take-over-1.lua'),
   checkStranded: luaScript('check-stranded-4.lua'),
   dropConversation: luaScript('drop-conversation-4.lua'),
@@ -290,6 +291,16 @@ export class Mailbox {
     );
     if (r === -1) return fence.abandoned?.() ? false : 'gone';
     return r === 1 && !fence.abandoned?.();
+  }
+
+  /**
+   * Takes back the fenced job's BullMQ lock when it lapsed unseen (Redis was away longer than the
+   * lock) and the job is still active: BullMQ's own renewal cannot, having no lock to extend.
+   * False when any lock is there or the job left the active list (scripts/retake-lock-3.lua).
+   */
+  async retakeLock(fence: Fence, lockMs: number): Promise<boolean> {
+    const k = this.keys;
+    return (await scripts.retakeLock(this.redis, [k.jobLock(fence.jobId), k.stalled, k.active], [fence.token, lockMs, fence.jobId])) === 1;
   }
 
   /** Whether the bot already answered in this conversation (a thread). */

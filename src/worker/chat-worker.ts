@@ -96,7 +96,17 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
       }
     },
   });
+  /** The lock token of each job this process runs: a lock that lapsed unseen is taken back with it (watch). */
+  const tokens = new Map<string, string>();
   const processJob = async (job: Job<ChatJobData>, token?: string): Promise<JobResult> => {
+    if (token) tokens.set(job.id!, token);
+    try {
+      return await answerJob(job, token);
+    } finally {
+      tokens.delete(job.id!);
+    }
+  };
+  const answerJob = async (job: Job<ChatJobData>, token?: string): Promise<JobResult> => {
     const conversationId = job.data.conversationId;
     const holder = job.id!;
     // Every mailbox write below is fenced by this job's lock token (see mailbox.ts).
@@ -227,6 +237,20 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
   for (const worker of workers) watch(worker);
 
   function watch(worker: Worker<ChatJobData, JobResult>): void {
+    // Redis was away longer than the lock: BullMQ finds no lock to renew, and the stalled check
+    // would hand the job out while its agent call still runs (a second billed call). A job still
+    // active with no lock is this worker's: its lock is taken back (an answer recorded meanwhile
+    // takes it back too, record-6.lua).
+    worker.on('lockRenewalFailed', (jobIds) => {
+      for (const jobId of jobIds) {
+        const token = tokens.get(jobId);
+        if (!token || abandoned) continue;
+        options.mailbox
+          .retakeLock({ jobId, token }, options.lockDurationMs)
+          .then((taken) => taken && options.logger.warn({ jobId }, 'took back a job lock that lapsed while Redis was away'))
+          .catch((err: Error) => options.logger.debug({ jobId, ...errorFields(err) }, 'could not take back a lapsed job lock'));
+      }
+    });
     // A Redis outage has its own lost/back lines (app.ts); repeating it per retry buries them.
     worker.on('error', (err) =>
       isRedisConnectionError(err)

@@ -161,6 +161,25 @@ describe('record', () => {
   });
 });
 
+describe('retakeLock', () => {
+  it('sets a lapsed lock back for a job still active, out of the stalled set; never over a lock, never for a job not active', async () => {
+    const fence = { jobId: 'job-r', token: 'mine' };
+    const lock = mailbox.keys.jobLock('job-r');
+    expect(await mailbox.retakeLock(fence, 30_000)).toBe(false);
+    await redis.lpush(mailbox.keys.active, 'job-r');
+    await redis.sadd(mailbox.keys.stalled, 'job-r');
+    await redis.set(lock, 'theirs');
+    expect(await mailbox.retakeLock(fence, 30_000)).toBe(false);
+    expect(await redis.get(lock)).toBe('theirs');
+    await redis.del(lock);
+    expect(await mailbox.retakeLock(fence, 30_000)).toBe(true);
+    expect(await redis.get(lock)).toBe('mine');
+    expect(await redis.pttl(lock)).toBeGreaterThan(20_000);
+    expect(await redis.sismember(mailbox.keys.stalled, 'job-r')).toBe(0);
+    await redis.del(mailbox.keys.active, lock);
+  });
+});
+
 describe('record, renewing and recording facts', () => {
   it("says 'gone' when Redis lost the message with its seen mark; a finished message (its mark kept) is refused as before", async () => {
     const [finished, lost] = [message(), message()];

@@ -129,6 +129,25 @@ describe('Redis restarted during traffic', () => {
     expect(pl.agent.chatCalls().map((c) => c.message).sort()).toEqual(ms.map((m) => m.text).sort());
   }, 90_000);
 
+  it('an outage longer than the job lock, with calls that outlast the stalled check after it: their locks are taken back, nothing is asked twice', async () => {
+    redis = await new OwnRedis({ appendonly: true }).start();
+    // The lock (1 s) lapses during the 2.5 s outage; the calls answer ~6 s after the restart,
+    // long after the stalled check (every 1 s) would have handed their jobs out again.
+    p = await startPipeline({ REDIS_URL: redis.url, LOG_LEVEL: 'warn', WORKER_LOCK_DURATION_MS: '1000', WORKER_STALLED_INTERVAL_MS: '1000' });
+    const pl = p;
+    pl.agent.setDelay(9_000, { endpoint: 'chat' });
+    const ms = Array.from({ length: 5 }, (_, i) => webMessage(`longer call ${i}`, { channelId: `renew${i}`, isDirect: true }));
+    for (const m of ms) expect(accepted(await pl.bridge.ingress.handle(m))).toBe(true);
+    await pl.agent.waitForCalls(ms.length, (c) => c.endpoint === 'chat');
+    await redis.stop('SIGKILL');
+    await sleep(2_500);
+    await redis.start();
+    await pl.sink.waitFor((posts) => ms.every((m) => posts.some((x) => x.messageId === m.messageId && x.kind === 'chunk')), 30_000);
+    await sleep(3_000);
+    for (const m of ms) expect(pl.sink.posts.filter((x) => x.messageId === m.messageId).map((x) => x.kind)).toEqual(['chunk']);
+    expect(pl.agent.chatCalls().map((c) => c.message).sort()).toEqual(ms.map((m) => m.text).sort());
+  }, 90_000);
+
   it('through Slack, an outage longer than the bound: the event is acked, the user told in the thread, and the bridge heals by itself', async () => {
     redis = await new OwnRedis({ appendonly: true }).start();
     // A job that was active when Redis died keeps its lock (AOF) until the lock expires, and is
