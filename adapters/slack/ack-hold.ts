@@ -48,8 +48,8 @@ export class AckHold {
 /** The key under which a request's hold reaches Bolt's context (`customPropertiesExtractor`). */
 export const ACK_HOLD_KEY = 'agentBridgeAckHold';
 
-/** Slack waits 3 s for an answer; this leaves time for the answer to travel. */
-export const MAX_ACK_HOLD_MS = 2_500;
+/** Slack waits 3 s for an answer; this leaves a second for a busy event loop and the network. */
+export const MAX_ACK_HOLD_MS = 2_000;
 
 const holds = new WeakMap<object, AckHold>();
 

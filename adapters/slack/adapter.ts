@@ -108,7 +108,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     });
   } else {
     if (!slack.signingSecret) throw new Error('SLACK_SIGNING_SECRET is missing: HTTP mode verifies every request from Slack (or set SLACK_APP_TOKEN for Socket Mode)');
-    const lateAck = () => logger.warn('a Slack message was not stored within 2.5 s (Redis slow?): acknowledged; the ingress keeps trying and tells the user if it cannot');
+    const lateAck = () => logger.warn('a Slack message was not stored within 2 s (Redis slow?): acknowledged; the ingress keeps trying and tells the user if it cannot');
     ctx.http.post(SLACK_EVENTS_PATH, slackRequestGuard({ stopped: () => stopped }), holdMessageAcks({ onLate: lateAck }), (req: Request, _res: Response, next: NextFunction) => {
       if (req.readableEnded) logger.error('a body parser read the Slack request before Bolt: mount the Slack adapter before express.json()');
       next();
@@ -161,6 +161,9 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   app.use(async ({ context, next }) => {
     const hold = ackHoldIn(context);
     hold?.begin();
+    // Redis known down: holding the ack would only wait out the bound (the ingress keeps trying
+    // for its own bound and tells the user if it cannot store the message, as before).
+    if (ctx.redis.status !== 'ready') hold?.release();
     try {
       await next();
     } finally {

@@ -46,7 +46,7 @@ export type AdjustMessage = (message: IncomingMessage) => IncomingMessage | Prom
 
 /**
  * `message` and `app_mention`: normalise, read attached text files, hand to the ingress, done.
- * Over HTTP, Slack's 200 waits (at most 2.5 s) until the ingress has decided; see ack-hold.ts.
+ * Over HTTP, Slack's 200 waits (at most 2 s) until the ingress has decided; see ack-hold.ts.
  * Never throws.
  */
 export function createMessageHandler(deps: MessageListenerDeps) {
