@@ -6,7 +6,8 @@ import { retryAfterThrowMs, type ChatQueue, WAKE_CONVERSATION } from '../queue/c
 import { addPriority, backlogPriority } from '../queue/priority.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData } from '../queue/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
-import { patiently, type MessageProcessor } from './process-message.js';
+import type { MessageProcessor } from './process-message.js';
+import { patiently } from './message-scope.js';
 import { FetchAcquire } from '../queue/fetch-acquire.js';
 import { isRedisConnectionError } from '../redis-errors.js';
 
