@@ -1,4 +1,4 @@
-import { splitMarkdown } from '../../src/render/split-markdown.js';
+import { splitMrkdwn } from './split-mrkdwn.js';
 import { markdownToMrkdwn } from './mrkdwn.js';
 import { escapeSlackText, breakBroadcastWords } from './escape.js';
 
@@ -12,7 +12,8 @@ export const SLACK_CHUNK_CHARS = 3_800;
 export function renderSlackReply(markdown: string, maxChars = SLACK_CHUNK_CHARS): string[] {
   const mrkdwn = markdownToMrkdwn(markdown);
   if (!mrkdwn.trim()) return [];
-  return splitMarkdown(mrkdwn, maxChars).flatMap((chunk) => (chunk.length <= maxChars ? [chunk] : hardSplit(chunk, maxChars)));
+  // Cut as Markdown is (lines, then words, fences kept), but never inside a `<url|label>` link or an entity.
+  return splitMrkdwn(mrkdwn, maxChars).flatMap((chunk) => (chunk.length <= maxChars ? [chunk] : hardSplit(chunk, maxChars)));
 }
 
 /** A plain-words notice from the core, escaped so it shows as written. */

@@ -86,6 +86,21 @@ describe('renderSlackReply', () => {
     );
   });
 
+  it('never cuts a link whose label has spaces, or an entity, at a message boundary', () => {
+    for (let pad = 3_700; pad < 3_800; pad += 7) {
+      const reply = `${'word '.repeat(pad / 5)}see [the release notes for this week](https://example.com/notes) & more ${'tail '.repeat(50)}`;
+      const chunks = renderSlackReply(reply);
+      expect(chunks.length).toBeGreaterThan(1);
+      for (const chunk of chunks) {
+        expect(chunk.length).toBeLessThanOrEqual(SLACK_CHUNK_CHARS);
+        // Every `<` opens a token that closes in the same message.
+        expect(chunk.replace(/<[^<>\n]*>/g, '')).not.toMatch(/[<>]/);
+        expect(chunk).not.toMatch(/&(a|am|amp)?$/);
+      }
+      expect(chunks.join(' ')).toContain('<https://example.com/notes|the release notes for this week>');
+    }
+  });
+
   it('gives nothing for an empty reply', () => {
     expect(renderSlackReply('   \n ')).toEqual([]);
   });
