@@ -2,6 +2,9 @@ import type { Redis } from 'ioredis';
 import { luaScript } from './lua-script.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import type { ChatMessage, MessageProgress } from './types.js';
+import { acquireResult, startMark, toHead, type AcquireReply } from './mailbox-heads.js';
+
+export { ownedUntil } from './mailbox-heads.js';
 
 /**
  * Per-conversation mailboxes that keep messages in arrival order.
@@ -342,61 +345,3 @@ function platformOf(conversationId: string): string {
 
 /** Stands for the conversation or job ID when a key is split around it (fetchAcquireArgs). */
 const ID_MARK = '\u0000';
-
-/** acquire-6.lua's output: {'lost'} | {'held', holder} | {'empty'} | {'ok', head, record, queued}. */
-type AcquireReply = [string, string?, Array<string | null>?, number?];
-
-type CallStart = ReturnType<typeof startMark>;
-
-/**
- * Until when (`performance.now()`) a job surely still holds its lock after a fenced write sent at
- * `sentAt` renewed it for `lockMs`: BullMQ gives a job away only once its lock lapsed, and half
- * the lock is kept as margin.
- */
-export function ownedUntil(sentAt: number, lockMs: number): number {
-  return sentAt + lockMs / 2;
-}
-
-/** A read that starts the call (`lockMs` > 0) renewed the lock at `sentAt` or later; marks the head it returns. */
-function startMark(lockMs: number, sentAt: number) {
-  return {
-    lockMs,
-    mark<H extends MailboxHead>(head: H): H {
-      // The script marks only a head that has a stored message and no reply.
-      if (lockMs && head.message && head.progress.reply === undefined) head.callFencedUntil = ownedUntil(sentAt, lockMs);
-      return head;
-    },
-  };
-}
-
-function acquireResult(r: AcquireReply, start: CallStart): AcquireResult {
-  if (r[0] === 'lost') return { status: 'lost' };
-  if (r[0] === 'held') return { status: 'held', holder: r[1]! };
-  return { status: 'ok', head: r[0] === 'ok' ? start.mark(toHead(r[1]!, r[2] ?? [], r[3])) : undefined };
-}
-
-/**
- * Builds a head from the scripts' HMGET (payload, reply, posted, attempts, limited, started,
- * posting, agentMessageId, gaveUp), every field present from the start: a head spread into a new
- * object and then given one more field got a hidden class of its own in V8 (about 300 bytes
- * per message in flight, and one more for the garbage collector to walk).
- */
-function toHead(messageId: string, record: Array<string | null>, queued?: number): MailboxHead {
-  const [payload, reply, posted, attempts, limited, started, posting, agentMessageId, gaveUp] = record;
-  return {
-    messageId,
-    callFencedUntil: undefined,
-    queued,
-    message: JSON.parse(payload ?? 'null') as ChatMessage | null,
-    progress: {
-      reply: reply ?? undefined,
-      posted: Number(posted ?? 0),
-      attempts: Number(attempts ?? 0),
-      limited: Number(limited ?? 0),
-      started: started === '1',
-      posting: posting == null ? undefined : Number(posting),
-      agentMessageId: agentMessageId ?? undefined,
-      gaveUp: gaveUp ?? undefined,
-    },
-  };
-}

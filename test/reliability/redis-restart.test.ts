@@ -110,42 +110,37 @@ describe('Redis restarted during traffic', () => {
     expect(refused.map((r) => `${r.result.status}:${'reason' in r.result ? r.result.reason : ''} after ${r.ms} ms`)).toEqual([]);
   }, 120_000);
 
-  it('an outage longer than the job lock during agent calls: each answer that comes back is kept and posted, never asked again', async () => {
+  /**
+   * Five agent calls in flight when Redis (AOF) is SIGKILLed for `outageMs`, longer than the job
+   * lock: each answer is posted once and no message is asked again.
+   */
+  async function outageDuringCalls(o: { lockMs: number; callMs: number; outageMs: number; settleMs: number; label: string }) {
     redis = await new OwnRedis({ appendonly: true }).start();
-    // The lock (2 s) lapses during the 3 s outage; the agent answers after it, once Redis is back.
-    p = await startPipeline({ REDIS_URL: redis.url, LOG_LEVEL: 'warn', WORKER_LOCK_DURATION_MS: '2000', WORKER_STALLED_INTERVAL_MS: '2000' });
+    p = await startPipeline({ REDIS_URL: redis.url, LOG_LEVEL: 'warn', WORKER_LOCK_DURATION_MS: String(o.lockMs), WORKER_STALLED_INTERVAL_MS: String(o.lockMs) });
     const pl = p;
-    pl.agent.setDelay(4_500, { endpoint: 'chat' });
-    const ms = Array.from({ length: 5 }, (_, i) => webMessage(`long outage ${i}`, { channelId: `lapse${i}`, isDirect: true }));
+    pl.agent.setDelay(o.callMs, { endpoint: 'chat' });
+    const ms = Array.from({ length: 5 }, (_, i) => webMessage(`${o.label} ${i}`, { channelId: `${o.label.replace(/\W/g, '')}${i}`, isDirect: true }));
     for (const m of ms) expect(accepted(await pl.bridge.ingress.handle(m))).toBe(true);
     await pl.agent.waitForCalls(ms.length, (c) => c.endpoint === 'chat');
     await redis.stop('SIGKILL');
-    await sleep(3_000);
+    await sleep(o.outageMs);
     await redis.start();
     await pl.sink.waitFor((posts) => ms.every((m) => posts.some((x) => x.messageId === m.messageId && x.kind === 'chunk')), 30_000);
     // Long enough for the stalled check to have handed out any job it still took for dead.
-    await sleep(6_000);
+    await sleep(o.settleMs);
     for (const m of ms) expect(pl.sink.posts.filter((x) => x.messageId === m.messageId).map((x) => x.kind)).toEqual(['chunk']);
     expect(pl.agent.chatCalls().map((c) => c.message).sort()).toEqual(ms.map((m) => m.text).sort());
+  }
+
+  it('an outage longer than the job lock during agent calls: each answer that comes back is kept and posted, never asked again', async () => {
+    // The lock (2 s) lapses during the 3 s outage; the agent answers after it, once Redis is back.
+    await outageDuringCalls({ lockMs: 2_000, callMs: 4_500, outageMs: 3_000, settleMs: 6_000, label: 'long outage' });
   }, 90_000);
 
   it('an outage longer than the job lock, with calls that outlast the stalled check after it: their locks are taken back, nothing is asked twice', async () => {
-    redis = await new OwnRedis({ appendonly: true }).start();
     // The lock (1 s) lapses during the 2.5 s outage; the calls answer ~6 s after the restart,
     // long after the stalled check (every 1 s) would have handed their jobs out again.
-    p = await startPipeline({ REDIS_URL: redis.url, LOG_LEVEL: 'warn', WORKER_LOCK_DURATION_MS: '1000', WORKER_STALLED_INTERVAL_MS: '1000' });
-    const pl = p;
-    pl.agent.setDelay(9_000, { endpoint: 'chat' });
-    const ms = Array.from({ length: 5 }, (_, i) => webMessage(`longer call ${i}`, { channelId: `renew${i}`, isDirect: true }));
-    for (const m of ms) expect(accepted(await pl.bridge.ingress.handle(m))).toBe(true);
-    await pl.agent.waitForCalls(ms.length, (c) => c.endpoint === 'chat');
-    await redis.stop('SIGKILL');
-    await sleep(2_500);
-    await redis.start();
-    await pl.sink.waitFor((posts) => ms.every((m) => posts.some((x) => x.messageId === m.messageId && x.kind === 'chunk')), 30_000);
-    await sleep(3_000);
-    for (const m of ms) expect(pl.sink.posts.filter((x) => x.messageId === m.messageId).map((x) => x.kind)).toEqual(['chunk']);
-    expect(pl.agent.chatCalls().map((c) => c.message).sort()).toEqual(ms.map((m) => m.text).sort());
+    await outageDuringCalls({ lockMs: 1_000, callMs: 9_000, outageMs: 2_500, settleMs: 3_000, label: 'longer call' });
   }, 90_000);
 
   it('through Slack, an outage longer than the bound: the event is acked, the user told in the thread, and the bridge heals by itself', async () => {
