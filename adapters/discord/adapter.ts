@@ -19,6 +19,7 @@ import { createFeedbackStore } from '../../src/feedback/index.js';
 import { bullPrefix } from '../../src/redis.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import { KeyedSerial } from './serial.js';
+import { botMayNotPost } from './can-post.js';
 
 /** Pauses between start-up attempts while Discord is unreachable: doubling from `firstMs` to `maxMs`. */
 export interface StartRetry {
@@ -48,6 +49,9 @@ export interface DiscordAdapter extends Adapter {
   readiness(): { ok: boolean; detail: Record<string, unknown> };
 }
 
+
+/** How often a channel where the bot may not post is named in the log. */
+const MAY_NOT_POST_WARN_MS = 10 * 60_000;
 
 /** Room kept for the "<author> wrote:" line an asked message gets. */
 const ASK_PREFIX_ROOM = 100;
@@ -125,6 +129,10 @@ export function createDiscordAdapter(
       logger.debug({ messageId: message.id, type: message.type }, 'discord system message ignored');
       return;
     }
+    if (botMayNotPost(message) && (await mayAnswer(incoming))) {
+      warnMayNotPost(message);
+      return;
+    }
     let notice: string | undefined;
     if (message.attachments.size > 0 && (await mayAnswer(incoming))) {
       ({ message: incoming, notice } = await withAttachments(incoming, message, limits));
@@ -135,6 +143,20 @@ export function createDiscordAdapter(
       // Not awaited: this channel's next message must not wait for the notice's post.
       void ctx.replyPort.postNotice(incoming.reply, notice).catch((err: unknown) => logger.warn({ ...errorFields(err) }, 'could not post the files notice'));
     }
+  }
+
+  /** Channel → when its "may not post" warning was last logged: once per channel per 10 minutes. */
+  const mayNotPostWarned = new Map<string, number>();
+  function warnMayNotPost(message: Message): void {
+    const now = Date.now();
+    if (now - (mayNotPostWarned.get(message.channelId) ?? -Infinity) < MAY_NOT_POST_WARN_MS) return;
+    if (mayNotPostWarned.size >= 10_000) mayNotPostWarned.clear();
+    mayNotPostWarned.set(message.channelId, now);
+    logger.warn(
+      { guildId: message.guildId, channelId: message.channelId, messageId: message.id },
+      'discord: the bot can read this channel but may not post in it, so messages there are not sent to the agent; ' +
+        'give the bot\'s role View Channel and Send Messages (Send Messages in Threads for threads) there, or unbind the channel',
+    );
   }
 
   function warnMentionOnly(): void {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mention, messageCreates, startDiscordBridge, type DiscordHarness } from './harness.js';
+import { mention, messageCreates, startDiscordBridge, until, type DiscordHarness } from './harness.js';
 
 /**
  * What a busy or hostile channel must not do to everyone else in it: a flood of refused messages
@@ -47,12 +47,63 @@ describe('Discord: crowded channels', () => {
     }
   });
 
+  it('sends nothing to the agent from a channel where the bot may read but not post, and says why in the log', async () => {
+    const general = w().channels.general;
+    const warnings = () => h.logs.matching(/may not post in it/);
+    h.discord.setBotMayPost(general, false);
+    try {
+      // CHANNEL_UPDATE is on the same shard as the messages below, so discord.js has it first.
+      const before = h.agent.chatCalls().length;
+      const postsBefore = messageCreates(h.discord).length;
+      const callsBefore = h.discord.calls.length;
+      h.discord.sendMessage({ author: w().users.alice, channel: general, content: `${mention(h.discord)} unanswerable` });
+      h.discord.sendMessage({ author: w().users.bob, channel: general, content: `${mention(h.discord)} unanswerable too` });
+      h.discord.sendMessage({ author: w().users.alice, channel: w().channels.thread, content: `${mention(h.discord)} unanswerable in a thread` });
+      await until(() => warnings().length >= 2, 'a warning for the channel and one for its thread');
+      const barrier = h.discord.sendMessage({ author: w().users.bob, channel: general, content: 'later' });
+      const dm = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.dmBob, content: 'barrier in a DM' });
+      await h.discord.waitFor(() => h.discord.repliesTo(dm.id)[0], 'the DM answer');
+      expect(barrier.id).toBeDefined();
+      expect(h.agent.chatCalls().slice(before).map((c) => c.message)).toEqual(['barrier in a DM']);
+      // No post or typing was even tried there: each would be a refused request counted toward Discord's ban.
+      expect(messageCreates(h.discord).length - postsBefore).toBe(1);
+      expect(h.discord.calls.slice(callsBefore).filter((c) => c.status === 403).map((c) => c.path)).toEqual([]);
+      // Once per channel, not per message.
+      expect(warnings().map((l) => l.channelId).sort()).toEqual([general.id, w().channels.thread.id].sort());
+    } finally {
+      h.discord.setBotMayPost(general, true);
+    }
+    // Allowed again: answered as usual.
+    const again = h.discord.sendMessage({ author: w().users.alice, channel: general, content: `${mention(h.discord)} answerable` });
+    await h.discord.waitFor(() => h.discord.repliesTo(again.id)[0], 'the answer once the bot may post');
+  });
+
   it("does not download files in a thread of a channel that isn't bound", async () => {
     const before = h.discord.store.fileFetches.length;
     h.discord.sendMessage({ author: w().users.bob, channel: w().channels.boundThread, content: 'my notes', attachments: [{ filename: 'notes.txt', content: 'private' }] });
     const barrier = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.general, content: `${mention(h.discord)} barrier` });
     await h.discord.waitFor(() => h.discord.repliesTo(barrier.id)[0], 'barrier reply');
     expect(h.discord.store.fileFetches.length).toBe(before);
+  });
+});
+
+describe("Discord: a guild whose roles don't grant the bot anything", () => {
+  let h: DiscordHarness;
+  const w = () => h.discord.world;
+
+  beforeAll(async () => {
+    h = await startDiscordBridge({ agent: { reply: (_id, message) => `echo: ${message}` }, emulator: { rolePermissions: '0' } });
+  });
+  afterAll(async () => h?.close());
+
+  // Only an overwrite that takes away what the roles grant is a sure "may not post": a verdict
+  // from roles alone (a platform or emulator that leaves them empty) would silence the bot.
+  it('still answers: roles that never granted Send Messages are no verdict', async () => {
+    const m = h.discord.sendMessage({ author: w().users.alice, channel: w().channels.general, content: `${mention(h.discord)} roles say nothing` });
+    await h.discord.waitFor(() => h.discord.repliesTo(m.id)[0], 'the answer');
+    const t = h.discord.sendMessage({ author: w().users.alice, channel: w().channels.thread, content: `${mention(h.discord)} in a thread` });
+    await h.discord.waitFor(() => h.discord.repliesTo(t.id)[0], 'the answer in the thread');
+    expect(h.logs.matching(/may not post in it/)).toEqual([]);
   });
 });
 

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import { Gateway, INTENTS, type GatewayStats } from './gateway.js';
 import { RestApi } from './rest.js';
 import { Store, type EmuInteraction, type Fault, type RestCall } from './store.js';
-import { mentionedIds, messageCreateEvent, messageObject, type Json } from './payloads.js';
+import { channelObject, mentionedIds, messageCreateEvent, messageObject, type Json } from './payloads.js';
 import {
   autocompleteInteraction,
   commandInteraction,
@@ -34,6 +34,11 @@ export interface DiscordEmulatorOptions {
   heartbeatIntervalMs?: number;
   /** Guilds beyond the main one (one text channel each), spread over shards. @defaultValue 0 */
   extraGuilds?: number;
+  /**
+   * Permissions of @everyone and of the bot's role, as a decimal string: a guild set up sloppily
+   * (e.g. '0'). @defaultValue View Channel, Send Messages (in Threads), Read Message History
+   */
+  rolePermissions?: string;
   /** `shards` that `GET /gateway/bot` recommends. @defaultValue 1 */
   recommendedShards?: number;
   /** `session_start_limit.max_concurrency` of `GET /gateway/bot`. @defaultValue 1 */
@@ -76,7 +81,7 @@ export class DiscordEmulator extends EventEmitter {
   constructor(options: DiscordEmulatorOptions = {}) {
     super();
     this.setMaxListeners(100);
-    this.world = createWorld({ extraGuilds: options.extraGuilds });
+    this.world = createWorld({ extraGuilds: options.extraGuilds, rolePermissions: options.rolePermissions });
     this.token = options.token ?? 'emulator-bot-token';
     this.server = createServer((req, res) => {
       if (req.url?.startsWith(ATTACHMENTS_PATH)) return this.serveAttachment(req.url, req.headers, res);
@@ -198,6 +203,15 @@ export class DiscordEmulator extends EventEmitter {
   /** Turns on Discord's per-channel bucket for message creates (real Discord: 5 per 5 s), with 429s and headers. */
   rateLimitMessageCreates(limit = 5, windowMs = 5_000): void {
     this.store.messageCreateBucket = { limit, windowMs, windows: new Map() };
+  }
+
+  /**
+   * An admin changes the channel's overwrites so the bot's role may (not) post there: posts and
+   * typing answer 403 (50013) in it and its threads, and CHANNEL_UPDATE tells the gateway.
+   */
+  setBotMayPost(channel: EmuChannel, may: boolean): void {
+    channel.botMayNotPost = !may;
+    this.gateway.dispatch('CHANNEL_UPDATE', channelObject(channel, this.world), { intent: INTENTS.Guilds }, channel.guildId);
   }
 
   /** The next `count` message creates fail with this fault (429 with real rate-limit headers, or a 5xx). */

@@ -1,7 +1,7 @@
 /**
  * Builders of Discord API objects (v10 shapes) for the emulator's REST answers and gateway events.
  */
-import { CHANNEL_TYPES, allChannels, allUsers, type EmuChannel, type EmuUser, type World } from './world.js';
+import { CHANNEL_TYPES, PERMISSIONS, allChannels, allUsers, type EmuChannel, type EmuUser, type World } from './world.js';
 
 export type Json = Record<string, any>;
 
@@ -33,12 +33,19 @@ export function memberObject(u: EmuUser, withUser: boolean): Json {
   };
 }
 
+/** A role overwrite (type 0) denying the bot's role Send Messages and Send Messages in Threads. */
+function overwritesOf(ch: EmuChannel, world: World): Json[] {
+  if (!ch.botMayNotPost) return [];
+  const deny = (PERMISSIONS.SendMessages | PERMISSIONS.SendMessagesInThreads).toString();
+  return [{ id: world.botRoleId, type: 0, allow: '0', deny }];
+}
+
 export function channelObject(ch: EmuChannel, world: World): Json {
   if (ch.type === CHANNEL_TYPES.DM) {
     const other = allUsers(world).find((u) => u.id === ch.recipientId);
     return { id: ch.id, type: ch.type, last_message_id: null, recipients: other ? [userObject(other)] : [], flags: 0 };
   }
-  const base = { id: ch.id, type: ch.type, guild_id: ch.guildId, name: ch.name, position: 0, permission_overwrites: [], flags: 0 };
+  const base = { id: ch.id, type: ch.type, guild_id: ch.guildId, name: ch.name, position: 0, permission_overwrites: overwritesOf(ch, world), flags: 0 };
   if (ch.type === CHANNEL_TYPES.PublicThread) {
     return {
       ...base,

@@ -72,7 +72,7 @@ export class RestApi {
         return m ? { status: 200, body: m } : err(404, 10008, 'Unknown Message');
       }),
     );
-    r('POST', '/channels/{}/typing', true, (c) => this.withChannel(c, () => ({ status: 204 })));
+    r('POST', '/channels/{}/typing', true, (c) => this.withChannel(c, (ch) => (this.botMayNotPost(ch) ? missingPermissions() : { status: 204 })));
     r('PUT', '/channels/{}/messages/{}/reactions/{}/@me', true, (c) => this.withChannel(c, () => ({ status: 204 })));
     r('POST', '/interactions/{}/{}/callback', false, (c) => this.callback(c));
     r('PATCH', '/webhooks/{}/{}/messages/@original', false, (c) => this.editOriginal(c));
@@ -165,7 +165,14 @@ export class RestApi {
     return headers;
   }
 
+  /** A permission overwrite on the channel (or a thread's parent) denies the bot Send Messages. */
+  private botMayNotPost(ch: EmuChannel): boolean {
+    const parent = ch.parentId ? allChannels(this.world).find((x) => x.id === ch.parentId) : undefined;
+    return ch.botMayNotPost === true || parent?.botMayNotPost === true;
+  }
+
   private createMessage(ch: EmuChannel, body: Json): Reply {
+    if (this.botMayNotPost(ch)) return missingPermissions();
     const bucket = this.channelBucket(ch);
     if ('status' in bucket) return bucket as Reply;
     const created = this.createMessageInBucket(ch, body);
@@ -284,4 +291,8 @@ export class RestApi {
     i.responses.push({ kind: 'followup', data });
     return { status: 200, body: this.webhookMessage(i, followup.content, followup.flags) };
   }
+}
+
+function missingPermissions(): Reply {
+  return err(403, 50013, 'Missing Permissions');
 }

@@ -8,6 +8,7 @@ export const PERMISSIONS = {
   SendMessages: 1n << 11n,
   ManageGuild: 1n << 5n,
   ReadMessageHistory: 1n << 16n,
+  SendMessagesInThreads: 1n << 38n,
 } as const;
 
 export const CHANNEL_TYPES = { GuildText: 0, DM: 1, PublicThread: 11 } as const;
@@ -31,6 +32,8 @@ export interface EmuChannel {
   parentId?: string;
   /** For DM channels: the other user. */
   recipientId?: string;
+  /** The bot's role is denied Send Messages (and in Threads) here, by a permission overwrite. */
+  botMayNotPost?: boolean;
 }
 
 let counter = 0n;
@@ -41,7 +44,8 @@ export function snowflake(): string {
 }
 
 const perms = (...bits: bigint[]) => bits.reduce((a, b) => a | b, 0n).toString();
-const MEMBER = perms(PERMISSIONS.ViewChannel, PERMISSIONS.SendMessages, PERMISSIONS.ReadMessageHistory);
+// As Discord's default @everyone: Send Messages in Threads included.
+const MEMBER = perms(PERMISSIONS.ViewChannel, PERMISSIONS.SendMessages, PERMISSIONS.SendMessagesInThreads, PERMISSIONS.ReadMessageHistory);
 
 /** A guild beyond the main one, with one text channel: for multi-shard tests. */
 export interface EmuGuild {
@@ -66,7 +70,8 @@ function extraGuilds(count: number): EmuGuild[] {
   });
 }
 
-export function createWorld(options: { extraGuilds?: number } = {}) {
+export function createWorld(options: { extraGuilds?: number; rolePermissions?: string } = {}) {
+  const rolePermissions = options.rolePermissions ?? MEMBER;
   const guildId = '900000000000000001';
   const adminRoleId = '900000000000000050';
   const botRoleId = '900000000000000051';
@@ -108,9 +113,9 @@ export function createWorld(options: { extraGuilds?: number } = {}) {
     /** More guilds (one channel each), spread over shards; the main guild stays `guildId`. */
     extraGuilds: extraGuilds(options.extraGuilds ?? 0),
     roles: [
-      { id: guildId, name: '@everyone', permissions: MEMBER, position: 0, managed: false },
+      { id: guildId, name: '@everyone', permissions: rolePermissions, position: 0, managed: false },
       { id: adminRoleId, name: 'agent-admins', permissions: '0', position: 1, managed: false },
-      { id: botRoleId, name: 'agent-bridge', permissions: MEMBER, position: 2, managed: true, tags: { bot_id: bot.id } },
+      { id: botRoleId, name: 'agent-bridge', permissions: rolePermissions, position: 2, managed: true, tags: { bot_id: bot.id } },
     ],
   };
 }
