@@ -119,3 +119,54 @@ function deferResponse(res: Response, held: () => boolean, hold: AckHold, maxHol
     return res;
   }) as Response['end'];
 }
+
+/** What the Socket Mode client emits as `slack_event` (the parts used here). */
+interface SocketModeEvent {
+  ack: (response?: Record<string, unknown>) => Promise<void>;
+  body?: unknown;
+  [ACK_HOLD_KEY]?: AckHold;
+}
+
+/**
+ * Socket Mode's envelope ack is the same promise as the HTTP 200: Slack redelivers an envelope
+ * that is not acked. Bolt calls `ack()` before any listener and waits for it, so the held ack
+ * answers Bolt at once and sends the real one when the hold is released (or `maxHoldMs` passed).
+ * The client's `slack_event` is wrapped because Bolt's receiver subscribes to it in its
+ * constructor, before the app could add anything.
+ */
+export function holdSocketModeAcks(
+  client: { emit: (name: string | symbol, ...args: unknown[]) => boolean },
+  options: { maxHoldMs?: number; onLate?: () => void; onAckError?: (err: unknown) => void } = {},
+): void {
+  const maxHoldMs = options.maxHoldMs ?? MAX_ACK_HOLD_MS;
+  const emit = client.emit.bind(client);
+  client.emit = (name, ...args) => {
+    const event = args[0] as SocketModeEvent | undefined;
+    if (name !== 'slack_event' || typeof event?.ack !== 'function' || !isHeldEvent(event.body)) return emit(name, ...args);
+    const hold = new AckHold();
+    const ack = event.ack;
+    const send = (response?: Record<string, unknown>) => () => void ack(response).catch((err: unknown) => options.onAckError?.(err));
+    const held: SocketModeEvent = {
+      ...event,
+      [ACK_HOLD_KEY]: hold,
+      ack: async (response) => {
+        const sendNow = send(response);
+        hold.hold(
+          sendNow,
+          () => {
+            options.onLate?.();
+            sendNow();
+          },
+          maxHoldMs,
+        );
+      },
+    };
+    return emit(name, held, ...args.slice(1));
+  };
+}
+
+/** The hold of a Socket Mode event, for Bolt's `customPropertiesExtractor`. */
+export function socketAckHoldOf(args: Record<string, unknown>): Record<string, AckHold> {
+  const hold = args[ACK_HOLD_KEY];
+  return hold instanceof AckHold ? { [ACK_HOLD_KEY]: hold } : {};
+}

@@ -20,7 +20,7 @@ import { registerFeedbackAction } from './feedback-action.js';
 import { FEEDBACK_ACTION_ID } from './feedback-blocks.js';
 import { createSlackFileReader } from './files.js';
 import { createMessageHandler, registerMessageListeners, type MessageListenerDeps } from './message-listener.js';
-import { ackHoldIn, ackHoldOf, holdMessageAcks } from './ack-hold.js';
+import { ackHoldIn, ackHoldOf, holdMessageAcks, holdSocketModeAcks, socketAckHoldOf } from './ack-hold.js';
 import type { BotIdentity } from './normalise.js';
 import { bullPrefix } from '../../src/redis.js';
 import { registerSlashCommand } from './slash-command.js';
@@ -93,9 +93,12 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   let stopped = false;
   const mode = slack.appToken ? 'socket' : 'http';
   let receiver: Receiver;
+  const lateAck = () => logger.warn('a Slack message was not stored within 2 s (Redis slow?): acknowledged; the ingress keeps trying and tells the user if it cannot');
   if (slack.appToken) {
-    receiver = new SocketModeReceiver({
+    const socketReceiver = new SocketModeReceiver({
       appToken: slack.appToken,
+      // Bolt acks at once; holdSocketModeAcks keeps a message envelope's ack until it is stored.
+      customPropertiesExtractor: socketAckHoldOf,
       logger: boltLogger,
       ...(options.clientPingTimeoutMs ? { clientPingTimeout: options.clientPingTimeoutMs } : {}),
       // Bolt hands these to the Socket Mode client: apps.connections.open goes to SLACK_API_URL too.
@@ -106,9 +109,13 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
         return true;
       },
     });
+    holdSocketModeAcks(socketReceiver.client, {
+      onLate: lateAck,
+      onAckError: (err) => logger.warn({ ...errorFields(err) }, 'a Socket Mode ack could not be sent (Slack will redeliver the envelope)'),
+    });
+    receiver = socketReceiver;
   } else {
     if (!slack.signingSecret) throw new Error('SLACK_SIGNING_SECRET is missing: HTTP mode verifies every request from Slack (or set SLACK_APP_TOKEN for Socket Mode)');
-    const lateAck = () => logger.warn('a Slack message was not stored within 2 s (Redis slow?): acknowledged; the ingress keeps trying and tells the user if it cannot');
     ctx.http.post(SLACK_EVENTS_PATH, slackRequestGuard({ stopped: () => stopped }), holdMessageAcks({ onLate: lateAck }), (req: Request, _res: Response, next: NextFunction) => {
       if (req.readableEnded) logger.error('a body parser read the Slack request before Bolt: mount the Slack adapter before express.json()');
       next();

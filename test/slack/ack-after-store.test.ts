@@ -54,3 +54,59 @@ describe('Slack over HTTP: a message is acknowledged once it is stored', () => {
     expect(h.logs.text).toContain('was not stored within 2 s');
   });
 });
+
+/** The same promise over Socket Mode: Slack redelivers an envelope that is not acked. */
+describe('Slack over Socket Mode: a message envelope is acknowledged once it is stored', () => {
+  let h: SlackHarness;
+  let proxy: RedisStallProxy;
+
+  beforeAll(async () => {
+    proxy = await startRedisStallProxy();
+    h = await startSlackBridge({ mode: 'socket', env: { REDIS_URL: proxy.url } });
+    const warm = await say(h, { channel: W.general, text: `${botMention(h)} warm up` });
+    await until(() => postsIn(h, W.general, warm.ts)[0], 'warm-up reply');
+  });
+  afterAll(async () => {
+    proxy?.resume();
+    await h?.close();
+    await proxy?.close();
+  });
+
+  it('acks only after the message reached Redis', async () => {
+    const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} stored first over a socket?` });
+    proxy.stall();
+    let answered = false;
+    const delivery = h.to.event(m.mention).finally(() => (answered = true));
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    // Acked by Bolt before storing, the envelope's ack came back at once.
+    expect(answered).toBe(false);
+    proxy.resume();
+    expect((await delivery).acked).toBe(true);
+    await until(() => postsIn(h, W.general, m.ts)[0], 'the reply');
+    expect(h.agent.chatCalls().filter((c) => c.message === 'stored first over a socket?')).toHaveLength(1);
+  });
+
+  it("acks within Slack's 3 s when Redis stays stalled, and the message still gets one answer", async () => {
+    const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} slow redis over a socket` });
+    proxy.stall();
+    const first = await h.to.event(m.mention);
+    proxy.resume();
+    expect(first.acked).toBe(true);
+    expect(first.ms).toBeGreaterThanOrEqual(1_500);
+    expect(first.ms).toBeLessThan(3_000);
+    await until(() => postsIn(h, W.general, m.ts)[0], 'the reply');
+    expect(h.agent.chatCalls().filter((c) => c.message === 'slow redis over a socket')).toHaveLength(1);
+    expect(h.logs.text).toContain('was not stored within 2 s');
+  });
+
+  it('acks a slash command at once while Redis is stalled (only message events wait)', async () => {
+    proxy.stall();
+    try {
+      const r = await h.to.command({ command: '/agent', text: 'help', user: W.user, channel: W.general });
+      expect(r.acked).toBe(true);
+      expect(r.ms).toBeLessThan(1_000);
+    } finally {
+      proxy.resume();
+    }
+  });
+});
