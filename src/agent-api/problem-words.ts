@@ -1,5 +1,5 @@
 import { NO_ACCOUNT_CODE } from '../accounts/caller-agent.js';
-import { BridgeError, type ErrorKind } from '../core/errors.js';
+import { BridgeError, THREAD_UNREADABLE, type ErrorKind } from '../core/errors.js';
 import { formatWait } from '../quota/message.js';
 
 /**
@@ -59,6 +59,10 @@ const WORDS: Record<ErrorKind, { user: string; admin: (err: BridgeError) => stri
 /** What the user reads when the bridge gives up on their message. Never contains a secret. */
 export function explainFailure(error: unknown): string {
   if (!(error instanceof BridgeError)) return SOMETHING_WENT_WRONG;
+  if (error.code === THREAD_UNREADABLE) {
+    const platform = error.source === 'slack' ? 'Slack' : error.source === 'discord' ? 'Discord' : 'The chat platform';
+    return `This message wasn't answered: ${platform} kept refusing to let me read this thread (it limits how often apps may), and without it I'd answer out of context. Please try again in a minute.`;
+  }
   if (error.source !== 'agent') return 'The reply could not be posted here. Please try again.';
   if (error.kind === 'bad_request' && error.status === 409) {
     // The service's own reason (already scrubbed of secrets by the client), e.g. "instance x is stopped".

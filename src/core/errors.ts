@@ -16,6 +16,9 @@ export type ErrorKind =
   /** A platform refusal that retrying cannot fix (`not_in_channel`, `is_archived`, ...). */
   | 'refused';
 
+/** `BridgeError.code` of a thread the platform would not let the worker read (rate limited). */
+export const THREAD_UNREADABLE = 'thread_unreadable';
+
 const RETRYABLE: ReadonlySet<ErrorKind> = new Set(['rate_limited', 'server_error', 'timeout', 'network']);
 
 export interface BridgeErrorOptions {

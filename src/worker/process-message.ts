@@ -17,7 +17,7 @@ import { noticesByPlatform } from '../ingress/notices.js';
 import type { PlatformVocabulary } from '../core/platform-context.js';
 import type { Platform } from '../core/conversation.js';
 import type { FailureLog } from '../diagnostics/failure-log.js';
-import { BridgeError, CALL_MAY_HAVE_RUN, type ErrorKind } from '../core/errors.js';
+import { BridgeError, CALL_MAY_HAVE_RUN, THREAD_UNREADABLE, type ErrorKind } from '../core/errors.js';
 import { WorkingIndicator } from './working-indicator.js';
 import { DELIVERY_MAX_HOLD_MS, DELIVERY_PLACES, DeliveryGate } from './delivery-gate.js';
 
@@ -377,8 +377,11 @@ export class MessageProcessor {
       const earlier = await port.fetchThread(m.reply, this.options.threadContext.maxMessages);
       return buildThreadPrompt(earlier, m, this.options.threadContext.maxChars);
     } catch (err) {
-      // Rate limited: wait and read it again rather than answer without the conversation.
-      if (err instanceof BridgeError && err.kind === 'rate_limited') throw err;
+      // Rate limited: wait and read it again rather than answer without the conversation. Marked
+      // so that a give-up says the thread could not be read, not that the reply could not be posted.
+      if (err instanceof BridgeError && err.kind === 'rate_limited') {
+        throw new BridgeError(err.source, err.kind, err.message, { code: THREAD_UNREADABLE, status: err.status, retryAfterMs: err.retryAfterMs, cause: err });
+      }
       scope.log().warn({ ...errorFields(err) }, 'could not fetch the thread; sending the message without context');
       return m.text;
     }

@@ -114,7 +114,8 @@ export function conversationsHistory(p: Params, state: SlackState): Result {
   const messages = state.messages
     .filter((m) => m.channel === p.channel && (!m.thread_ts || m.thread_ts === m.ts) && inWindow(m, p))
     .sort((a, b) => compareTs(b.ts, a.ts));
-  return page(messages, p, 100, 999, (m) => messageView(m, p, state));
+  const cap = state.readLimits?.pageSize;
+  return page(messages, p, cap ?? 100, cap ?? 999, (m) => messageView(m, p, state));
 }
 
 /** The thread's parent and replies, oldest first. */
@@ -126,5 +127,6 @@ export function conversationsReplies(p: Params, state: SlackState): Result {
   const thread = state.messages
     .filter((m) => m.channel === p.channel && (m.ts === p.ts || m.thread_ts === p.ts) && inWindow(m, p))
     .sort((a, b) => compareTs(a.ts, b.ts));
-  return page(thread, p, 1000, 1000, (m) => ({ ...messageView(m, p, state), thread_ts: m.thread_ts ?? p.ts }));
+  const cap = state.readLimits?.pageSize;
+  return page(thread, p, cap ?? 1000, cap ?? 1000, (m) => ({ ...messageView(m, p, state), thread_ts: m.thread_ts ?? p.ts }));
 }

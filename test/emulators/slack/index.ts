@@ -132,6 +132,10 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     addUser: (u: EmulatedUser) => void state.users.set(u.id, u),
     addChannel: (c: EmulatedChannel) => void state.channels.set(c.id, c),
     fail: state.fail.bind(state),
+    /** Slack's non-Marketplace limits on history/replies (pages of `pageSize`, one call per window each); undefined lifts them. */
+    limitReads: (o: { windowMs: number; pageSize?: number } | undefined) => {
+      state.readLimits = o ? { windowMs: o.windowMs, pageSize: o.pageSize ?? 15, lastCall: new Map() } : undefined;
+    },
     hold: state.hold.bind(state),
     waitForHeld: state.waitForHeld.bind(state),
     releaseHeld: state.releaseAll.bind(state),

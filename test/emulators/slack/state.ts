@@ -133,6 +133,12 @@ export class SlackState extends EventEmitter {
   readonly views = new Map<string, Record<string, unknown>>();
   readonly responseUrls = new Map<string, { uses: number }>();
   readonly holds: Hold[] = [];
+  /**
+   * Slack's limits for apps distributed outside the Marketplace (since May 2025):
+   * `conversations.history` and `.replies` at most 15 messages a page and one call per window
+   * each (a minute at Slack), else 429 with Retry-After. Off unless a test sets it.
+   */
+  readLimits: { windowMs: number; pageSize: number; lastCall: Map<string, number> } | undefined;
   /** Answers held back right now, oldest first. */
   readonly heldCalls: HeldCall[] = [];
   /** "Add to Slack" (set when the emulator is started with `oauth`). */

@@ -111,6 +111,9 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
       return reply(method, 200, { ok: false, error: fault.error });
     }
 
+    const readWait = readLimitWait(state, method);
+    if (readWait !== undefined) return reply(method, 429, { ok: false, error: 'ratelimited' }, { 'Retry-After': String(readWait) });
+
     const impl = extra[method] ?? METHODS[method];
     if (!impl) return reply(method, 200, { ok: false, error: 'unknown_method' });
     const needed = METHOD_SCOPES[method]?.(params);
@@ -183,4 +186,15 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
         server.closeAllConnections();
       }),
   };
+}
+
+/** Seconds to wait under `state.readLimits` (one history/replies call per window), or undefined to go ahead. */
+function readLimitWait(state: SlackState, method: string): number | undefined {
+  const limits = state.readLimits;
+  if (!limits || (method !== 'conversations.history' && method !== 'conversations.replies')) return undefined;
+  const now = Date.now();
+  const last = limits.lastCall.get(method);
+  if (last !== undefined && now - last < limits.windowMs) return Math.max(1, Math.ceil((last + limits.windowMs - now) / 1000));
+  limits.lastCall.set(method, now);
+  return undefined;
 }
