@@ -14,7 +14,8 @@ export function createBoltLogger(logger: Logger): SlackLogger {
     debug: () => {},
     info: (...msg: unknown[]) => log.debug({ sdk: name }, format(msg)),
     warn: (...msg: unknown[]) => log.warn({ sdk: name }, format(msg)),
-    error: (...msg: unknown[]) => log.error({ sdk: name }, format(msg)),
+    // A bare or replayed /slack/oauth_redirect is any visitor's doing, not a fault to alert on.
+    error: (...msg: unknown[]) => (msg.some(isVisitorOAuthError) ? log.warn : log.error).call(log, { sdk: name }, format(msg)),
     // Never below INFO: the Socket Mode client serialises ack payloads when it sees DEBUG.
     setLevel: () => {},
     getLevel: () => LogLevel.INFO,
@@ -22,6 +23,13 @@ export function createBoltLogger(logger: Logger): SlackLogger {
       name = n;
     },
   };
+}
+
+/** Errors of the OAuth redirect that a visitor's request causes (no code, no or a stale state). */
+const VISITOR_OAUTH_ERRORS: ReadonlySet<string> = new Set(['slack_oauth_missing_code', 'slack_oauth_missing_state', 'slack_oauth_invalid_state']);
+
+function isVisitorOAuthError(part: unknown): boolean {
+  return part instanceof Error && VISITOR_OAUTH_ERRORS.has(String((part as { code?: unknown }).code));
 }
 
 /** Strings and error messages only: objects the SDK passes along may hold whole payloads. */

@@ -88,6 +88,17 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     expect(await redis.exists(`${h.prefix}:slack:installation:team:TEVIL0001`)).toBe(0);
   });
 
+  it('a bare or replayed OAuth redirect is logged as a warning, not an error (anyone can open that URL)', async () => {
+    const errorsBefore = h.logs.matching(/slack_oauth|MissingCode|InvalidState|state/i).filter((l) => Number(l.level) >= 50).length;
+    const bare = await fetch(`${base}/slack/oauth_redirect`, { redirect: 'manual' });
+    expect(bare.status).not.toBe(200);
+    const stale = await fetch(`${base}/slack/oauth_redirect?code=made-up&state=made-up`, { redirect: 'manual' });
+    expect(stale.status).not.toBe(200);
+    const lines = h.logs.matching(/Missing|Invalid|state|code/i).filter((l) => l.sdk !== undefined);
+    expect(lines.some((l) => Number(l.level) === 40)).toBe(true);
+    expect(h.logs.matching(/slack_oauth|MissingCode|InvalidState|state/i).filter((l) => Number(l.level) >= 50).length).toBe(errorsBefore);
+  });
+
   it('each workspace chats with the bot, answered with its own installation token', async () => {
     const inAlpha = await ask(ALPHA, 'hello from alpha');
     const inBeta = await ask(BETA, 'hello from beta');
