@@ -24,7 +24,7 @@ import { ackHoldIn, ackHoldOf, holdMessageAcks, holdSocketModeAcks, socketAckHol
 import type { BotIdentity } from './normalise.js';
 import { bullPrefix } from '../../src/redis.js';
 import { registerSlashCommand } from './slash-command.js';
-import { SLACK_MAX_BODY_BYTES, slackRequestGuard } from './request-guard.js';
+import { SLACK_MAX_BODY_BYTES, noRetryOnClientErrors, slackRequestGuard } from './request-guard.js';
 import { createUserDirectory } from './user-directory.js';
 import { createWebClient, slackApiUrl, webClientOptions } from './web-client.js';
 import { createSealedBox } from '../../src/crypto/sealed-box.js';
@@ -116,7 +116,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     receiver = socketReceiver;
   } else {
     if (!slack.signingSecret) throw new Error('SLACK_SIGNING_SECRET is missing: HTTP mode verifies every request from Slack (or set SLACK_APP_TOKEN for Socket Mode)');
-    ctx.http.post(SLACK_EVENTS_PATH, slackRequestGuard({ stopped: () => stopped }), holdMessageAcks({ onLate: lateAck }), (req: Request, _res: Response, next: NextFunction) => {
+    ctx.http.post(SLACK_EVENTS_PATH, slackRequestGuard({ stopped: () => stopped }), noRetryOnClientErrors(), holdMessageAcks({ onLate: lateAck }), (req: Request, _res: Response, next: NextFunction) => {
       if (req.readableEnded) logger.error('a body parser read the Slack request before Bolt: mount the Slack adapter before express.json()');
       next();
     });
@@ -134,13 +134,14 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       // What Bolt cannot dispatch (app_rate_limited, {}) is answered 200 at once, not 404 after 3 s.
       unhandledRequestHandler: unhandledRequestHandler(logger),
       unhandledRequestTimeoutMillis: UNHANDLED_CHECK_MS,
-      // Bolt answers 500 by default, which makes Slack redeliver a payload that will fail again.
+      // Bolt answers 500 by default, and Slack redelivers a payload that will fail again.
       processEventErrorHandler: async ({ error, response }) => {
         if (response.headersSent) {
           logger.error({ ...errorFields(error) }, 'a Slack listener failed after its ack');
           return false;
         }
         logger.warn({ ...errorFields(error) }, 'Bolt could not process a Slack request; answered 400');
+        // With X-Slack-No-Retry (noRetryOnClientErrors): a redelivery would fail the same way.
         response.writeHead(400).end();
         return true;
       },

@@ -42,3 +42,20 @@ export function slackRequestGuard(options: SlackRequestGuardOptions): RequestHan
     next();
   };
 }
+
+/**
+ * Slack redelivers a request answered with anything but a 2xx, 3 times, unless the answer says
+ * `X-Slack-No-Retry: 1`. A 4xx (a body Bolt cannot parse or process, a bad signature, too
+ * large) would fail the same way again, so it says so. A 503 while stopping does not: another
+ * replica should get the redelivery.
+ */
+export function noRetryOnClientErrors(): RequestHandler {
+  return (_req, res, next) => {
+    const writeHead = res.writeHead.bind(res) as (status: number, ...rest: unknown[]) => typeof res;
+    res.writeHead = ((status: number, ...rest: unknown[]) => {
+      if (status >= 400 && status < 500 && !res.headersSent) res.setHeader('X-Slack-No-Retry', '1');
+      return writeHead(status, ...rest);
+    }) as typeof res.writeHead;
+    next();
+  };
+}

@@ -8,6 +8,8 @@ export interface SignedResponse {
   /** Parsed JSON when the app answered JSON, else the text. */
   body: Record<string, unknown> | string;
   ms: number;
+  /** `X-Slack-No-Retry` of the answer: '1' asks Slack not to redeliver a failed request. */
+  noRetry?: string;
 }
 
 /** Slack's v0 signature of a request body. */
@@ -50,7 +52,8 @@ export async function sendSigned(
       parsed = text;
     }
   }
-  return { status: res.status, body: parsed, ms: Date.now() - started };
+  const noRetry = res.headers.get('x-slack-no-retry') ?? undefined;
+  return { status: res.status, body: parsed, ms: Date.now() - started, ...(noRetry !== undefined ? { noRetry } : {}) };
 }
 
 /** A form body as Slack encodes slash commands. */
