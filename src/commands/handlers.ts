@@ -96,7 +96,7 @@ export function createCommands(options: CommandsOptions): Commands {
 
   return {
     help() {
-      return reply(true, 'agent-bridge commands', helpLines(commandName));
+      return reply(true, 'agent-bridge commands', helpLines(commandName, deps.workspaceNoun));
     },
 
     instances: (caller) =>

@@ -351,11 +351,16 @@ export function findCommand(word: string): CommandEntry<CommandName> | undefined
   return BY_WORD.get(word.toLowerCase());
 }
 
-/** The help text's lines, with the platform's command (`/agent`) in front of each usage. */
-export function helpLines(commandName: string): string[] {
+/** The help text's lines, with the platform's command (`/agent`) in front of each usage and its noun for a workspace. */
+export function helpLines(commandName: string, workspaceNoun = 'workspace'): string[] {
   return (COMMANDS as readonly CommandEntry[]).flatMap((entry) =>
-    (entry.forms ?? [{ usage: entry.usage, help: entry.help }]).map((line) => `\`${commandName} ${line.usage}\`: ${line.help}`),
+    (entry.forms ?? [{ usage: entry.usage, help: entry.help }]).map((line) => `\`${commandName} ${line.usage}\`: ${inWords(line.help, workspaceNoun)}`),
   );
+}
+
+/** A text of the table in a platform's words: "workspace" is a Slack word (a Discord server). */
+export function inWords(text: string, workspaceNoun: string): string {
+  return workspaceNoun === 'workspace' ? text : text.replace(/\bworkspace\b/g, workspaceNoun);
 }
 
 /** Builds the parsed command from an entry and what its reader returned. */

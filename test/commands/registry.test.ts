@@ -50,6 +50,14 @@ describe('the command table', () => {
     usages.forEach((usage, i) => expect(lines[i]).toMatch(new RegExp(`^\`/ai ${usage.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\`: \\S`)));
   });
 
+  it("speaks each platform's words: a Slack workspace is a Discord server", () => {
+    const setup = (agentCommand().options ?? []).find((o) => o.name === 'setup')!;
+    expect(setup.description).toBe("Set this server's agent account (opens a private form)");
+    expect(helpLines('/agent', 'server').find((l) => l.startsWith('`/agent setup`'))).toContain("this server's own agent-service API key");
+    expect(helpLines('/agent').find((l) => l.startsWith('`/agent setup`'))).toContain("this workspace's own agent-service API key");
+    expect(helpLines('/agent', 'server').join('\n')).not.toMatch(/\bworkspace\b/);
+  });
+
   it("is Discord's /agent: one subcommand per entry, with its options, within Discord's limits", () => {
     const json = agentCommand();
     const subs = (json.options ?? []) as Array<{ name: string; description: string; options?: Array<{ name: string; required?: boolean; autocomplete?: boolean; max_length?: number }> }>;
@@ -57,7 +65,7 @@ describe('the command table', () => {
     expect(subs.length).toBeLessThanOrEqual(25);
     for (const [i, e] of entries.entries()) {
       const sub = subs[i]!;
-      expect(sub.description).toBe(e.summary);
+      expect(sub.description).toBe(e.summary.replace(/\bworkspace\b/g, 'server'));
       expect(Array.from(sub.description).length).toBeLessThanOrEqual(100);
       expect((sub.options ?? []).map((o) => [o.name, o.required ?? false, o.autocomplete ?? false])).toEqual(
         e.options.map((o) => [o.name, o.required ?? false, o.autocompleteInstances ?? false]),

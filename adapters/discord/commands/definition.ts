@@ -9,7 +9,7 @@ import {
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
   type RESTPostAPIContextMenuApplicationCommandsJSONBody,
 } from 'discord.js';
-import { COMMANDS, type CommandEntry, type CommandOption } from '../../../src/commands/registry.js';
+import { COMMANDS, inWords, type CommandEntry, type CommandOption } from '../../../src/commands/registry.js';
 
 export const COMMAND_NAME = 'agent';
 /** The message context-menu command (right-click a message → Apps). */
@@ -29,7 +29,7 @@ function stringOption(option: CommandOption): SlashCommandStringOption {
 
 /** A command of the table as a subcommand of `/agent`. */
 function subcommand(entry: CommandEntry): SlashCommandSubcommandBuilder {
-  const built = new SlashCommandSubcommandBuilder().setName(entry.name).setDescription(entry.summary);
+  const built = new SlashCommandSubcommandBuilder().setName(entry.name).setDescription(inWords(entry.summary, 'server'));
   for (const option of entry.options) built.addStringOption(stringOption(option));
   return built;
 }
