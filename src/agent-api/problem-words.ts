@@ -60,8 +60,7 @@ const WORDS: Record<ErrorKind, { user: string; admin: (err: BridgeError) => stri
 export function explainFailure(error: unknown): string {
   if (!(error instanceof BridgeError)) return SOMETHING_WENT_WRONG;
   if (error.code === THREAD_UNREADABLE) {
-    const platform = error.source === 'slack' ? 'Slack' : error.source === 'discord' ? 'Discord' : 'The chat platform';
-    return `This message wasn't answered: ${platform} kept refusing to let me read this thread (it limits how often apps may), and without it I'd answer out of context. Please try again in a minute.`;
+    return "This message wasn't answered: this chat kept refusing to let me read the thread (it limits how often apps may), and without it I'd answer out of context. Please try again in a minute.";
   }
   if (error.source !== 'agent') return 'The reply could not be posted here. Please try again.';
   if (error.kind === 'bad_request' && error.status === 409) {
