@@ -1,4 +1,5 @@
 import { readAttachments, type AttachmentRef, type ReadAttachmentsResult } from '../../src/attachments/index.js';
+import { keepSlackTokenOnRedirect } from './file-redirect-auth.js';
 
 /** Reads the files of a Slack message into its text (see src/attachments). */
 /** `installation`: the message's (multi-workspace mode), whose own bot token reads its files. */
@@ -24,8 +25,9 @@ export function slackFiles(files: unknown): AttachmentRef[] {
 
 /**
  * Downloads with the workspace's bot token (scope files:read): the single one, or with "Add to
- * Slack" the message's installation's. The token goes only to the file URL's own host; Slack
- * answers a bad token with an HTML sign-in page, which counts as unreadable.
+ * Slack" the message's installation's. The token goes to the file URL's own host and along a
+ * redirect only to another https Slack host (see {@link keepSlackTokenOnRedirect}); Slack
+ * answers a missing or bad token with an HTML sign-in page, which counts as unreadable.
  */
 export function createSlackFileReader(options: {
   botToken: (installation?: string) => Promise<string>;
@@ -39,5 +41,6 @@ export function createSlackFileReader(options: {
       maxChars: options.maxChars,
       timeoutMs: options.timeoutMs ?? 10_000,
       authHeaders: { authorization: `Bearer ${await options.botToken(installation)}` },
+      keepAuthOnRedirect: keepSlackTokenOnRedirect,
     });
 }

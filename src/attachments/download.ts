@@ -14,8 +14,18 @@ export type DownloadResult = { ok: true; text: string; bytes: number } | { ok: f
 
 /** Options of {@link downloadText}. */
 export interface DownloadOptions {
-  /** Sent only to the URL's own origin, never along a redirect to another host (e.g. `Authorization: Bearer xoxb-…`). */
+  /**
+   * Sent to the URL's own origin (e.g. `Authorization: Bearer xoxb-…`), and along a redirect
+   * only where {@link DownloadOptions.keepAuthOnRedirect} allows it.
+   */
   authHeaders?: Record<string, string>;
+  /**
+   * Whether a redirect to `target` (from a download that began at `first`) keeps `authHeaders`.
+   * The platform decides: its file host may hand the download on to another of its own hosts
+   * that still needs the token. Every hop is asked, and the first origin always keeps them.
+   * @defaultValue only the first URL's origin gets them
+   */
+  keepAuthOnRedirect?: (target: URL, first: URL) => boolean;
   /**
    * Largest body accepted (MAX_ATTACHMENT_BYTES).
    * @defaultValue 100_000
@@ -27,7 +37,8 @@ export interface DownloadOptions {
    */
   timeoutMs?: number;
   /**
-   * Redirects followed. A redirect to another origin is followed without `authHeaders`.
+   * Redirects followed. A redirect to another origin is followed without `authHeaders`
+   * unless `keepAuthOnRedirect` says otherwise.
    * @defaultValue 3
    */
   maxRedirects?: number;
@@ -46,15 +57,14 @@ export async function downloadText(url: string, options: DownloadOptions = {}): 
   const maxRedirects = options.maxRedirects ?? 3;
   const signal = AbortSignal.timeout(options.timeoutMs ?? 10_000);
   const dispatcher = options.dispatcher ?? sharedDispatcher;
-  const origin = safeOrigin(url);
+  const first = safeUrl(url);
   let current = url;
 
   try {
     for (let hop = 0; ; hop++) {
-      const sameOrigin = origin !== undefined && safeOrigin(current) === origin;
       const res = await request(current, {
         method: 'GET',
-        headers: sameOrigin ? { ...options.authHeaders } : {},
+        headers: first && mayAuthorize(new URL(current), first, options.keepAuthOnRedirect) ? { ...options.authHeaders } : {},
         signal,
         dispatcher,
       });
@@ -124,9 +134,15 @@ function discard(body: { on(event: 'error', fn: () => void): unknown; destroy():
   body.destroy();
 }
 
-function safeOrigin(url: string): string | undefined {
+/** Whether a hop to `target` carries the auth headers: the first origin, or what the caller allows. */
+function mayAuthorize(target: URL, first: URL, keepAuthOnRedirect: DownloadOptions['keepAuthOnRedirect']): boolean {
+  if (target.origin === first.origin) return true;
+  return keepAuthOnRedirect?.(target, first) ?? false;
+}
+
+function safeUrl(url: string): URL | undefined {
   try {
-    return new URL(url).origin;
+    return new URL(url);
   } catch {
     return undefined;
   }

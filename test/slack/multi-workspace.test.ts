@@ -128,7 +128,7 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
   }, 40_000);
 
   it("a text file shared in one workspace is read with that workspace's own installation token", async () => {
-    const file = h.slack.files.add({ name: 'notes.txt', mimetype: 'text/plain', content: 'beta notes: ship friday' }, BETA.teamId);
+    const file = h.slack.files.add({ name: 'notes.txt', mimetype: 'text/plain', content: 'beta notes: ship friday' }, { team: BETA.teamId });
     const m = h.slack.userMessage({ channel: BETA.channel, user: 'UUSER0001', text: `${botMention(h)} read this`, team: BETA.teamId, files: [file] });
     await h.to.event(m.mention, { team: { teamId: BETA.teamId } });
     await h.to.event(m.message, { team: { teamId: BETA.teamId } });
