@@ -17,12 +17,19 @@ import { createUserDirectory, type UserDirectory } from './user-directory.js';
 import { createWebClient } from './web-client.js';
 import { createMultiWorkspaceReplyPort } from './multi-workspace-port.js';
 import { ReactionGate } from './reaction-gate.js';
+import { StatusRefresher } from './status-refresher.js';
 
 export interface SlackReplyPortOptions {
   /** A WebClient to use instead of one built from the config (tests). */
   client?: WebClient;
   /** Reaction shown while the agent works. @defaultValue config.slack.workingReaction */
   workingReaction?: string;
+  /**
+   * How often an assistant thread's "is thinking…" is set again while the agent works (Slack
+   * drops it two minutes after it was set if nothing was posted). Shorter in tests.
+   * @defaultValue 90_000
+   */
+  statusRefreshMs?: number;
 }
 
 /** Most pages of conversations.replies read for thread context (200 messages each). */
@@ -52,8 +59,15 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   // clears it when the bot posts in the thread; a silent failure posts nothing).
   const statusShown = new Set<string>();
   const threadKey = (target: ReplyTarget) => `${target.channelId}:${target.threadId}`;
+  const statusRefresher = new StatusRefresher({
+    ...(options.statusRefreshMs !== undefined ? { refreshMs: options.statusRefreshMs } : {}),
+    maxMs: deps.config.agent?.timeoutMs ?? 120_000,
+  });
+  const showThinking = (target: ReplyTarget) => setAssistantStatus(client, logger, target, 'is thinking…');
 
   const post = async (target: ReplyTarget, text: string, what: string, metadata?: ReturnType<typeof replyMetadata>, blocks?: KnownBlock[]) => {
+    // The post clears the status: no refresh may set it again afterwards.
+    if (target.assistantThread) void statusRefresher.stop(threadKey(target));
     try {
       await client.chat.postMessage({
         channel: target.channelId,
@@ -99,7 +113,8 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
       // Assistant threads have a status line ("is thinking…") where channels get a reaction.
       if (target.assistantThread) {
         statusShown.add(threadKey(target));
-        return setAssistantStatus(client, logger, target, 'is thinking…');
+        statusRefresher.start(threadKey(target), () => showThinking(target));
+        return showThinking(target);
       }
       // While Slack rate-limits reactions, none is added (and so none needs taking down).
       const key = reactionKey(target);
@@ -111,6 +126,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
       // Slack clears the status line itself when the reply is posted; a failure, or an end with
       // nothing posted (errors set to silent), clears it here.
       if (target.assistantThread) {
+        await statusRefresher.stop(threadKey(target));
         const shown = statusShown.delete(threadKey(target));
         return outcome === 'failed' || shown ? setAssistantStatus(client, logger, target, '') : undefined;
       }

@@ -5,6 +5,7 @@ import type { SecretRegistry } from '../../src/logger.js';
 import type { PlatformModule } from '../../src/core/platform-context.js';
 import { slackPlatform } from '../../adapters/slack/index.js';
 import { createSlackAdapter, type SlackAdapter, type SlackAdapterOptions } from '../../adapters/slack/adapter.js';
+import { createSlackReplyPort, type SlackReplyPortOptions } from '../../adapters/slack/reply-port.js';
 import { startSlackEmulator, type SlackEmulator, type SlackEmulatorOptions, type SlackTransport } from '../emulators/slack/index.js';
 import { newPrefix, startTestBridge } from '../support/bridge-harness.js';
 import type { LogCapture } from '../support/log-capture.js';
@@ -43,6 +44,8 @@ export interface SlackHarnessOptions {
   emulator?: SlackEmulatorOptions;
   agent?: AgentEmulatorOptions;
   adapter?: SlackAdapterOptions;
+  /** Options of the workers' Slack reply port (e.g. a short status refresh). */
+  replyPort?: SlackReplyPortOptions;
 }
 
 /**
@@ -63,7 +66,7 @@ export async function startSlackBridge(options: SlackHarnessOptions): Promise<Sl
   let adapter: SlackAdapter | undefined;
   const platform: PlatformModule = {
     ...slackPlatform,
-    createReplyPort: (deps) => slackPlatform.createReplyPort(deps),
+    createReplyPort: (deps) => createSlackReplyPort(deps, options.replyPort),
     createAdapter: (ctx) => (adapter = createSlackAdapter(ctx, { clientPingTimeoutMs: 1_000, ...options.adapter })),
   };
   const t = await startTestBridge({

@@ -41,6 +41,7 @@ export function assistantMethods(state: SlackState): Record<string, (p: Params) 
         const list = jsonArray(p.loading_messages);
         if (!list || list.length > 10 || list.some((m) => typeof m !== 'string' || !m)) return fail('invalid_arguments', 'loading_messages must be 1-10 strings');
       }
+      state.assistantStatuses.set(`${p.channel_id} ${p.thread_ts}`, { status: p.status, setAt: Date.now() });
       return {};
     },
     'assistant.threads.setSuggestedPrompts': (p) => {
@@ -66,6 +67,17 @@ export function assistantMethods(state: SlackState): Record<string, (p: Params) 
       return { channel: p.channel, permalink: `https://emulated.slack.com/archives/${p.channel}/p${p.message_ts.replace('.', '')}` };
     },
   };
+}
+
+/**
+ * The status line a user sees in an assistant thread now: the last one set, unless the app has
+ * posted in the thread since, or it was set longer than the expiry ago (Slack: "A two minute
+ * timeout applies, which will cause the status to be removed if no message has been sent").
+ */
+export function shownAssistantStatus(state: SlackState, channel: string, threadTs: string): string {
+  const shown = state.assistantStatuses.get(`${channel} ${threadTs}`);
+  if (!shown || Date.now() - shown.setAt >= state.assistantStatusExpiryMs) return '';
+  return shown.status;
 }
 
 /** `assistant_thread_started`: the user opened the assistant; returns the thread's ts and the event. */

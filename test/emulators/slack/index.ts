@@ -4,7 +4,7 @@ import { OAuthServer, type OAuthApp } from './oauth.js';
 import { eventEnvelope, slashCommand, userMessage, viewSubmission, type EventTeam, type Json, type SlashCommandOptions, type UserMessageOptions } from './payloads.js';
 import { formBody, interactionBody, sendSigned, type SignatureMode } from './sender.js';
 import { startWebApi } from './web-api.js';
-import { assistantContextChanged, assistantMessage, assistantMethods, assistantThreadStarted, feedbackClick, messageShortcut } from './assistant.js';
+import { assistantContextChanged, assistantMessage, assistantMethods, assistantThreadStarted, feedbackClick, messageShortcut, shownAssistantStatus } from './assistant.js';
 import { startFileHost } from './files.js';
 
 export { SlackState, findPings, MANIFEST_SCOPES, type RecordedCall, type EmulatedUser, type HeldCall, type MessageMetadata } from './state.js';
@@ -47,6 +47,8 @@ export interface SlackEmulatorOptions extends Partial<EmulatorIdentity> {
   channels?: EmulatedChannel[];
   /** Turns on "Add to Slack": oauth.v2.access for this client, tokens per installed workspace. */
   oauth?: OAuthApp;
+  /** How long an assistant thread's status stays up while nothing is posted. @defaultValue 120_000 (Slack's two minutes) */
+  assistantStatusExpiryMs?: number;
 }
 
 export type SlackEmulator = Awaited<ReturnType<typeof startSlackEmulator>>;
@@ -70,6 +72,7 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
   for (const u of options.users ?? []) state.users.set(u.id, u);
   for (const c of options.channels ?? []) state.channels.set(c.id, c);
   if (options.oauth) state.oauth = new OAuthServer(state, options.oauth);
+  if (options.assistantStatusExpiryMs !== undefined) state.assistantStatusExpiryMs = options.assistantStatusExpiryMs;
 
   const holder: { socket?: SocketModeServer } = {};
   const web = await startWebApi(state, { ...assistantMethods(state), 'apps.connections.open': () => holder.socket!.open() });
@@ -152,6 +155,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     assistantThreadStarted: (o: Parameters<typeof assistantThreadStarted>[1]) => assistantThreadStarted(state, o),
     assistantContextChanged: (o: Parameters<typeof assistantContextChanged>[1]) => assistantContextChanged(state, o),
     assistantMessage: (o: Parameters<typeof assistantMessage>[1]) => assistantMessage(state, o),
+    /** What an assistant thread's status line shows now ('' when none, cleared by a post, or expired). */
+    assistantStatus: (channel: string, threadTs: string) => shownAssistantStatus(state, channel, threadTs),
     feedbackClick: (o: Parameters<typeof feedbackClick>[1]) => feedbackClick(state, o),
     /** A message shortcut; its response_url is a fresh one of this emulator. */
     messageShortcut(o: Omit<Parameters<typeof messageShortcut>[1], 'responseUrl'>) {

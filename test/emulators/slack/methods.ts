@@ -146,6 +146,8 @@ export const METHODS: Record<string, Method> = {
       reactions: new Map(),
     };
     s.addMessage(message);
+    // Slack takes the "is thinking…" line down when the app answers in the thread.
+    if (p.thread_ts) s.assistantStatuses.delete(`${channel} ${p.thread_ts}`);
     return {
       channel,
       ts,

@@ -143,6 +143,10 @@ export class SlackState extends EventEmitter {
   readonly heldCalls: HeldCall[] = [];
   /** "Add to Slack" (set when the emulator is started with `oauth`). */
   oauth?: OAuthServer;
+  /** Assistant threads' status lines as last set, by `channel thread_ts`; the bot's post in the thread clears one. */
+  readonly assistantStatuses = new Map<string, { status: string; setAt: number }>();
+  /** How long Slack shows a status while nothing is posted: two minutes (docs of assistant.threads.setStatus). */
+  assistantStatusExpiryMs = 120_000;
   private tsCounter = 0;
   private idCounter = 0;
 
