@@ -27,6 +27,8 @@ describe('the assistant status line through a slow answer', () => {
   async function askSlowly(dm: string, text: string, agentMs: number) {
     const started = h.slack.assistantThreadStarted({ user: W.user, dm, contextChannel: W.general });
     await h.to.event(started.event);
+    // Slack has its ack before the listener runs; the prompts come once the thread is remembered.
+    await h.slack.waitForCall('assistant.threads.setSuggestedPrompts', (c) => c.params.thread_ts === started.threadTs);
     h.agent.setDelay(agentMs, { endpoint: 'chat' });
     await h.to.event(h.slack.assistantMessage({ user: W.user, dm, threadTs: started.threadTs, text }).message);
     await h.slack.waitForCall('assistant.threads.setStatus', (c) => c.params.thread_ts === started.threadTs && c.params.status !== '');
