@@ -2,8 +2,10 @@
  * The emulator's gateway: Discord's WebSocket protocol (v10, JSON, no compression). HELLO,
  * IDENTIFY → READY + GUILD_CREATE, heartbeats, RESUME with replay of missed events, intent
  * filtering (MessageContent blanks content), close 4014 for a disallowed privileged intent.
- * Multi-shard: IDENTIFY carries `shard: [id, count]`; a guild's events go to the session of shard
- * `(guild_id >> 22) % count`, DMs to shard 0; each session's READY lists only its guilds.
+ * Multi-shard: IDENTIFY carries `shard: [id, count]`; a guild's events go to every session whose
+ * shard is `(guild_id >> 22) % count` for its own count (Discord does not check that the sessions
+ * of one bot agree on the count), DMs to shard 0; each session's READY lists only its guilds.
+ * Each accepted IDENTIFY uses one session start (`onIdentify`).
  */
 import type { Server } from 'node:http';
 import { WebSocketServer, WebSocket } from 'ws';
@@ -19,6 +21,8 @@ export interface GatewayOptions {
   token: string;
   allowMessageContent: boolean;
   heartbeatIntervalMs: number;
+  /** An IDENTIFY was accepted: it counts against the daily session-start limit. */
+  onIdentify?: () => void;
 }
 
 interface Session {
@@ -74,8 +78,8 @@ export class Gateway {
   }
 
   /**
-   * Sends an event to the session of the shard that owns `guildId` (shard 0 for DMs and
-   * session-less events), buffered for RESUME when its socket is gone.
+   * Sends an event to every session whose shard owns `guildId` (shard 0 for DMs and session-less
+   * events), buffered for RESUME when its socket is gone.
    */
   dispatch(
     t: string,
@@ -83,14 +87,7 @@ export class Gateway {
     needs?: { intent: number; messageContent?: 'blank-unless-exempt'; exempt?: boolean },
     guildId?: string,
   ): void {
-    const session = this.sessionFor(guildId);
-    if (!session) return;
-    this.dispatchTo(session, t, d, needs);
-  }
-
-  private sessionFor(guildId: string | undefined): Session | undefined {
-    for (const s of this.current.values()) if (shardOf(guildId, s.shard[1]) === s.shard[0]) return s;
-    return undefined;
+    for (const session of this.current.values()) if (shardOf(guildId, session.shard[1]) === session.shard[0]) this.dispatchTo(session, t, d, needs);
   }
 
   private dispatchTo(session: Session, t: string, d: Json, needs?: { intent: number; messageContent?: 'blank-unless-exempt'; exempt?: boolean }): void {
@@ -197,6 +194,7 @@ export class Gateway {
       return this.closeWith(ws, 4010, 'Invalid shard.');
     }
     this.stats.identifies += 1;
+    this.options.onIdentify?.();
     this.stats.identifyLog.push({ shard: shard[0], shardCount: shard[1], at: Date.now() });
     const session: Session = { id: `session-${++this.sessionCounter}`, shard, seq: 0, intents, socket: ws, buffer: [] };
     this.sessions.set(session.id, session);

@@ -7,7 +7,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { EventEmitter } from 'node:events';
 import { Gateway, INTENTS, type GatewayStats } from './gateway.js';
-import { RestApi } from './rest.js';
+import { RestApi, type GatewayInfo } from './rest.js';
 import { Store, type EmuInteraction, type Fault, type RestCall } from './store.js';
 import { channelObject, mentionedIds, messageCreateEvent, messageObject, type Json } from './payloads.js';
 import {
@@ -43,6 +43,11 @@ export interface DiscordEmulatorOptions {
   recommendedShards?: number;
   /** `session_start_limit.max_concurrency` of `GET /gateway/bot`. @defaultValue 1 */
   maxConcurrency?: number;
+  /**
+   * Session starts left (`session_start_limit.remaining`, one used per accepted IDENTIFY) and ms
+   * until Discord resets the daily count (`reset_after`). @defaultValue { remaining: 999, resetAfterMs: 0 }
+   */
+  sessionStartLimit?: { remaining?: number; resetAfterMs?: number };
 }
 
 /** A file attached to a user's message; the emulator serves it over HTTP at the attachment's `url`. */
@@ -76,6 +81,7 @@ export class DiscordEmulator extends EventEmitter {
   private readonly server: Server;
   private readonly gateway: Gateway;
   private readonly rest: RestApi;
+  private readonly gatewayInfo: GatewayInfo;
   private port = 0;
 
   constructor(options: DiscordEmulatorOptions = {}) {
@@ -96,14 +102,20 @@ export class DiscordEmulator extends EventEmitter {
         token: this.token,
         allowMessageContent: options.allowMessageContent ?? true,
         heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
+        onIdentify: () => {
+          const limit = this.gatewayInfo.sessionStartLimit;
+          limit.remaining = Math.max(0, limit.remaining - 1);
+        },
       },
       () => this.wsUrl,
       () => this.emit('change'),
     );
-    this.rest = new RestApi(this.world, this.store, this.token, () => this.wsUrl, {
+    this.gatewayInfo = {
       shards: options.recommendedShards ?? 1,
       maxConcurrency: options.maxConcurrency ?? 1,
-    }, {
+      sessionStartLimit: { total: 1000, remaining: options.sessionStartLimit?.remaining ?? 999, resetAfterMs: options.sessionStartLimit?.resetAfterMs ?? 0 },
+    };
+    this.rest = new RestApi(this.world, this.store, this.token, () => this.wsUrl, this.gatewayInfo, {
       botMessage: (channel, message) => {
         this.store.addMessage(channel.id, message);
         this.dispatchMessage(channel, this.world.bot, message, true);
@@ -217,6 +229,27 @@ export class DiscordEmulator extends EventEmitter {
   /** The next `count` message creates fail with this fault (429 with real rate-limit headers, or a 5xx). */
   failNextMessageCreates(count: number, fault: Fault = { status: 429, retryAfterSeconds: 0.5 }): void {
     for (let n = 0; n < count; n++) this.store.messageCreateFaults.push(fault);
+  }
+
+  /** The next `count` command bulk overwrites (`PUT …/commands`) fail with this fault. */
+  failNextCommandPuts(count: number, fault: Fault = { status: 429, retryAfterSeconds: 60 }): void {
+    for (let n = 0; n < count; n++) this.store.commandPutFaults.push(fault);
+  }
+
+  /** What `GET /gateway/bot` reports from now on as `session_start_limit` (remaining, reset_after). */
+  setSessionStartLimit(limit: { remaining: number; resetAfterMs?: number }): void {
+    this.gatewayInfo.sessionStartLimit.remaining = limit.remaining;
+    if (limit.resetAfterMs !== undefined) this.gatewayInfo.sessionStartLimit.resetAfterMs = limit.resetAfterMs;
+  }
+
+  /** Session starts left, as `GET /gateway/bot` reports them. */
+  get sessionStartsRemaining(): number {
+    return this.gatewayInfo.sessionStartLimit.remaining;
+  }
+
+  /** Discord's recommended shard count from now on (it grows as the bot joins guilds). */
+  setRecommendedShards(shards: number): void {
+    this.gatewayInfo.shards = shards;
   }
 
   /**

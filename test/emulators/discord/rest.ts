@@ -5,7 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { channelObject, mentionedIds, messageObject, userObject, type Json } from './payloads.js';
-import type { Store } from './store.js';
+import type { Fault, Store } from './store.js';
 import { allChannels, allUsers, snowflake, type EmuChannel, type World } from './world.js';
 
 export interface Reply {
@@ -28,6 +28,15 @@ export interface RestHooks {
   changed(): void;
 }
 
+/** What `GET /gateway/bot` reports; tests change it while the emulator runs. */
+export interface GatewayInfo {
+  /** The recommended shard count (Discord raises it as the bot joins guilds). */
+  shards: number;
+  maxConcurrency: number;
+  /** Session starts left today (each accepted IDENTIFY uses one), and ms until the count resets. */
+  sessionStartLimit: { total: number; remaining: number; resetAfterMs: number };
+}
+
 type Handler = (ctx: Ctx) => Reply;
 const err = (status: number, code: number, message: string, extra: Json = {}): Reply => ({ status, body: { message, code, ...extra } });
 
@@ -39,7 +48,7 @@ export class RestApi {
     private readonly store: Store,
     private readonly token: string,
     private readonly gatewayUrl: () => string,
-    private readonly gatewayInfo: { shards: number; maxConcurrency: number },
+    private readonly gatewayInfo: GatewayInfo,
     private readonly hooks: RestHooks,
   ) {
     const S = '([^/]+)';
@@ -52,7 +61,12 @@ export class RestApi {
       body: {
         url: this.gatewayUrl(),
         shards: this.gatewayInfo.shards,
-        session_start_limit: { total: 1000, remaining: 999, reset_after: 0, max_concurrency: this.gatewayInfo.maxConcurrency },
+        session_start_limit: {
+          total: this.gatewayInfo.sessionStartLimit.total,
+          remaining: this.gatewayInfo.sessionStartLimit.remaining,
+          reset_after: this.gatewayInfo.sessionStartLimit.resetAfterMs,
+          max_concurrency: this.gatewayInfo.maxConcurrency,
+        },
       },
     }));
     r('GET', '/gateway', false, () => ({ status: 200, body: { url: this.gatewayUrl() } }));
@@ -130,6 +144,8 @@ export class RestApi {
   }
 
   private putCommands(c: Ctx, scope: string): Reply {
+    const fault = this.store.commandPutFaults.shift();
+    if (fault) return faultReply(fault, 'emulator-commands-bucket');
     const list = Array.isArray(c.json) ? (c.json as Json[]) : [];
     // Context-menu commands (type 2 user, 3 message) take no description; names are 1–32 characters.
     const bad = list.find((cmd) => (cmd.type === 2 || cmd.type === 3) && ((cmd.description ?? '') !== '' || !/^.{1,32}$/u.test(String(cmd.name))));
@@ -181,24 +197,7 @@ export class RestApi {
 
   private createMessageInBucket(ch: EmuChannel, body: Json): Reply {
     const fault = this.store.messageCreateFaults.shift();
-    if (fault?.status === 429) {
-      const s = fault.retryAfterSeconds;
-      return {
-        status: 429,
-        body: { message: 'You are being rate limited.', retry_after: s, global: fault.global ?? false },
-        headers: {
-          'retry-after': String(Math.ceil(s)),
-          'x-ratelimit-limit': '5',
-          'x-ratelimit-remaining': '0',
-          'x-ratelimit-reset': String(Date.now() / 1000 + s),
-          'x-ratelimit-reset-after': String(s),
-          'x-ratelimit-bucket': 'emulator-message-bucket',
-          'x-ratelimit-scope': 'user',
-          ...(fault.global ? { 'x-ratelimit-global': 'true' } : {}),
-        },
-      };
-    }
-    if (fault) return err(fault.status, 0, 'Internal Server Error');
+    if (fault) return faultReply(fault, 'emulator-message-bucket');
     const content = typeof body.content === 'string' ? body.content : '';
     if (content.length > 2000) {
       return err(400, 50035, 'Invalid Form Body', { errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } } });
@@ -291,6 +290,26 @@ export class RestApi {
     i.responses.push({ kind: 'followup', data });
     return { status: 200, body: this.webhookMessage(i, followup.content, followup.flags) };
   }
+}
+
+/** A queued fault as Discord sends it: a 429 with real rate-limit headers, or a bare 5xx. */
+function faultReply(fault: Fault, bucket: string): Reply {
+  if (fault.status !== 429) return err(fault.status, 0, 'Internal Server Error');
+  const s = fault.retryAfterSeconds;
+  return {
+    status: 429,
+    body: { message: 'You are being rate limited.', retry_after: s, global: fault.global ?? false },
+    headers: {
+      'retry-after': String(Math.ceil(s)),
+      'x-ratelimit-limit': '5',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': String(Date.now() / 1000 + s),
+      'x-ratelimit-reset-after': String(s),
+      'x-ratelimit-bucket': bucket,
+      'x-ratelimit-scope': 'user',
+      ...(fault.global ? { 'x-ratelimit-global': 'true' } : {}),
+    },
+  };
 }
 
 function missingPermissions(): Reply {

@@ -44,6 +44,8 @@ export class Store {
   readonly interactions = new Map<string, EmuInteraction>();
   readonly commands = new Map<string, Json[]>();
   readonly messageCreateFaults: Fault[] = [];
+  /** Faults for the next command bulk overwrites (`PUT …/commands`). */
+  readonly commandPutFaults: Fault[] = [];
   /** Channels where the bot lacks access (POST answers 403, code 50001). */
   readonly noAccess = new Set<string>();
   /** Channels where the bot may not read the history: a reply is refused (code 160002), a plain post is not. */
