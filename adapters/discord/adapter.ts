@@ -7,7 +7,8 @@ import type { Adapter } from '../../src/core/adapter.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { createInteractionHandler } from './commands/interactions.js';
 import { registerCommands } from './commands/register.js';
-import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait, startFailure, type ShardPlan } from './gateway.js';
+import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait, startFailure, type ShardPlan, type StartFailure } from './gateway.js';
+import { sessionLimitWaitMs } from './session-limit.js';
 import { RedisIdentifyThrottler } from './identify-throttler.js';
 import { createRest } from './rest.js';
 import { ShardStates } from './shard-states.js';
@@ -256,17 +257,29 @@ export function createDiscordAdapter(
       const failure = startFailure(err, discord!);
       if (!failure.retry) throw failure.error;
       startProblem = 'retrying';
-      retrying = keepConnecting(failure.reason).catch((e: unknown) => logger.error({ ...errorFields(e) }, 'discord start-up failed'));
+      retrying = keepConnecting(failure).catch((e: unknown) => logger.error({ ...errorFields(e) }, 'discord start-up failed'));
       return;
     }
     await connected(client);
   }
 
-  async function keepConnecting(firstReason: string): Promise<void> {
+  async function keepConnecting(first: StartFailure & { retry: true }): Promise<void> {
     const retry = options.startRetry ?? START_RETRY;
-    let reason = firstReason;
-    for (let delayMs = retry.firstMs; ; delayMs = Math.min(delayMs * 2, retry.maxMs)) {
-      logger.warn({ retryInMs: delayMs }, `${reason}; Discord connect retried in ${delayMs / 1000} s, agent-bridge runs without Discord meanwhile`);
+    let failure = first;
+    let backoffMs = retry.firstMs;
+    let sessionLimitWarned = false;
+    for (;;) {
+      // Before the daily session-start limit resets, trying cannot succeed (discord.js refuses to connect).
+      const delayMs = failure.sessionLimit ? sessionLimitWaitMs(failure.sessionLimit) : backoffMs;
+      const line = `${failure.reason}; Discord connect retried in ${delayMs / 1000} s, agent-bridge runs without Discord meanwhile`;
+      if (failure.sessionLimit) {
+        // One warning: the re-checks until the reset (every few minutes, for hours) are routine.
+        logger[sessionLimitWarned ? 'info' : 'warn']({ retryInMs: delayMs, resetsAt: failure.sessionLimit.resetsAt?.toISOString() }, line);
+        sessionLimitWarned = true;
+      } else {
+        backoffMs = Math.min(backoffMs * 2, retry.maxMs);
+        logger.warn({ retryInMs: delayMs }, line);
+      }
       const waited = await sleep(delayMs, undefined, { signal: halt.signal }).then(
         () => true,
         () => false,
@@ -276,14 +289,14 @@ export function createDiscordAdapter(
         client = await connectOnce();
         break;
       } catch (err) {
-        const failure = startFailure(err, discord!);
-        if (!failure.retry) {
+        const next = startFailure(err, discord!);
+        if (!next.retry) {
           // Too late to stop start-up: say what to fix, and /readyz stays not ready.
           startProblem = 'failed';
-          logger.error({ ...errorFields(failure.error) }, `discord start-up failed: ${failure.error.message}`);
+          logger.error({ ...errorFields(next.error) }, `discord start-up failed: ${next.error.message}`);
           return;
         }
-        reason = failure.reason;
+        failure = next;
       }
     }
     startProblem = undefined;

@@ -2,6 +2,7 @@ import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 
 import type { IdentifyThrottler } from './identify-throttler.js';
 import type { DiscordConfig } from './config.js';
 import { restOptions } from './rest.js';
+import { SessionStartLimitError, sessionStartLimitOf } from './session-limit.js';
 
 /** Gateway close code for a privileged intent the application has not been granted. */
 export const DISALLOWED_INTENTS_CLOSE = 4014;
@@ -86,7 +87,8 @@ export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, conte
 /**
  * Logs in and waits until the client is ready (READY plus a GUILD_CREATE for every guild).
  * Throws `DisallowedIntentsError` when the gateway closes with 4014, `DiscordSetupError` for the
- * other close codes no retry can fix; the client is destroyed then.
+ * other close codes no retry can fix, `SessionStartLimitError` when today's session starts are
+ * used up; the client is destroyed then.
  */
 export async function loginAndWait(client: Client, token: string): Promise<void> {
   let closeCode: number | undefined;
@@ -101,7 +103,7 @@ export async function loginAndWait(client: Client, token: string): Promise<void>
     if (closeCode === DISALLOWED_INTENTS_CLOSE || /disallowed intents/i.test(err instanceof Error ? err.message : '')) throw new DisallowedIntentsError();
     const definitive = closeCode === undefined ? undefined : DEFINITIVE_CLOSES.get(closeCode);
     if (definitive) throw new DiscordSetupError(definitive);
-    throw err;
+    throw sessionStartLimitOf(err) ?? err;
   } finally {
     client.off(Events.ShardDisconnect, onDisconnect);
   }
@@ -111,12 +113,16 @@ export async function loginAndWait(client: Client, token: string): Promise<void>
 /** Node and undici codes of a connection that failed or dropped: worth trying again. */
 const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', 'EPIPE']);
 
-/** A failed connect either waits for Discord to come back (`retry`) or stops start-up with `error`. */
-export type StartFailure = { retry: true; reason: string } | { retry: false; error: Error };
+/**
+ * A failed connect either waits for Discord to come back (`retry`; `sessionLimit` when the wait
+ * is for the daily session-start limit to reset) or stops start-up with `error`.
+ */
+export type StartFailure = { retry: true; reason: string; sessionLimit?: SessionStartLimitError } | { retry: false; error: Error };
 
 /**
- * Sorts a failed connect. Discord's 5xx and 429 and network errors pass; a refused token and
- * the close codes above are settings to fix. Anything unknown stops start-up, as before.
+ * Sorts a failed connect. Discord's 5xx and 429, network errors and a used-up session-start
+ * limit pass; a refused token and the close codes above are settings to fix. Anything unknown
+ * stops start-up, as before.
  */
 export function startFailure(err: unknown, config: Pick<DiscordConfig, 'apiUrl'>): StartFailure {
   const e = (err ?? {}) as { status?: unknown; code?: unknown; name?: unknown; message?: unknown; cause?: { code?: unknown } };
@@ -124,6 +130,8 @@ export function startFailure(err: unknown, config: Pick<DiscordConfig, 'apiUrl'>
   if (e.status === 401 || e.code === 'TokenInvalid') {
     return { retry: false, error: new DiscordSetupError(`Discord did not accept DISCORD_TOKEN (${message}): ${TOKEN_FIX}`) };
   }
+  const sessionLimit = sessionStartLimitOf(err);
+  if (sessionLimit) return { retry: true, reason: sessionLimit.message, sessionLimit };
   if (typeof e.status === 'number' && (e.status === 429 || e.status >= 500)) {
     return { retry: true, reason: `Discord answered ${e.status} (${message})` };
   }

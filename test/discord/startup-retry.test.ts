@@ -3,7 +3,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createDiscordAdapter, type DiscordAdapter, type StartRetry } from '../../adapters/discord/adapter.js';
 import { discordPlatform } from '../../adapters/discord/index.js';
 import { startAgentEmulator } from '../../src/demo/agent-emulator.js';
-import { startDiscordEmulator, type DiscordEmulator } from '../emulators/discord/index.js';
+import { SESSION_LIMIT_RECHECK_MS, sessionLimitWaitMs, sessionStartLimitOf } from '../../adapters/discord/session-limit.js';
+import { startDiscordEmulator, type DiscordEmulator, type DiscordEmulatorOptions } from '../emulators/discord/index.js';
 import { newPrefix, startTestBridge, type TestBridge } from '../support/bridge-harness.js';
 import { discordEnv } from '../support/platform-env.js';
 import { until } from '../support/until.js';
@@ -28,8 +29,8 @@ async function startBridgeWith(discord: DiscordEmulator, env: Record<string, str
   return { t, adapter: adapter! };
 }
 
-async function emulator(): Promise<DiscordEmulator> {
-  const discord = await startDiscordEmulator();
+async function emulator(options?: DiscordEmulatorOptions): Promise<DiscordEmulator> {
+  const discord = await startDiscordEmulator(options);
   cleanups.push(() => discord.close());
   return discord;
 }
@@ -82,6 +83,44 @@ describe('discord start-up while Discord is unreachable', () => {
     const stopAt = Date.now();
     await t.bridge.stop();
     expect(Date.now() - stopAt).toBeLessThan(5_000);
+  });
+});
+
+describe("discord start-up when the daily session-start limit is used up (session_start_limit.remaining 0)", () => {
+  it('starts the bridge anyway, warns once naming the limit and its reset, waits reset_after (not the backoff) and connects after the reset', async () => {
+    const discord = await emulator({ sessionStartLimit: { remaining: 0, resetAfterMs: 2_000 } });
+    const { t, adapter } = await startBridgeWith(discord, {}, { firstMs: 100, maxMs: 200 });
+
+    // Up without Discord: the HTTP server answers, /readyz says Discord is retrying.
+    expect((await fetch(`http://127.0.0.1:${t.bridge.httpPort}/healthz`)).status).toBe(200);
+    expect(await readyz(t)).toEqual({ status: 503, discord: { status: 'down', shards: {}, connection: 'retrying' } });
+    const warning = await until(() => warnings(t, 'session-start limit')[0], 'a warning naming the session-start limit');
+    expect(warning).toMatch(/Discord's daily session-start limit is used up \(0 session starts left today.*\); it resets at \d{4}-\d\d-\d\dT/);
+    const { retryInMs } = JSON.parse(warning) as { retryInMs: number };
+    // reset_after (2 s) and a margin, not the 100 ms backoff that would spend the wait hammering Discord.
+    expect(retryInMs).toBeGreaterThanOrEqual(2_000);
+    expect(retryInMs).toBeLessThanOrEqual(3_500);
+    expect(discord.gatewayStats.connections).toBe(0);
+
+    // Discord resets the count; the next attempt connects.
+    discord.setSessionStartLimit({ remaining: 1000 });
+    await until(() => adapter.client?.isReady(), 'connected after the reset', 15_000);
+    expect((await readyz(t)).discord).toEqual({ status: 'ok', shards: { 0: 'up' } });
+    expect(warnings(t, 'session-start limit')).toHaveLength(1);
+    // One attempt before the reset, one after: no attempts in between.
+    expect(discord.calls.filter((c) => c.path === '/gateway/bot').length).toBeLessThanOrEqual(3);
+    const m = discord.sendMessage({ author: discord.world.users.alice, channel: discord.world.channels.general, content: `<@${discord.world.bot.id}> there?` });
+    expect((await discord.waitFor(() => discord.repliesTo(m.id)[0], 'reply after the reset')).content).toBe('echo: there?');
+  });
+
+  it("reads discord.js's refusal, and re-checks at least every 5 minutes however far the reset is", () => {
+    const now = Date.parse('2026-01-01T00:00:00Z');
+    const limit = sessionStartLimitOf(new Error('Not enough sessions remaining to spawn 2 shards; only 1 remaining; resets at 2026-01-01T20:00:00.000Z'));
+    expect(limit?.remaining).toBe(1);
+    expect(limit?.resetsAt?.toISOString()).toBe('2026-01-01T20:00:00.000Z');
+    expect(sessionLimitWaitMs(limit!, now)).toBe(SESSION_LIMIT_RECHECK_MS);
+    expect(sessionLimitWaitMs(limit!, Date.parse('2026-01-01T19:59:50Z'))).toBe(11_000);
+    expect(sessionStartLimitOf(new Error('connect ECONNREFUSED'))).toBeUndefined();
   });
 });
 
