@@ -48,6 +48,11 @@ export interface DiscordAdapter extends Adapter {
   readonly shardPlan: ShardPlan | undefined;
   /** Per-shard connection state, for /readyz. */
   readiness(): { ok: boolean; detail: Record<string, unknown> };
+  /**
+   * Command registration under way in the background, settled once it succeeded or failed (and
+   * logged it); undefined before connecting or when another process registers (for tests).
+   */
+  readonly commandRegistration: Promise<void> | undefined;
 }
 
 
@@ -116,6 +121,7 @@ export function createDiscordAdapter(
   let startProblem: 'retrying' | 'failed' | undefined;
   let stopped = false;
   const halt = new AbortController();
+  let commandRegistration: Promise<void> | undefined;
 
   async function onMessage(message: Message, withContent: boolean): Promise<void> {
     const botUserId = message.client.user?.id;
@@ -303,7 +309,7 @@ export function createDiscordAdapter(
     await connected(client);
   }
 
-  /** Logs the connection and registers the commands, unless the bridge stopped meanwhile. */
+  /** Logs the connection and starts registering the commands, unless the bridge stopped meanwhile. */
   async function connected(c: Client): Promise<void> {
     if (stopped) {
       client = undefined;
@@ -320,11 +326,19 @@ export function createDiscordAdapter(
       logger.info('discord commands left to the process holding shard 0');
       return;
     }
+    // Not awaited: a 429 on the commands PUT is waited out inside the REST client, for as long as
+    // Discord's retry_after says (minutes, near the daily create cap); start-up must not wait with it.
+    commandRegistration = registerInBackground(c);
+  }
+
+  async function registerInBackground(c: Client): Promise<void> {
     try {
       const applicationId = c.application?.id ?? c.user?.id;
-      const result = await registerCommands(c.rest, { applicationId, guildId: discord!.guildId });
+      const result = await registerCommands(c.rest, { applicationId, guildId: discord!.guildId, signal: halt.signal });
       logger.info(result, 'discord /agent command registered');
     } catch (err) {
+      // Stopped meanwhile: the request was abandoned on purpose.
+      if (stopped) return;
       logger.error({ ...errorFields(err) }, 'discord /agent command registration failed: run `npm run register-commands` to retry');
     }
   }
@@ -340,6 +354,9 @@ export function createDiscordAdapter(
     get shardPlan() {
       return plan;
     },
+    get commandRegistration() {
+      return commandRegistration;
+    },
     readiness() {
       const expected = plan === 'auto' ? (Array.isArray(client?.options.shards) ? client.options.shards : []) : (plan?.ids ?? []);
       const shards = shardStates.readiness(expected);
@@ -352,6 +369,7 @@ export function createDiscordAdapter(
     async stop() {
       if (stopped) return;
       stopped = true;
+      // Also abandons a command registration waiting out a 429 (not awaited: it may wait minutes).
       halt.abort();
       await starting?.catch(() => {});
       await retrying;

@@ -71,6 +71,8 @@ export async function startDiscordBridge(options: HarnessOptions = {}): Promise<
       }
     },
   });
+  // Commands register in the background; tests read them as registered.
+  await adapter!.commandRegistration;
   return { prefix, discord, agent, bridge: t.bridge, adapter: adapter!, feedback: feedback!, logs: t.logs, extra, close: t.close };
 }
 

@@ -133,6 +133,7 @@ describe('Discord sharded over two ingress processes', () => {
   });
 
   it('registers the commands once, from the process holding shard 0', async () => {
+    await low().adapter.commandRegistration;
     const puts = discord.calls.filter((c) => c.method === 'PUT' && c.path.endsWith('/commands'));
     expect(puts).toHaveLength(1);
     // The child's log lines are written asynchronously: wait for the line rather than read once.

@@ -124,6 +124,43 @@ describe("discord start-up when the daily session-start limit is used up (sessio
   });
 });
 
+describe('discord command registration rate-limited (429 on the commands PUT)', () => {
+  const commandPuts = (discord: DiscordEmulator) => discord.calls.filter((c) => c.method === 'PUT' && c.path.endsWith('/commands'));
+
+  it('does not hold start-up for a long retry_after, and stopping does not wait for it either', async () => {
+    const discord = await emulator();
+    discord.failNextCommandPuts(1, { status: 429, retryAfterSeconds: 60 });
+    const startedAt = Date.now();
+    const { t, adapter } = await startBridgeWith(discord, {}, { firstMs: 200, maxMs: 800 });
+    // Before: start-up waited out the 60 s (no "started" line), and a SIGTERM with it.
+    expect(Date.now() - startedAt).toBeLessThan(10_000);
+    expect(t.logs.text).toContain('agent-bridge started');
+    await until(() => commandPuts(discord).some((c) => c.status === 429), 'the commands PUT refused with 429');
+    // Ready and answering while the registration waits.
+    expect((await readyz(t)).status).toBe(200);
+    const m = discord.sendMessage({ author: discord.world.users.alice, channel: discord.world.channels.general, content: `<@${discord.world.bot.id}> hi` });
+    await discord.waitFor(() => discord.repliesTo(m.id)[0], 'a reply while registration waits');
+
+    const stopAt = Date.now();
+    await t.bridge.stop();
+    expect(Date.now() - stopAt).toBeLessThan(5_000);
+    expect(adapter.client).toBeUndefined();
+    expect(commandPuts(discord)).toHaveLength(1);
+  });
+
+  it('registers in the background once the retry_after has passed, and logs it', async () => {
+    const discord = await emulator();
+    discord.failNextCommandPuts(1, { status: 429, retryAfterSeconds: 3 });
+    const { t, adapter } = await startBridgeWith(discord, {}, { firstMs: 200, maxMs: 800 });
+    // Started while the PUT still waits.
+    expect(commandPuts(discord).map((c) => c.status)).toEqual([429]);
+    await adapter.commandRegistration;
+    expect(commandPuts(discord).map((c) => c.status)).toEqual([429, 200]);
+    expect(discord.store.commands.get(discord.world.guildId)?.map((c) => c.name)).toEqual(['agent', 'Ask the agent']);
+    expect(t.logs.text).toContain('discord /agent command registered');
+  });
+});
+
 describe('discord start-up failures that no retry can fix stop start-up at once, naming the setting', () => {
   it('a token Discord refuses (401) names DISCORD_TOKEN and where to copy it from', async () => {
     const discord = await emulator();

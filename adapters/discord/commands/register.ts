@@ -15,14 +15,16 @@ export interface RegisterResult {
  */
 export async function registerCommands(
   rest: Pick<REST, 'get' | 'put'>,
-  options: { applicationId?: string; guildId?: string },
+  options: { applicationId?: string; guildId?: string; signal?: AbortSignal },
 ): Promise<RegisterResult> {
-  const applicationId = options.applicationId ?? ((await rest.get(Routes.oauth2CurrentApplication())) as APIApplication).id;
+  // Aborting keeps a request waiting out a 429 from being sent after all (at shutdown).
+  const request = options.signal ? { signal: options.signal } : {};
+  const applicationId = options.applicationId ?? ((await rest.get(Routes.oauth2CurrentApplication(), request)) as APIApplication).id;
   const body = [agentCommand(), askAgentCommand()];
   const route = options.guildId
     ? Routes.applicationGuildCommands(applicationId, options.guildId)
     : Routes.applicationCommands(applicationId);
-  const saved = (await rest.put(route, { body })) as Array<{ name: string }>;
+  const saved = (await rest.put(route, { body, ...request })) as Array<{ name: string }>;
   return {
     scope: options.guildId ? 'guild' : 'global',
     applicationId,
