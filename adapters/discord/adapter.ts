@@ -9,6 +9,7 @@ import { createInteractionHandler } from './commands/interactions.js';
 import { registerCommands } from './commands/register.js';
 import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait, startFailure, type ShardPlan, type StartFailure } from './gateway.js';
 import { sessionLimitWaitMs } from './session-limit.js';
+import { agreeShardCount } from './shard-count.js';
 import { RedisIdentifyThrottler } from './identify-throttler.js';
 import { createRest } from './rest.js';
 import { ShardStates } from './shard-states.js';
@@ -175,20 +176,22 @@ export function createDiscordAdapter(
 
   /**
    * The shards to run. Not configured: discord.js's 'auto' (all of them, Discord's count). With
-   * DISCORD_SHARD_IDS and/or DISCORD_SHARD_COUNT: those IDs (all when unset) of that count
-   * (Discord's recommendation for `auto`), identified through the Redis-shared throttler.
+   * DISCORD_SHARD_IDS: those IDs of the count the fleet agreed on in Redis (see shard-count.ts),
+   * identified through the Redis-shared throttler. DISCORD_SHARD_COUNT alone: all shards of it.
    */
   async function resolvePlan(): Promise<ShardPlan> {
     const { ids, count } = discord!.shards;
-    if (!ids && count === 'auto') return 'auto';
-    const total = count === 'auto' ? ((await createRest(discord!).get(Routes.gatewayBot())) as RESTGetAPIGatewayBotResult).shards : count;
-    const beyond = ids?.find((id) => id >= total);
+    if (!ids) return count === 'auto' ? 'auto' : { ids: Array.from({ length: count }, (_, i) => i), count };
+    const recommended = async () => ((await createRest(discord!).get(Routes.gatewayBot())) as RESTGetAPIGatewayBotResult).shards;
+    const key = `${ctx.config.queue.prefix}:discord:shard-count`;
+    const total = await agreeShardCount({ redis: ctx.redis, key, configured: count, recommended, logger });
+    const beyond = ids.find((id) => id >= total);
     if (beyond !== undefined) {
       throw new Error(
-        `DISCORD_SHARD_IDS lists shard ${beyond} but Discord recommends ${total} shards: set DISCORD_SHARD_COUNT to the count every process uses`,
+        `DISCORD_SHARD_IDS lists shard ${beyond} but the shard count is ${total}: set DISCORD_SHARD_COUNT to the count every process uses`,
       );
     }
-    return { ids: ids ?? Array.from({ length: total }, (_, i) => i), count: total };
+    return { ids, count: total };
   }
 
   async function connect(withContent: boolean): Promise<Client> {
