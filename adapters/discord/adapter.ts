@@ -121,6 +121,8 @@ export function createDiscordAdapter(
   /** Why Discord is not connected yet, for /readyz: still retrying, or given up on a setting. */
   let startProblem: 'retrying' | 'failed' | undefined;
   let stopped = false;
+  /** Ends this process's renewal of the fleet's shard count (see shard-count.ts). */
+  let stopRenewingShardCount: (() => void) | undefined;
   const halt = new AbortController();
   let commandRegistration: Promise<void> | undefined;
 
@@ -184,7 +186,9 @@ export function createDiscordAdapter(
     if (!ids) return count === 'auto' ? 'auto' : { ids: Array.from({ length: count }, (_, i) => i), count };
     const recommended = async () => ((await createRest(discord!).get(Routes.gatewayBot())) as RESTGetAPIGatewayBotResult).shards;
     const key = `${ctx.config.queue.prefix}:discord:shard-count`;
-    const total = await agreeShardCount({ redis: ctx.redis, key, configured: count, recommended, logger });
+    const agreed = await agreeShardCount({ redis: ctx.redis, key, configured: count, ids, recommended, logger });
+    stopRenewingShardCount = agreed.stopRenewing;
+    const total = agreed.count;
     const beyond = ids.find((id) => id >= total);
     if (beyond !== undefined) {
       throw new Error(
@@ -374,6 +378,7 @@ export function createDiscordAdapter(
       stopped = true;
       // Also abandons a command registration waiting out a 429 (not awaited: it may wait minutes).
       halt.abort();
+      stopRenewingShardCount?.();
       await starting?.catch(() => {});
       await retrying;
       const c = client;

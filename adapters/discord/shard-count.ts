@@ -8,27 +8,59 @@ import type { Logger } from '../../src/logger.js';
  * processes that read `auto` from Discord at different times (its recommendation grows with the
  * guilds) would leave some guilds with no session, unanswered and unlogged. So the first process
  * to resolve the count records it, and every later one uses the recorded count.
+ *
+ * The record is a lease that the running processes renew: once the whole fleet is gone it
+ * lapses, so a later fleet (another shard plan, a test run) is never bound by a stale count.
  */
 export interface ShardCountAgreement {
-  redis: Pick<Redis, 'set' | 'get'>;
+  redis: Pick<Redis, 'set' | 'get' | 'pexpire'>;
   /** `<QUEUE_PREFIX>:discord:shard-count`. */
   key: string;
   /** DISCORD_SHARD_COUNT: a number, or 'auto' for Discord's recommendation. */
   configured: number | 'auto';
+  /** DISCORD_SHARD_IDS: a recorded count that cannot hold them belongs to another plan. */
+  ids: readonly number[];
   /** Discord's recommended count (`GET /gateway/bot`), asked only for 'auto'. */
   recommended: () => Promise<number>;
   logger: Pick<Logger, 'warn' | 'error'>;
+  /** @defaultValue {@link SHARD_COUNT_LEASE_MS} */
+  leaseMs?: number;
 }
 
-/** The count this process identifies with. */
-export async function agreeShardCount(a: ShardCountAgreement): Promise<number> {
-  if (a.configured !== 'auto') return recordExplicit(a, a.configured);
+/** How long the record outlives the last process that renews it. */
+export const SHARD_COUNT_LEASE_MS = 60_000;
+
+/** The count this process identifies with, and the renewal of the record (stop it with the adapter). */
+export async function agreeShardCount(a: ShardCountAgreement): Promise<{ count: number; stopRenewing: () => void }> {
+  const leaseMs = a.leaseMs ?? SHARD_COUNT_LEASE_MS;
+  const count = a.configured === 'auto' ? await agreeAuto(a, leaseMs) : await recordExplicit(a, a.configured, leaseMs);
+  const timer = setInterval(() => void renew(a, count, leaseMs).catch(() => {}), Math.max(1, Math.floor(leaseMs / 3)));
+  timer.unref();
+  return { count, stopRenewing: () => clearInterval(timer) };
+}
+
+/** Keeps the record alive; puts it back if it lapsed (Redis restarted, a long pause). */
+async function renew(a: ShardCountAgreement, count: number, leaseMs: number): Promise<void> {
+  if ((await a.redis.set(a.key, String(count), 'PX', leaseMs, 'NX')) === 'OK') return;
+  await a.redis.pexpire(a.key, leaseMs);
+}
+
+async function agreeAuto(a: ShardCountAgreement, leaseMs: number): Promise<number> {
   const recommended = await a.recommended();
-  if ((await a.redis.set(a.key, String(recommended), 'NX')) === 'OK') return recommended;
+  if ((await a.redis.set(a.key, String(recommended), 'PX', leaseMs, 'NX')) === 'OK') return recommended;
   const recorded = Number(await a.redis.get(a.key));
-  // Gone or garbled meanwhile (an operator cleared it): this process's count becomes the record.
-  if (!Number.isInteger(recorded) || recorded < 1) {
-    await a.redis.set(a.key, String(recommended));
+  // Gone or garbled meanwhile, or too small for this process's IDs (left by another plan):
+  // this process's count becomes the record.
+  const fits = Number.isInteger(recorded) && recorded >= 1 && a.ids.every((id) => id < recorded);
+  if (!fits) {
+    if (Number.isInteger(recorded) && recorded >= 1) {
+      a.logger.warn(
+        { recordedShardCount: recorded, recommendedShardCount: recommended, key: a.key },
+        `discord: the shard count recorded by other processes of this bridge (${recorded}) cannot hold DISCORD_SHARD_IDS ${a.ids.join(',')}; ` +
+          `using Discord's recommendation (${recommended}). Set the same DISCORD_SHARD_COUNT in every process`,
+      );
+    }
+    await a.redis.set(a.key, String(recommended), 'PX', leaseMs);
     return recommended;
   }
   if (recorded !== recommended) {
@@ -43,8 +75,8 @@ export async function agreeShardCount(a: ShardCountAgreement): Promise<number> {
 }
 
 /** An explicit count wins and becomes the record; a different recorded one means processes may disagree. */
-async function recordExplicit(a: ShardCountAgreement, count: number): Promise<number> {
-  const previous = await a.redis.set(a.key, String(count), 'GET');
+async function recordExplicit(a: ShardCountAgreement, count: number, leaseMs: number): Promise<number> {
+  const previous = await a.redis.set(a.key, String(count), 'PX', leaseMs, 'GET');
   const recorded = previous === null ? undefined : Number(previous);
   if (recorded !== undefined && recorded !== count) {
     a.logger.error(

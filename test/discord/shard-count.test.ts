@@ -76,14 +76,44 @@ describe('agreeShardCount (real Redis)', () => {
   it('an explicit DISCORD_SHARD_COUNT different from the recorded count is logged as an error naming both, and becomes the record', async () => {
     const key = `${prefix}:explicit:discord:shard-count`;
     const first = logged();
-    expect(await agreeShardCount({ redis, key, configured: 'auto', recommended: async () => 2, logger: first.logger })).toBe(2);
+    expect((await agreeShardCount({ redis, key, configured: 'auto', ids: [0], recommended: async () => 2, logger: first.logger })).count).toBe(2);
     expect(first.lines).toEqual([]);
     const explicit = logged();
-    expect(await agreeShardCount({ redis, key, configured: 4, recommended: async () => 9, logger: explicit.logger })).toBe(4);
+    expect((await agreeShardCount({ redis, key, configured: 4, ids: [0], recommended: async () => 9, logger: explicit.logger })).count).toBe(4);
     expect(explicit.lines).toEqual([{ level: 'error', message: expect.stringMatching(/DISCORD_SHARD_COUNT is 4 but the other processes of this bridge recorded 2 shards/) }]);
     expect(await redis.get(key)).toBe('4');
     const next = logged();
-    expect(await agreeShardCount({ redis, key, configured: 'auto', recommended: async () => 4, logger: next.logger })).toBe(4);
+    expect((await agreeShardCount({ redis, key, configured: 'auto', ids: [1], recommended: async () => 4, logger: next.logger })).count).toBe(4);
     expect(next.lines).toEqual([]);
+  });
+
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('the record is a lease: renewed while a process runs, gone once the fleet stopped, so a later fleet is not bound by it', async () => {
+    const key = `${prefix}:lease:discord:shard-count`;
+    const first = await agreeShardCount({ redis, key, configured: 'auto', ids: [0], recommended: async () => 2, logger: logged().logger, leaseMs: 300 });
+    await sleep(700);
+    // Still running: renewed past its 300 ms lease.
+    expect(await redis.get(key)).toBe('2');
+    first.stopRenewing();
+    await sleep(500);
+    expect(await redis.get(key)).toBeNull();
+    const later = logged();
+    const next = await agreeShardCount({ redis, key, configured: 'auto', ids: [0], recommended: async () => 3, logger: later.logger, leaseMs: 300 });
+    next.stopRenewing();
+    expect(next.count).toBe(3);
+    expect(later.lines).toEqual([]);
+  });
+
+  it('a recorded count too small for this process\'s DISCORD_SHARD_IDS is another plan\'s: the recommendation is used, with a warning', async () => {
+    const key = `${prefix}:plan:discord:shard-count`;
+    await redis.set(key, '2', 'PX', 60_000);
+    const lines = logged();
+    const agreed = await agreeShardCount({ redis, key, configured: 'auto', ids: [0, 1, 2, 3], recommended: async () => 4, logger: lines.logger });
+    agreed.stopRenewing();
+    // With the recorded 2, start-up would stop: "DISCORD_SHARD_IDS lists shard 3 but the shard count is 2".
+    expect(agreed.count).toBe(4);
+    expect(await redis.get(key)).toBe('4');
+    expect(lines.lines).toEqual([{ level: 'warn', message: expect.stringMatching(/cannot hold DISCORD_SHARD_IDS 0,1,2,3/) }]);
   });
 });
