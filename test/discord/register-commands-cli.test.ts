@@ -38,6 +38,11 @@ describe('npm run register-commands', () => {
     const { stdout } = await run(tsx, [cli], { cwd, env: env({ DISCORD_GUILD_ID: emu.world.guildId }) });
     expect(stdout).toMatch(/Registered \/agent and "Ask the agent" \(message menu\) .* in guild/);
     expect(emu.store.commands.get(emu.world.guildId)?.map((c) => c.name)).toEqual(['agent', 'Ask the agent']);
+    // `contexts` and `integration_types` are for globally-scoped commands only.
+    for (const c of emu.store.commands.get(emu.world.guildId) ?? []) {
+      expect(c.contexts).toBeUndefined();
+      expect(c.integration_types).toBeUndefined();
+    }
     expect(emu.calls.some((c) => c.path === '/oauth2/applications/@me')).toBe(true);
   });
 
@@ -45,6 +50,7 @@ describe('npm run register-commands', () => {
     const { stdout } = await run(tsx, [cli], { cwd, env: env({}) });
     expect(stdout).toMatch(/globally/);
     expect(emu.store.commands.get('global')?.map((c) => c.name)).toEqual(['agent', 'Ask the agent']);
+    expect(emu.store.commands.get('global')?.map((c) => c.contexts)).toEqual([[0], [0, 1]]);
   });
 
   it('says what is wrong when the token is refused or missing', async () => {

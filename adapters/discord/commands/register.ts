@@ -20,7 +20,8 @@ export async function registerCommands(
   // Aborting keeps a request waiting out a 429 from being sent after all (at shutdown).
   const request = options.signal ? { signal: options.signal } : {};
   const applicationId = options.applicationId ?? ((await rest.get(Routes.oauth2CurrentApplication(), request)) as APIApplication).id;
-  const body = [agentCommand(), askAgentCommand()];
+  const commands = [agentCommand(), askAgentCommand()];
+  const body = options.guildId ? commands.map(withoutGlobalOnlyFields) : commands;
   const route = options.guildId
     ? Routes.applicationGuildCommands(applicationId, options.guildId)
     : Routes.applicationCommands(applicationId);
@@ -31,4 +32,13 @@ export async function registerCommands(
     ...(options.guildId ? { guildId: options.guildId } : {}),
     names: saved.map((c) => c.name),
   };
+}
+
+/**
+ * `contexts` and `integration_types` are only for globally-scoped commands (Discord's API
+ * reference); a guild's commands live in that guild anyway, so they are left out there.
+ */
+function withoutGlobalOnlyFields<T extends { contexts?: unknown; integration_types?: unknown }>(command: T): Omit<T, 'contexts' | 'integration_types'> {
+  const { contexts: _contexts, integration_types: _integrationTypes, ...rest } = command;
+  return rest;
 }
