@@ -129,6 +129,7 @@ export function createDiscordAdapter(
   async function onMessage(message: Message, withContent: boolean): Promise<void> {
     const botUserId = message.client.user?.id;
     if (!botUserId) return;
+    await learnThreadParent(message);
     let incoming = await normaliseMessage(message, {
       botUserId,
       allowBots: discord!.allowBots,
@@ -153,6 +154,19 @@ export function createDiscordAdapter(
       // Not awaited: this channel's next message must not wait for the notice's post.
       void ctx.replyPort.postNotice(incoming.reply, notice).catch((err: unknown) => logger.warn({ ...errorFields(err) }, 'could not post the files notice'));
     }
+  }
+
+  /**
+   * A thread whose THREAD_CREATE the bot missed reaches discord.js first as a message: a partial
+   * thread with no parent, whose binding would then be looked up under the thread's own ID. One
+   * `GET /channels/{id}` fills the parent in (discord.js patches the cached thread in place).
+   */
+  async function learnThreadParent(message: Message): Promise<void> {
+    const channel = message.channel;
+    if (!channel.isThread() || channel.parentId) return;
+    await withTimeout(message.client.channels.fetch(channel.id, { force: true }), REFERENCE_LOOKUP_MS, () => undefined).catch((err: unknown) =>
+      logger.warn({ ...errorFields(err), channelId: channel.id }, 'discord: could not learn the parent of a thread it was never told about'),
+    );
   }
 
   /** Channel → when its "may not post" warning was last logged: once per channel per 10 minutes. */

@@ -18,7 +18,7 @@ import {
   modalSubmitInteraction,
   type InteractionBase,
 } from './interaction-payloads.js';
-import { allUsers, createWorld, snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
+import { CHANNEL_TYPES, allUsers, createWorld, snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
 
 /** Where the emulator serves attachment bytes (outside /api, as Discord's CDN is). */
 const ATTACHMENTS_PATH = '/attachments/';
@@ -215,6 +215,20 @@ export class DiscordEmulator extends EventEmitter {
   /** Turns on Discord's per-channel bucket for message creates (real Discord: 5 per 5 s), with 429s and headers. */
   rateLimitMessageCreates(limit = 5, windowMs = 5_000): void {
     this.store.messageCreateBucket = { limit, windowMs, windows: new Map() };
+  }
+
+  /**
+   * A user starts a thread in `parent`. Discord announces it with THREAD_CREATE (`newly_created`)
+   * to bots with the Guilds intent; `announce: false` leaves that out, as when the event was
+   * missed, so the first the bot hears of the thread is a message in it.
+   */
+  createThread(parent: EmuChannel, name: string, options: { announce?: boolean } = {}): EmuChannel {
+    const thread: EmuChannel = { id: snowflake(), type: CHANNEL_TYPES.PublicThread, name, guildId: parent.guildId, parentId: parent.id };
+    this.world.laterThreads.push(thread);
+    if (options.announce !== false) {
+      this.gateway.dispatch('THREAD_CREATE', { ...channelObject(thread, this.world), newly_created: true }, { intent: INTENTS.Guilds }, parent.guildId);
+    }
+    return thread;
   }
 
   /**

@@ -110,6 +110,8 @@ export function createWorld(options: { extraGuilds?: number; rolePermissions?: s
     bot,
     users,
     channels,
+    /** Threads started while the emulator runs (`createThread`). */
+    laterThreads: [] as EmuChannel[],
     /** More guilds (one channel each), spread over shards; the main guild stays `guildId`. */
     extraGuilds: extraGuilds(options.extraGuilds ?? 0),
     roles: [
@@ -123,7 +125,7 @@ export function createWorld(options: { extraGuilds?: number; rolePermissions?: s
 export type World = ReturnType<typeof createWorld>;
 
 export function allChannels(world: World): EmuChannel[] {
-  return [...Object.values(world.channels), ...world.extraGuilds.map((g) => g.channel)];
+  return [...Object.values(world.channels), ...world.laterThreads, ...world.extraGuilds.map((g) => g.channel)];
 }
 
 /** Every guild ID, the main one first. */
