@@ -47,9 +47,11 @@ describe('/agent through the real bridge', () => {
   it('registered /agent guild-scoped with Manage Server as the default permission', () => {
     const put = h.discord.calls.find((c) => c.method === 'PUT' && c.path === `/applications/${w().applicationId}/guilds/${w().guildId}/commands`);
     expect(put?.json).toEqual([
-      expect.objectContaining({ name: 'agent', default_member_permissions: '32', contexts: [0] }),
-      expect.objectContaining({ name: 'Ask the agent', type: 3, contexts: [0, 1] }),
+      expect.objectContaining({ name: 'agent', default_member_permissions: '32' }),
+      expect.objectContaining({ name: 'Ask the agent', type: 3 }),
     ]);
+    // `contexts` is for globally-scoped commands only.
+    expect((put?.json as Array<{ contexts?: unknown }>).map((c) => c.contexts)).toEqual([undefined, undefined]);
     const subs = (put?.json as Array<{ options: Array<{ name: string }> }>)[0]!.options.map((o) => o.name);
     expect(subs).toEqual(['instances', 'bind', 'unbind', 'status', 'credential', 'setup', 'set', 'why', 'audit', 'feedback', 'help']);
   });
