@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Events, type Client, type Message } from 'discord.js';
+import { Events, type Client } from 'discord.js';
 import { errorFields } from '../../src/logger.js';
-import { withTimeout } from '../../src/core/with-timeout.js';
 import { discordConfigOf } from './config.js';
 import type { Adapter } from '../../src/core/adapter.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
@@ -14,14 +13,12 @@ import { RedisIdentifyThrottler } from './identify-throttler.js';
 import { createRest } from './rest.js';
 import { ShardStates } from './shard-states.js';
 import { Routes, type RESTGetAPIGatewayBotResult } from 'discord-api-types/v10';
-import { normaliseMessage } from './normalise-message.js';
 import { withAttachments } from './attachments.js';
 import type { FeedbackRecorder } from './feedback/click.js';
 import { createFeedbackStore } from '../../src/feedback/index.js';
 import { bullPrefix } from '../../src/redis.js';
-import type { IncomingMessage } from '../../src/core/message.js';
 import { KeyedSerial } from './serial.js';
-import { botMayNotPost } from './can-post.js';
+import { createMessageIntake } from './message-intake.js';
 
 /** Pauses between start-up attempts while Discord is unreachable: doubling from `firstMs` to `maxMs`. */
 export interface StartRetry {
@@ -31,8 +28,6 @@ export interface StartRetry {
 
 const START_RETRY: StartRetry = { firstMs: 1_000, maxMs: 30_000 };
 
-/** A replied-to message not in the cache is fetched; past this it counts as not the bot's. */
-const REFERENCE_LOOKUP_MS = 3_000;
 
 export const MESSAGE_CONTENT_WARNING =
   'Discord refused the Message Content intent (gateway close 4014), so the bot runs in mention-only mode: ' +
@@ -56,9 +51,6 @@ export interface DiscordAdapter extends Adapter {
   readonly commandRegistration: Promise<void> | undefined;
 }
 
-
-/** How often a channel where the bot may not post is named in the log. */
-const MAY_NOT_POST_WARN_MS = 10 * 60_000;
 
 /** Room kept for the "<author> wrote:" line an asked message gets. */
 const ASK_PREFIX_ROOM = 100;
@@ -101,14 +93,7 @@ export function createDiscordAdapter(
     feedback: { feedback, bindings: ctx.bindings },
   });
 
-  /** Files are downloaded only for messages the bot may answer, not for every chat line. */
-  async function mayAnswer(m: IncomingMessage): Promise<boolean> {
-    if (m.fromSelf || m.fromBot) return false;
-    if (m.isDirect || m.mentionsBot || m.repliesToBot) return true;
-    const binding = await ctx.bindings.get('discord', m.bindingChannelId);
-    // A thread of a bound channel may be a follow-up the bot answers without a mention.
-    return binding !== undefined && (binding.mode === 'all' || m.conversation.threadId !== undefined);
-  }
+  const onMessage = createMessageIntake({ ctx, allowBots: discord.allowBots, limits });
   const serial = new KeyedSerial();
   const shardStates = new ShardStates(ctx.metrics?.registry);
   let plan: ShardPlan | undefined;
@@ -125,63 +110,6 @@ export function createDiscordAdapter(
   let stopRenewingShardCount: (() => void) | undefined;
   const halt = new AbortController();
   let commandRegistration: Promise<void> | undefined;
-
-  async function onMessage(message: Message, withContent: boolean): Promise<void> {
-    const botUserId = message.client.user?.id;
-    if (!botUserId) return;
-    await learnThreadParent(message);
-    let incoming = await normaliseMessage(message, {
-      botUserId,
-      allowBots: discord!.allowBots,
-      contentIntent: withContent,
-      repliedAuthor: async (m) => (await withTimeout(m.fetchReference(), REFERENCE_LOOKUP_MS, () => undefined))?.author.id,
-    });
-    if (!incoming) {
-      logger.debug({ messageId: message.id, type: message.type }, 'discord system message ignored');
-      return;
-    }
-    if (botMayNotPost(message) && (await mayAnswer(incoming))) {
-      warnMayNotPost(message);
-      return;
-    }
-    let notice: string | undefined;
-    if (message.attachments.size > 0 && (await mayAnswer(incoming))) {
-      ({ message: incoming, notice } = await withAttachments(incoming, message, limits));
-    }
-    const result = await ctx.ingress.handle(incoming);
-    logger.debug({ messageId: message.id, status: result.status }, 'discord message handled');
-    if (notice && result.status === 'queued') {
-      // Not awaited: this channel's next message must not wait for the notice's post.
-      void ctx.replyPort.postNotice(incoming.reply, notice).catch((err: unknown) => logger.warn({ ...errorFields(err) }, 'could not post the files notice'));
-    }
-  }
-
-  /**
-   * A thread whose THREAD_CREATE the bot missed reaches discord.js first as a message: a partial
-   * thread with no parent, whose binding would then be looked up under the thread's own ID. One
-   * `GET /channels/{id}` fills the parent in (discord.js patches the cached thread in place).
-   */
-  async function learnThreadParent(message: Message): Promise<void> {
-    const channel = message.channel;
-    if (!channel.isThread() || channel.parentId) return;
-    await withTimeout(message.client.channels.fetch(channel.id, { force: true }), REFERENCE_LOOKUP_MS, () => undefined).catch((err: unknown) =>
-      logger.warn({ ...errorFields(err), channelId: channel.id }, 'discord: could not learn the parent of a thread it was never told about'),
-    );
-  }
-
-  /** Channel → when its "may not post" warning was last logged: once per channel per 10 minutes. */
-  const mayNotPostWarned = new Map<string, number>();
-  function warnMayNotPost(message: Message): void {
-    const now = Date.now();
-    if (now - (mayNotPostWarned.get(message.channelId) ?? -Infinity) < MAY_NOT_POST_WARN_MS) return;
-    if (mayNotPostWarned.size >= 10_000) mayNotPostWarned.clear();
-    mayNotPostWarned.set(message.channelId, now);
-    logger.warn(
-      { guildId: message.guildId, channelId: message.channelId, messageId: message.id },
-      'discord: the bot can read this channel but may not post in it, so messages there are not sent to the agent; ' +
-        'give the bot\'s role View Channel and Send Messages (Send Messages in Threads for threads) there, or unbind the channel',
-    );
-  }
 
   function warnMentionOnly(): void {
     contentIntent = false;
