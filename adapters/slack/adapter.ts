@@ -196,6 +196,12 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     });
     return (await tokens).tokenFor(installation);
   };
+  /** `files.info` (scope files:read) with the message's workspace's token, for Slack Connect's file stubs. */
+  const fileInfo = async (fileId: string, installation?: string): Promise<unknown> => {
+    const token = await fileToken(installation);
+    const res = await (token === slack.botToken ? client : createWebClient(token, api)).files.info({ file: fileId });
+    return res.file;
+  };
   const messageDeps: MessageListenerDeps = {
     ingress: ctx.ingress,
     logger,
@@ -206,7 +212,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     bindings: ctx.bindings,
     // Files are read with the workspace's bot token: the one token, or the message's installation's.
     ...(ctx.config.maxAttachmentBytes > 0
-      ? { files: createSlackFileReader({ botToken: fileToken, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars }) }
+      ? { files: createSlackFileReader({ botToken: fileToken, fileInfo, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars }) }
       : {}),
   };
   registerMessageListeners(app, messageDeps);

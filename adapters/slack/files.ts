@@ -1,5 +1,6 @@
 import { readAttachments, type AttachmentRef, type ReadAttachmentsResult } from '../../src/attachments/index.js';
 import { keepSlackTokenOnRedirect } from './file-redirect-auth.js';
+import { withTimeout } from '../../src/core/with-timeout.js';
 
 /** Reads the files of a Slack message into its text (see src/attachments). */
 /** `installation`: the message's (multi-workspace mode), whose own bot token reads its files. */
@@ -11,6 +12,9 @@ export function slackFiles(files: unknown): AttachmentRef[] {
   return files.slice(0, 20).flatMap((f): AttachmentRef[] => {
     if (!f || typeof f !== 'object') return [];
     const file = f as Record<string, unknown>;
+    // A Slack Connect stub files.info did not explain: its kind is unknown, and what the user
+    // must read is that it could not be read, not that only text files are sent.
+    if (file.file_access === 'check_file_info') return [{ name: 'a shared file', mimetype: 'text/plain' }];
     const name = typeof file.name === 'string' && file.name ? file.name : typeof file.title === 'string' && file.title ? file.title : 'file';
     return [
       {
@@ -31,16 +35,39 @@ export function slackFiles(files: unknown): AttachmentRef[] {
  */
 export function createSlackFileReader(options: {
   botToken: (installation?: string) => Promise<string>;
+  /** `files.info` for a file the message carries only as a stub; undefined when Slack refuses it. */
+  fileInfo?: (fileId: string, installation?: string) => Promise<unknown>;
   maxBytes: number;
   maxChars: number;
   timeoutMs?: number;
 }): SlackFileReader {
-  return async (text, files, installation) =>
-    readAttachments(text, slackFiles(files), {
+  const timeoutMs = options.timeoutMs ?? 10_000;
+  const fileInfo = options.fileInfo;
+  return async (text, files, installation) => {
+    const complete = fileInfo ? await withFullFileObjects(files, (id) => withTimeout(fileInfo(id, installation), timeoutMs, () => undefined)) : files;
+    return readAttachments(text, slackFiles(complete), {
       maxBytes: options.maxBytes,
       maxChars: options.maxChars,
-      timeoutMs: options.timeoutMs ?? 10_000,
+      timeoutMs,
       authHeaders: { authorization: `Bearer ${await options.botToken(installation)}` },
       keepAuthOnRedirect: keepSlackTokenOnRedirect,
     });
+  };
+}
+
+/**
+ * In Slack Connect channels a message's files are stubs (`{ id, file_access: 'check_file_info' }`,
+ * no name or URL), and `files.info` has the rest. A stub Slack will not explain stays as it is
+ * and is reported as a file that could not be read.
+ */
+async function withFullFileObjects(files: unknown, info: (fileId: string) => Promise<unknown>): Promise<unknown> {
+  if (!Array.isArray(files)) return files;
+  return Promise.all(
+    files.slice(0, 20).map(async (f: unknown) => {
+      const stub = f as { id?: unknown; file_access?: unknown } | null;
+      if (!stub || typeof stub !== 'object' || stub.file_access !== 'check_file_info' || typeof stub.id !== 'string') return f;
+      const full = await info(stub.id).catch(() => undefined);
+      return full && typeof full === 'object' ? full : f;
+    }),
+  );
 }

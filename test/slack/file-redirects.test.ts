@@ -45,6 +45,37 @@ describe('Slack file downloads behind a redirect', () => {
   });
 });
 
+/** Slack Connect channels carry files as stubs (`file_access: check_file_info`): `files.info` has the rest. */
+describe('Slack file stubs (Slack Connect)', () => {
+  let h: SlackHarness;
+  beforeAll(async () => {
+    h = await startSlackBridge({ mode: 'http' });
+  });
+  afterAll(async () => {
+    await h?.close();
+  });
+
+  const messageOf = (c: { json?: unknown }) => String((c.json as { message?: string }).message);
+
+  it('reads a file the message carries only as a stub, through files.info', async () => {
+    const file = h.slack.files.add({ name: 'notes.txt', mimetype: 'text/plain', content: 'from the other org' }, { stub: true });
+    expect(file.url_private_download).toBeUndefined();
+    await say(h, { channel: W.general, text: `${botMention(h)} read the shared file`, files: [file] });
+    const call = await until(() => chatCalls(h).find((c) => /read the shared file/.test(messageOf(c))), 'the agent call');
+    expect(messageOf(call)).toBe('read the shared file\n\nnotes.txt:\n```txt\nfrom the other org\n```');
+    expect(h.slack.callsOf('files.info').map((c) => c.params.file)).toEqual([file.id]);
+  });
+
+  it('says which file could not be read when files.info refuses it', async () => {
+    const file = h.slack.files.add({ name: 'gone.txt', mimetype: 'text/plain', content: 'x' }, { stub: true });
+    h.slack.state.fileInfos.delete(String(file.id));
+    const asked = await say(h, { channel: W.general, text: `${botMention(h)} read the vanished file`, files: [file] });
+    await until(() => chatCalls(h).find((c) => messageOf(c) === 'read the vanished file'), 'the agent call without the file');
+    const notice = await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === asked.ts && /Not sent/.test(c.params.text ?? ''));
+    expect(notice.params.text).toBe('Not sent to the agent: a shared file (could not be read).');
+  });
+});
+
 describe('keepSlackTokenOnRedirect', () => {
   const keeps = (target: string, first = 'https://files.slack.com/files-pri/T1-F1/download/a.txt') => keepSlackTokenOnRedirect(new URL(target), new URL(first));
 

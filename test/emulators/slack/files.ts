@@ -21,6 +21,11 @@ export interface AddFileOptions {
   team?: string;
   /** @defaultValue 'none' */
   redirect?: FileRedirect;
+  /**
+   * The message carries only a stub (`file_access: check_file_info`, no URL), as Slack sends
+   * files in Slack Connect channels: the full object comes from `files.info`.
+   */
+  stub?: boolean;
 }
 
 /** Which of the emulated hosts answered a GET. */
@@ -94,7 +99,7 @@ export async function startFileHost(state: SlackState) {
       const path = `/files-pri/${team}-${id}/download/${encodeURIComponent(file.name)}`;
       files.set(path, { ...file, team, redirect: options.redirect ?? 'none' });
       const size = typeof file.content === 'string' ? Buffer.byteLength(file.content) : file.content.length;
-      return {
+      const full = {
         id,
         name: file.name,
         title: file.name,
@@ -104,6 +109,8 @@ export async function startFileHost(state: SlackState) {
         url_private: `${base}${path.replace('/download/', '/')}`,
         url_private_download: `${base}${path}`,
       };
+      state.fileInfos.set(id, full);
+      return options.stub ? { id, mode: 'file_access', file_access: 'check_file_info', created: 0, timestamp: 0, user: '' } : full;
     },
     close: () =>
       Promise.all(

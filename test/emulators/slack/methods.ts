@@ -112,9 +112,15 @@ export const METHOD_SCOPES: Record<string, (p: Params) => string> = {
   'conversations.history': (p) => historyScope(p.channel),
   'conversations.replies': (p) => historyScope(p.channel),
   'conversations.info': (p) => infoScope(p.channel),
+  'files.info': () => 'files:read',
 };
 
 export const METHODS: Record<string, Method> = {
+  // The full file object (Slack Connect events carry only a stub: `file_access: check_file_info`).
+  'files.info': (p, s) => {
+    const file = p.file ? s.fileInfos.get(p.file) : undefined;
+    return file ? { file, comments: [], response_metadata: { next_cursor: '' } } : fail('file_not_found');
+  },
   'auth.test': (_p, s) => ({
     url: 'https://emulated.slack.com/',
     team: 'Emulated',

@@ -133,6 +133,8 @@ export class SlackState extends EventEmitter {
   readonly views = new Map<string, Record<string, unknown>>();
   readonly responseUrls = new Map<string, { uses: number }>();
   readonly holds: Hold[] = [];
+  /** Every uploaded file's full object by ID, as `files.info` answers it. */
+  readonly fileInfos = new Map<string, Record<string, unknown>>();
   /**
    * Slack's limits for apps distributed outside the Marketplace (since May 2025):
    * `conversations.history` and `.replies` at most 15 messages a page and one call per window
