@@ -7,7 +7,7 @@ import { botMention, chatCalls, say, startSlackBridge, until, W, type SlackHarne
  * that still asks for the bot token (Enterprise Grid: files.slack.com → files-origin.slack.com).
  * The token follows there, and never to a host Slack does not own.
  */
-describe('Slack file downloads behind a redirect', () => {
+describe('Slack file downloads behind a redirect, and Slack Connect stubs', () => {
   let h: SlackHarness;
   beforeAll(async () => {
     h = await startSlackBridge({ mode: 'http' });
@@ -43,20 +43,8 @@ describe('Slack file downloads behind a redirect', () => {
     expect(foreign.map((d) => d.path)).toEqual([new URL(file.url_private_download as string).pathname]);
     expect(foreign[0]!.authorization).toBeUndefined();
   });
-});
 
-/** Slack Connect channels carry files as stubs (`file_access: check_file_info`): `files.info` has the rest. */
-describe('Slack file stubs (Slack Connect)', () => {
-  let h: SlackHarness;
-  beforeAll(async () => {
-    h = await startSlackBridge({ mode: 'http' });
-  });
-  afterAll(async () => {
-    await h?.close();
-  });
-
-  const messageOf = (c: { json?: unknown }) => String((c.json as { message?: string }).message);
-
+  // Slack Connect channels carry files as stubs (`file_access: check_file_info`): `files.info` has the rest.
   it('reads a file the message carries only as a stub, through files.info', async () => {
     const file = h.slack.files.add({ name: 'notes.txt', mimetype: 'text/plain', content: 'from the other org' }, { stub: true });
     expect(file.url_private_download).toBeUndefined();
