@@ -100,6 +100,9 @@ async function main(): Promise<void> {
       .stop()
       .then(() => emulator?.close())
       .then(() => privateRedis?.stop())
+      // pino writes stdout asynchronously: a line still being written when process.exit runs
+      // would land after the lines flushed at exit ('stopped' before 'shutting down').
+      .then(() => new Promise<void>((resolve) => logger.flush(() => resolve())))
       .then(() => process.exit(0));
   if (firstSignalAt !== undefined) running.stop();
   process.on('unhandledRejection', (reason) => {

@@ -30,7 +30,8 @@ async function npmStart(queuePrefix: string) {
   let stdout = '';
   c.stdout!.on('data', (d: Buffer) => (stdout += d.toString()));
   c.stderr!.resume();
-  const exited = new Promise<number | null>((resolve) => c.once('exit', (code) => resolve(code)));
+  // 'close', not 'exit': the process can exit before its last stdout lines are read.
+  const exited = new Promise<number | null>((resolve) => c.once('close', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`npm start did not start in 60 s; stdout: ${stdout.slice(-500)}`)), 60_000);
     const check = () => {
