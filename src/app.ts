@@ -291,6 +291,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         queueInfo,
         audit,
         dropQueuedWork: (platform, workspaceId) => queue.dropWorkspace(platform, workspaceId),
+        forgetAccount: (platform, workspaceId) => accounts.forget(platform, workspaceId),
         feedback,
         metrics,
       });

@@ -225,6 +225,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       logger,
       audit: ctx.audit,
       dropQueuedWork: ctx.dropQueuedWork,
+      forgetAccount: ctx.forgetAccount,
     });
   }
   registerAssistant(app, {

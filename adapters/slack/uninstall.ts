@@ -18,6 +18,7 @@ export interface UninstallDeps {
   logger: Logger;
   audit?: AuditLog | undefined;
   dropQueuedWork?: ((platform: Platform, workspaceId: string) => Promise<number>) | undefined;
+  forgetAccount?: ((platform: Platform, workspaceId: string) => Promise<void>) | undefined;
 }
 
 interface Where {
@@ -31,7 +32,8 @@ interface Where {
  * installation sends records `team/channel` in a per-installation set (once per process);
  * `app_uninstalled` and `tokens_revoked` (of the bot) then remove the installation, the
  * bindings of those channels and of its workspaces' DMs (`dm:<team>`, never another
- * workspace's or the shared `dm`), the work still queued for those workspaces, and audit it.
+ * workspace's or the shared `dm`), the work still queued for those workspaces and their own
+ * agent accounts, and audit it.
  */
 export function registerUninstallListeners(app: App, deps: UninstallDeps): void {
   const prefix = bullPrefix(deps.config);
@@ -68,6 +70,9 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
     }
     let dropped = 0;
     for (const team of teams) dropped += (await deps.dropQueuedWork?.('slack', team)) ?? 0;
+    // Its own agent account too (per-workspace accounts): reinstalled later, the workspace must
+    // run setup again rather than be billed, unasked, to the key of whoever set it up before.
+    for (const team of teams) await deps.forgetAccount?.('slack', team);
     await deps.installations.deleteInstallation({
       teamId: where.teamId,
       enterpriseId: where.enterpriseId,

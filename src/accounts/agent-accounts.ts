@@ -19,6 +19,12 @@ export interface AgentAccounts {
    * stores it and drops this process's cached client. Resolves with the account's instances.
    */
   setUp(platform: Platform, workspaceId: string, account: AgentAccount): Promise<Instance[]>;
+  /**
+   * Deletes the workspace's own account (the app was uninstalled there): a later install
+   * starts without one and is told to run setup, instead of being billed to the old key.
+   * Other processes drop their cached client within `cacheMs`.
+   */
+  forget(platform: Platform, workspaceId: string): Promise<void>;
 }
 
 export function sharedAccount(agent: AgentApi): AgentAccounts {
@@ -28,6 +34,7 @@ export function sharedAccount(agent: AgentApi): AgentAccounts {
     setUp: async () => {
       throw new Error('this deployment uses one agent account (AGENT_ACCOUNT_MODE=shared)');
     },
+    forget: async () => {},
   };
 }
 
@@ -75,6 +82,10 @@ export function perWorkspaceAccounts(options: PerWorkspaceOptions): AgentAccount
       await options.store.set(platform, workspaceId, account);
       cache.delete(keyOf(platform, workspaceId));
       return instances;
+    },
+    async forget(platform, workspaceId) {
+      await options.store.delete(platform, workspaceId);
+      cache.delete(keyOf(platform, workspaceId));
     },
   };
 }

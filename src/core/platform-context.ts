@@ -66,6 +66,8 @@ export interface AdapterContext {
   audit?: AuditLog;
   /** Drops the not-yet-started work of one workspace (an uninstall); resolves with how many jobs went. */
   dropQueuedWork?(platform: Platform, workspaceId: string): Promise<number>;
+  /** Deletes a workspace's own agent account, if it has one (an uninstall; per-workspace accounts). */
+  forgetAccount?(platform: Platform, workspaceId: string): Promise<void>;
   /** Where feedback button clicks are recorded (absent in tests that do not need it). */
   feedback?: FeedbackStore;
   /** The process's metrics (adapters add their own, e.g. Discord's per-shard gauge). */

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY_BLOCK, SESSION_BLOCK, SETUP_CALLBACK_ID } from '../../adapters/slack/setup-modal.js';
 import { dumpKeys } from '../support/redis-cleanup.js';
-import { botMention, installWorkspace, startAddToSlackBridge, type SlackHarness } from './harness.js';
+import { botMention, installWorkspace, startAddToSlackBridge, until, type SlackHarness } from './harness.js';
 
 /**
  * Issue 17, one agent-service account per workspace (AGENT_ACCOUNT_MODE=per-workspace): two
@@ -141,4 +141,21 @@ describe('AGENT_ACCOUNT_MODE=per-workspace', () => {
     expect(logs).toContain('agent account set up');
     expect((await command(ALPHA, 'audit')).text).toMatch(/setup/);
   }, 40_000);
+
+  it('an uninstall deletes the workspace\'s account: reinstalled, it is told to run setup, and nothing is billed to the old key', async () => {
+    const accountKey = `${h.prefix}:chat:account:slack:${BETA.teamId}`;
+    expect((await dumpKeys(h.prefix)).includes(accountKey)).toBe(true);
+    h.slack.oauth!.uninstall(BETA.teamId);
+    expect((await h.to.event({ type: 'app_uninstalled' }, { team: { teamId: BETA.teamId } })).status).toBe(200);
+    await until(() => h.logs.lines.some((l) => l.includes('its data is gone') && l.includes(BETA.teamId)), 'the uninstall finished');
+    expect((await dumpKeys(h.prefix)).includes(accountKey)).toBe(false);
+    // Reinstalled (by anyone): no account until its admin runs setup again.
+    expect((await installWorkspace(h, BETA.teamId)).done.status).toBe(200);
+    const billedBefore = h.agent.chatCalls().filter((c) => c.headers['x-api-key'] === KEYS.beta).length;
+    const posts = await ask(BETA, 'hello after reinstall');
+    expect(posts.map((c) => c.params.text)).toEqual([expect.stringContaining('/agent setup')]);
+    expect(h.agent.chatCalls().filter((c) => c.headers['x-api-key'] === KEYS.beta)).toHaveLength(billedBefore);
+    // Alpha's account is untouched.
+    expect((await ask(ALPHA, 'alpha still set up')).map((c) => c.params.text)).toEqual(['alpha-bot says: alpha still set up']);
+  }, 60_000);
 });
