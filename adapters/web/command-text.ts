@@ -12,7 +12,8 @@ export interface CommandTextResult {
 
 /** Runs a command typed in the message box (`/agent why`), through the same Commands as Slack. */
 export async function runCommandText(commands: Commands, caller: CommandCaller, text: string): Promise<CommandTextResult> {
-  const parsed = parseCommandText(text);
+  // With or without the command's own name: `/agent why` as typed, or `why`.
+  const parsed = parseCommandText(text.replace(/^\s*\/agent(?=\s|$)\s*/i, ''));
   switch (parsed.name) {
     case 'credential': {
       const known = await commands.cachedInstances().catch(() => undefined);

@@ -214,6 +214,9 @@ describe('web adapter (no token)', () => {
     expect(cred.json.credentialFormFor).toBe('inst_a');
     const bad = await post(h, 'command-text', { channel: 'general', userName: 'Ann', text: 'frobnicate' });
     expect(bad.json.reply.ok).toBe(false);
+    // As typed in the box, with the command's own name: the same command.
+    const typed = await post(h, 'command-text', { channel: 'general', userName: 'Ann', text: '/agent why' });
+    expect(typed.json.reply.title).toBe('why done');
   });
 
   it('adds a credential without the value ever coming back, hiding it from logs while it is handled', async () => {
