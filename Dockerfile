@@ -1,7 +1,9 @@
 # syntax=docker/dockerfile:1
 # agent-bridge image: compiled JavaScript on Node 20, production dependencies only, non-root.
 #   docker build -t agent-bridge .
-#   docker run --env-file .env -p 3000:3000 agent-bridge            (ROLE=all)
+#   docker run --env-file .env -e REDIS_URL=redis://<redis-host>:6379 -p 3000:3000 agent-bridge   (ROLE=all)
+# Inside the container 127.0.0.1 is the container itself: REDIS_URL must name a Redis it can
+# reach (docker compose runs one for you).
 # The same image runs every role; ROLE=ingress|worker picks one (see docs/operations.md).
 
 ARG NODE_IMAGE=node:20-bookworm-slim
