@@ -32,6 +32,7 @@ import { createSlackInstallations } from './installations.js';
 import { createInstallationTokens, createInstallProvider, type InstallationTokens } from './installation-tokens.js';
 import { oauthReceiverOptions } from './oauth.js';
 import { registerUninstallListeners } from './uninstall.js';
+import { dropAnswersWithExpiredToken } from './expired-token.js';
 import { identityAtStartUp } from './startup-identity.js';
 import { ackForeignViews, UNHANDLED_CHECK_MS, unhandledRequestHandler } from './unhandled-requests.js';
 import { createRequestUserDirectory } from './request-users.js';
@@ -178,6 +179,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       hold?.release();
     }
   });
+  if (multi) app.use(dropAnswersWithExpiredToken(logger));
   app.error(async (err) => {
     logger.error({ code: err.code, ...errorFields(err) }, 'Slack listener failed');
   });

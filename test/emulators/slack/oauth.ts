@@ -38,6 +38,8 @@ export class OAuthServer {
   private readonly codes = new Map<string, PendingCode>();
   /** Installed workspaces by bot token (rotated tokens stay valid until they expire). */
   readonly installs = new Map<string, EmulatedInstall>();
+  /** Every refresh is refused (`invalid_refresh_token`): a refresh token restored from an old backup. */
+  refuseRefresh = false;
 
   constructor(
     private readonly state: SlackState,
@@ -95,7 +97,7 @@ export class OAuthServer {
     if (clientSecret !== this.app.clientSecret) return { ok: false, error: 'bad_client_secret' };
     if (p.grant_type === 'refresh_token') {
       const entry = [...this.installs.values()].find((i) => i.refreshToken && i.refreshToken === p.refresh_token);
-      if (!entry) return { ok: false, error: 'invalid_refresh_token' };
+      if (!entry || this.refuseRefresh) return { ok: false, error: 'invalid_refresh_token' };
       const fresh = this.issue(entry);
       return { access_token: fresh.botToken, token_type: 'bot', refresh_token: fresh.refreshToken, expires_in: this.app.rotateAfterSeconds, scope: this.state.identity.scopes.join(',') };
     }
