@@ -28,7 +28,6 @@ export interface StartRetry {
 
 const START_RETRY: StartRetry = { firstMs: 1_000, maxMs: 30_000 };
 
-
 export const MESSAGE_CONTENT_WARNING =
   'Discord refused the Message Content intent (gateway close 4014), so the bot runs in mention-only mode: ' +
   'it answers messages that mention it, DMs, and replies that ping it, and cannot read other channel messages. ' +

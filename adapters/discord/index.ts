@@ -1,6 +1,7 @@
 import type { PlatformModule } from '../../src/core/platform-context.js';
 import { createDiscordAdapter } from './adapter.js';
 import { createDiscordReplyPort } from './reply-port.js';
+import { DISCORD_WORKSPACE_NOUN } from './commands/definition.js';
 
 export { createDiscordAdapter, MESSAGE_CONTENT_WARNING, type DiscordAdapter } from './adapter.js';
 export { createDiscordReplyPort, DISCORD_MAX_CHARS } from './reply-port.js';
@@ -13,7 +14,7 @@ export { agentCommand } from './commands/definition.js';
  */
 export const discordPlatform: PlatformModule = {
   platform: 'discord',
-  vocabulary: () => ({ workspace: 'server', command: '/agent' }),
+  vocabulary: () => ({ workspace: DISCORD_WORKSPACE_NOUN, command: '/agent' }),
   createReplyPort: (deps) => createDiscordReplyPort(deps),
   createAdapter: (ctx) => createDiscordAdapter(ctx),
 };

@@ -6,6 +6,7 @@ import type { IncomingMessage } from '../../src/core/message.js';
 import { normaliseMessage } from './normalise-message.js';
 import { withAttachments } from './attachments.js';
 import { botMayNotPost } from './can-post.js';
+import { oncePer } from '../../src/core/once-per.js';
 
 /** A replied-to message or an unannounced thread not in the cache is fetched; past this it is let go. */
 const LOOKUP_MS = 3_000;
@@ -53,13 +54,10 @@ export function createMessageIntake(options: MessageIntakeOptions): (message: Me
     );
   }
 
-  /** Channel → when its "may not post" warning was last logged: once per channel per 10 minutes. */
-  const mayNotPostWarned = new Map<string, number>();
+  /** Once per channel per 10 minutes. */
+  const firstInWindow = oncePer(MAY_NOT_POST_WARN_MS);
   function warnMayNotPost(message: Message): void {
-    const now = Date.now();
-    if (now - (mayNotPostWarned.get(message.channelId) ?? -Infinity) < MAY_NOT_POST_WARN_MS) return;
-    if (mayNotPostWarned.size >= 10_000) mayNotPostWarned.clear();
-    mayNotPostWarned.set(message.channelId, now);
+    if (!firstInWindow(message.channelId)) return;
     logger.warn(
       { guildId: message.guildId, channelId: message.channelId, messageId: message.id },
       'discord: the bot can read this channel but may not post in it, so messages there are not sent to the agent; ' +

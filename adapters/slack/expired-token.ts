@@ -1,5 +1,6 @@
 import type { AnyMiddlewareArgs, Middleware } from '@slack/bolt';
 import type { Logger } from '../../src/logger.js';
+import { oncePer } from '../../src/core/once-per.js';
 
 /** Events that lead to an agent call (and a reply that needs the bot token). */
 const ANSWERED_EVENTS: ReadonlySet<string> = new Set(['message', 'app_mention', 'assistant_thread_started', 'assistant_thread_context_changed']);
@@ -15,16 +16,14 @@ const WARN_EVERY_MS = 10 * 60_000;
  * (reinstall); uninstall and revoke events still go through.
  */
 export function dropAnswersWithExpiredToken(logger: Logger, now: () => number = Date.now): Middleware<AnyMiddlewareArgs> {
-  const warnedAt = new Map<string, number>();
+  const firstInWindow = oncePer(WARN_EVERY_MS, now);
   return async ({ body, context, next }) => {
     const expiresAt = (context as { botTokenExpiresAt?: unknown }).botTokenExpiresAt;
     const event = (body as { type?: unknown; event?: { type?: unknown } }).event;
     const answered = (body as { type?: unknown }).type === 'event_callback' && typeof event?.type === 'string' && ANSWERED_EVENTS.has(event.type);
     if (!answered || typeof expiresAt !== 'number' || expiresAt * 1000 > now()) return next();
     const workspace = (context.isEnterpriseInstall ? context.enterpriseId : context.teamId) ?? 'unknown';
-    if (now() - (warnedAt.get(workspace) ?? -Infinity) < WARN_EVERY_MS) return;
-    if (warnedAt.size >= 10_000) warnedAt.clear();
-    warnedAt.set(workspace, now());
+    if (!firstInWindow(workspace)) return;
     logger.error(
       { workspace },
       `Slack's bot token for workspace ${workspace} expired and Slack refused to refresh it, so its messages are not answered ` +

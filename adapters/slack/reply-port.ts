@@ -17,7 +17,7 @@ import { createUserDirectory, type UserDirectory } from './user-directory.js';
 import { createWebClient } from './web-client.js';
 import { createMultiWorkspaceReplyPort } from './multi-workspace-port.js';
 import { ReactionGate } from './reaction-gate.js';
-import { StatusRefresher } from './status-refresher.js';
+import { Refresher } from '../../src/core/refresher.js';
 
 export interface SlackReplyPortOptions {
   /** A WebClient to use instead of one built from the config (tests). */
@@ -59,10 +59,9 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   // clears it when the bot posts in the thread; a silent failure posts nothing).
   const statusShown = new Set<string>();
   const threadKey = (target: ReplyTarget) => `${target.channelId}:${target.threadId}`;
-  const statusRefresher = new StatusRefresher({
-    ...(options.statusRefreshMs !== undefined ? { refreshMs: options.statusRefreshMs } : {}),
-    maxMs: deps.config.agent?.timeoutMs ?? 120_000,
-  });
+  // Slack drops the status two minutes after it was set with nothing posted; one attempt at the
+  // agent lasts at most AGENT_TIMEOUT_MS, and a retry (on whichever worker) starts again.
+  const statusRefresher = new Refresher({ refreshMs: options.statusRefreshMs ?? 90_000, maxMs: deps.config.agent?.timeoutMs ?? 120_000 });
   const showThinking = (target: ReplyTarget) => setAssistantStatus(client, logger, target, 'is thinking…');
 
   const post = async (target: ReplyTarget, text: string, what: string, metadata?: ReturnType<typeof replyMetadata>, blocks?: KnownBlock[]) => {

@@ -11,6 +11,9 @@ import {
 } from 'discord.js';
 import { COMMANDS, inWords, type CommandEntry, type CommandOption } from '../../../src/commands/registry.js';
 
+/** What Discord calls a workspace (the platform's vocabulary and the registered descriptions). */
+export const DISCORD_WORKSPACE_NOUN = 'server';
+
 export const COMMAND_NAME = 'agent';
 /** The message context-menu command (right-click a message → Apps). */
 export const ASK_COMMAND_NAME = 'Ask the agent';
@@ -29,7 +32,7 @@ function stringOption(option: CommandOption): SlashCommandStringOption {
 
 /** A command of the table as a subcommand of `/agent`. */
 function subcommand(entry: CommandEntry): SlashCommandSubcommandBuilder {
-  const built = new SlashCommandSubcommandBuilder().setName(entry.name).setDescription(inWords(entry.summary, 'server'));
+  const built = new SlashCommandSubcommandBuilder().setName(entry.name).setDescription(inWords(entry.summary, DISCORD_WORKSPACE_NOUN));
   for (const option of entry.options) built.addStringOption(stringOption(option));
   return built;
 }
