@@ -99,6 +99,8 @@ describe.each(['http', 'socket'] as const)('Slack native features over %s', (mod
       const dm = mode === 'http' ? 'D0ASSIST5' : 'D0ASSIST6';
       const started = h.slack.assistantThreadStarted({ user: W.user, dm, contextChannel: W.general });
       await h.to.event(started.event);
+      // The thread is remembered once its prompts are set; a message before that is a plain DM.
+      await h.slack.waitForCall('assistant.threads.setSuggestedPrompts', (c) => c.params.thread_ts === started.threadTs);
       h.agent.failNext(1, { status: 400, body: { error: 'bad request' } }, { endpoint: 'chat' });
       await h.to.event(h.slack.assistantMessage({ user: W.user, dm, threadTs: started.threadTs, text: 'this one fails' }).message);
       const cleared = await h.slack.waitForCall('assistant.threads.setStatus', (c) => c.params.thread_ts === started.threadTs && c.params.status === '');
