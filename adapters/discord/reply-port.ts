@@ -11,12 +11,15 @@ import { toPlatformError } from './errors.js';
 import { feedbackRow } from './feedback/buttons.js';
 import { createRest } from './rest.js';
 import { TypingKeeper } from './typing.js';
+import { oncePer } from '../../src/core/once-per.js';
 
 /** Discord refuses longer messages (400, code 50035). */
 export const DISCORD_MAX_CHARS = 2000;
 const WARNING_EMOJI = '⚠️';
 /** Discord's refusal of a reply in a channel where the bot may not read the history. */
 const CANNOT_REPLY_WITHOUT_HISTORY = '160002';
+/** How often a channel where the bot may not react is named again in the log. */
+const REACTION_REFUSED_WARN_MS = 10 * 60_000;
 
 /** The part of `@discordjs/rest` the port uses, so tests can pass a fake. */
 export type RestLike = Pick<REST, 'get' | 'post' | 'put'>;
@@ -46,6 +49,7 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
   if (!discord) throw new Error('DISCORD_TOKEN is missing: the Discord reply port needs the bot token');
   const rest: RestLike = options.rest ?? createRest(discord);
   const logger = deps.logger.child({ platform: 'discord' });
+  const firstReactionRefusal = oncePer(REACTION_REFUSED_WARN_MS);
   const typing = new TypingKeeper(
     async (channelId) => {
       await rest.post(Routes.channelTyping(channelId));
@@ -125,7 +129,17 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
       try {
         await rest.put(Routes.channelMessageOwnReaction(target.channelId, target.messageId, encodeURIComponent(WARNING_EMOJI)));
       } catch (err) {
-        logger.debug({ ...errorFields(toPlatformError(err, 'reaction')) }, 'warning reaction failed');
+        const refused = toPlatformError(err, 'reaction');
+        // Refused for good (no permission to react there): under the `reaction` error policy the
+        // user then sees no sign of the failure, so the admin is told what to grant, once in a while.
+        if (refused.kind === 'refused' && firstReactionRefusal(target.channelId)) {
+          logger.warn(
+            { ...errorFields(refused), channelId: target.channelId },
+            'could not mark a failed message with ⚠️: give the bot Add Reactions and Read Message History in this channel, or choose `/agent set errors reply` there',
+          );
+        } else {
+          logger.debug({ ...errorFields(refused) }, 'warning reaction failed');
+        }
       }
     },
 

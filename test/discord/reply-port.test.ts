@@ -7,6 +7,7 @@ import { toPlatformError } from '../../adapters/discord/errors.js';
 import { PlatformError } from '../../src/core/errors.js';
 
 import { createLogger } from '../../src/logger.js';
+import { LogCapture } from '../support/log-capture.js';
 import type { ReplyPort } from '../../src/core/reply-port.js';
 import { startDiscordEmulator, type DiscordEmulator } from '../emulators/discord/index.js';
 
@@ -108,6 +109,25 @@ describe('discord reply port (REST only, against the emulator)', () => {
     await emu.waitFor(() => typing() >= 3, 'typing refreshed');
     await p.stopWorking!(target, 'failed');
     expect(emu.calls.some((c) => c.method === 'PUT' && c.path === `/channels/${m.channel_id}/messages/${m.id}/reactions/⚠️/@me`)).toBe(true);
+  });
+
+  it('names a channel where the warning reaction is refused, once per 10 minutes, at warn', async () => {
+    const logs = new LogCapture();
+    const config = loadTestConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:9/api/v1', AGENT_API_KEY: 'unused-key', DISCORD_TOKEN: emu.token, DISCORD_API_URL: emu.apiUrl });
+    const p = createDiscordReplyPort({ config, logger: createLogger({ level: 'debug', destination: logs }), redis: {} as Redis });
+    const channel = emu.world.channels.general;
+    emu.setBotMayReact(channel, false);
+    try {
+      for (let n = 0; n < 3; n++) await p.stopWorking!(targetOf(userMessage(channel)), 'failed');
+      const refused = emu.calls.filter((c) => c.method === 'PUT' && c.path.startsWith(`/channels/${channel.id}/`) && c.status === 403);
+      expect(refused).toHaveLength(3);
+      const warned = logs.matching(/could not mark a failed message/);
+      expect(warned).toHaveLength(1);
+      expect(warned[0]).toMatchObject({ level: 40, channelId: channel.id });
+      expect(String(warned[0]!.msg)).toMatch(/Add Reactions and Read Message History.*\/agent set errors reply/);
+    } finally {
+      emu.setBotMayReact(channel, true);
+    }
   });
 
   it('fetches a thread oldest first, speakers labelled, without the triggering message', async () => {

@@ -240,6 +240,14 @@ export class DiscordEmulator extends EventEmitter {
     this.gateway.dispatch('CHANNEL_UPDATE', channelObject(channel, this.world), { intent: INTENTS.Guilds }, channel.guildId);
   }
 
+  /**
+   * Whether the bot may add reactions in the channel (Add Reactions and Read Message History):
+   * when not, `PUT …/reactions/{emoji}/@me` answers 403 (50013) as Discord does.
+   */
+  setBotMayReact(channel: EmuChannel, may: boolean): void {
+    channel.botMayNotReact = !may;
+  }
+
   /** The next `count` message creates fail with this fault (429 with real rate-limit headers, or a 5xx). */
   failNextMessageCreates(count: number, fault: Fault = { status: 429, retryAfterSeconds: 0.5 }): void {
     for (let n = 0; n < count; n++) this.store.messageCreateFaults.push(fault);

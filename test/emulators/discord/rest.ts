@@ -87,7 +87,7 @@ export class RestApi {
       }),
     );
     r('POST', '/channels/{}/typing', true, (c) => this.withChannel(c, (ch) => (this.botMayNotPost(ch) ? missingPermissions() : { status: 204 })));
-    r('PUT', '/channels/{}/messages/{}/reactions/{}/@me', true, (c) => this.withChannel(c, () => ({ status: 204 })));
+    r('PUT', '/channels/{}/messages/{}/reactions/{}/@me', true, (c) => this.withChannel(c, (ch) => (ch.botMayNotReact ? missingPermissions() : { status: 204 })));
     r('POST', '/interactions/{}/{}/callback', false, (c) => this.callback(c));
     r('PATCH', '/webhooks/{}/{}/messages/@original', false, (c) => this.editOriginal(c));
     r('GET', '/webhooks/{}/{}/messages/@original', false, (c) => this.getOriginal(c));

@@ -34,6 +34,8 @@ export interface EmuChannel {
   recipientId?: string;
   /** The bot's role is denied Send Messages (and in Threads) here, by a permission overwrite. */
   botMayNotPost?: boolean;
+  /** Set by `setBotMayReact(…, false)`: the bot's reactions there answer 403 (50013). */
+  botMayNotReact?: boolean;
 }
 
 let counter = 0n;
