@@ -33,7 +33,8 @@ interface Where {
  * `app_uninstalled` and `tokens_revoked` (of the bot) then remove the installation, the
  * bindings of those channels and of its workspaces' DMs (`dm:<team>`, never another
  * workspace's or the shared `dm`), the work still queued for those workspaces and their own
- * agent accounts, and audit it.
+ * agent accounts, and audit it. `team_access_revoked` (an org-wide install losing some of its
+ * workspaces) removes those workspaces' part the same way and keeps the installation.
  */
 export function registerUninstallListeners(app: App, deps: UninstallDeps): void {
   const prefix = bullPrefix(deps.config);
@@ -55,13 +56,10 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
     await next();
   });
 
-  const removeInstallation = async (where: Where, reason: string) => {
-    const installation = installationKey(where);
-    const places = await deps.redis.smembers(placesKey(installation));
-    const teams = new Set(places.map((p) => p.slice(0, p.indexOf('/'))));
-    if (where.teamId) teams.add(where.teamId);
-    // Its channels and each of its workspaces' DM binding; never the shared `dm` (a place
-    // recorded as `team/dm` before DM bindings were per workspace means that team's).
+  /** Unbinds `teams`' channels (of `places`) and DMs, drops their queued work and their own agent accounts. */
+  const clearWorkspaces = async (places: string[], teams: ReadonlySet<string>) => {
+    // Their channels and each workspace's DM binding; never the shared `dm` (a place recorded
+    // as `team/dm` before DM bindings were per workspace means that team's).
     const channels = new Set(places.map((p) => channelOfPlace(p)));
     for (const team of teams) channels.add(dmBindingChannel(team));
     let unbound = 0;
@@ -70,9 +68,18 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
     }
     let dropped = 0;
     for (const team of teams) dropped += (await deps.dropQueuedWork?.('slack', team)) ?? 0;
-    // Its own agent account too (per-workspace accounts): reinstalled later, the workspace must
+    // Their own agent accounts too (per-workspace accounts): reinstalled later, a workspace must
     // run setup again rather than be billed, unasked, to the key of whoever set it up before.
     for (const team of teams) await deps.forgetAccount?.('slack', team);
+    return { unbound, dropped };
+  };
+
+  const removeInstallation = async (where: Where, reason: string) => {
+    const installation = installationKey(where);
+    const places = await deps.redis.smembers(placesKey(installation));
+    const teams = new Set(places.map(teamOfPlace));
+    if (where.teamId) teams.add(where.teamId);
+    const { unbound, dropped } = await clearWorkspaces(places, teams);
     await deps.installations.deleteInstallation({
       teamId: where.teamId,
       enterpriseId: where.enterpriseId,
@@ -93,6 +100,32 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
     deps.logger.info({ installation, reason, unbound, dropped }, 'Slack app removed from a workspace: its data is gone');
   };
 
+  /**
+   * An org-wide install lost some of its workspaces (`team_access_revoked`): the installation
+   * stays for the others; those workspaces' bindings, queued work and own accounts go, as on
+   * an uninstall.
+   */
+  const removeWorkspaces = async (where: Where, teamIds: readonly string[]) => {
+    const installation = installationKey(where);
+    const teams = new Set(teamIds);
+    const places = (await deps.redis.smembers(placesKey(installation))).filter((p) => teams.has(teamOfPlace(p)));
+    const { unbound, dropped } = await clearWorkspaces(places, teams);
+    if (places.length) await deps.redis.srem(placesKey(installation), ...places);
+    recorded.clear();
+    for (const team of teams) {
+      await deps.audit?.record({
+        action: 'uninstall',
+        actor: 'slack',
+        platform: 'slack',
+        workspaceId: team,
+        channelId: '*',
+        detail: `team_access_revoked: the org-wide app no longer reaches this workspace`,
+        outcome: 'ok',
+      });
+    }
+    deps.logger.info({ installation, workspaces: [...teams], unbound, dropped }, 'Slack org-wide app removed from some workspaces: their data is gone');
+  };
+
   app.event('app_uninstalled', async ({ context }) => {
     await removeInstallation(context as Where, 'app_uninstalled').catch((err: Error) =>
       deps.logger.error({ ...errorFields(err) }, 'could not remove an uninstalled Slack workspace'),
@@ -103,6 +136,13 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
     if (!event.tokens.bot?.length) return;
     await removeInstallation(context as Where, 'tokens_revoked').catch((err: Error) =>
       deps.logger.error({ ...errorFields(err) }, 'could not remove a Slack workspace whose tokens were revoked'),
+    );
+  });
+  app.event('team_access_revoked', async ({ event, context }) => {
+    const teamIds = Array.isArray(event.team_ids) ? event.team_ids.filter((t): t is string => typeof t === 'string' && t !== '') : [];
+    if (!teamIds.length) return;
+    await removeWorkspaces(context as Where, teamIds).catch((err: Error) =>
+      deps.logger.error({ ...errorFields(err) }, 'could not remove the Slack workspaces an org-wide app lost'),
     );
   });
 }
@@ -116,6 +156,9 @@ function placeOf(body: Record<string, unknown>, fallbackTeam: string | undefined
   const teamId = str(body.team_id) ?? str(team.id) ?? fallbackTeam;
   return channelId && teamId ? { teamId, channelId: channelId.startsWith('D') ? dmBindingChannel(teamId) : channelId } : undefined;
 }
+
+/** The workspace of a recorded `team/channel` place. */
+const teamOfPlace = (place: string) => place.slice(0, place.indexOf('/'));
 
 /** The binding channel of a recorded `team/channel` place. */
 function channelOfPlace(place: string): string {

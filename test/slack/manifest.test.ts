@@ -13,6 +13,7 @@ describe.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])('%s', (file) 
       'message.groups',
       'message.im',
       'message.mpim',
+      'team_access_revoked',
       'tokens_revoked',
     ]);
     expect(yamlListItems(yaml, 'bot')).toEqual(

@@ -14,6 +14,8 @@ const ALPHA = { teamId: 'TALPHA001', channel: 'CALPHA001' };
 const BETA = { teamId: 'TBETA0001', channel: 'CBETA0001' };
 /** A workspace of an Enterprise Grid org where the app was installed org-wide. */
 const ORG = { teamId: 'TORGA0001', channel: 'CORGA0001', enterpriseId: 'E0ORG0001' };
+/** Another workspace of the same org. */
+const ORG_B = { teamId: 'TORGB0001', channel: 'CORGB0001', enterpriseId: 'E0ORG0001' };
 
 let h: SlackHarness;
 let redis: Redis;
@@ -23,7 +25,7 @@ beforeAll(async () => {
   h = await startAddToSlackBridge({
     // Token rotation on: every token expires within the hour, so each use refreshes it first.
     rotateAfterSeconds: 3_600,
-    env: { BINDINGS: `slack:${ALPHA.channel}=demo-helper,slack:${BETA.channel}=demo-helper,slack:${ORG.channel}=demo-helper` },
+    env: { BINDINGS: `slack:${ALPHA.channel}=demo-helper,slack:${BETA.channel}=demo-helper,slack:${ORG.channel}=demo-helper,slack:${ORG_B.channel}=demo-helper` },
     agent: { reply: (_id, m) => `echo: ${m}` },
   });
   redis = new Redis({ host: '127.0.0.1', port: 6379, lazyConnect: false });
@@ -163,6 +165,20 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     const posts = await ask(ORG, 'hello from the org');
     expect(posts.map((c) => c.params.text)).toEqual(['echo: hello from the org']);
     expect(posts.map((c) => c.team)).toEqual([ORG.enterpriseId]);
+  }, 40_000);
+
+  it('team_access_revoked removes only the lost workspaces of an org-wide install; the org answers on', async () => {
+    // The org install of the test before; each workspace of the org is used once (its places recorded).
+    expect((await ask(ORG_B, 'hello from b')).map((c) => c.params.text)).toEqual(['echo: hello from b']);
+    const audit = createAuditLog({ redis, prefix: `${h.prefix}:chat` });
+    const delivery = await h.to.event({ type: 'team_access_revoked', team_ids: [ORG_B.teamId] }, { team: { teamId: ORG.teamId, enterpriseId: ORG.enterpriseId, isEnterpriseInstall: true } });
+    expect(delivery.status).toBe(200);
+    await until(() => h.logs.lines.some((l) => l.includes('removed from some workspaces')), 'the revocation handled');
+    expect(await h.bridge.bindings.get('slack', ORG_B.channel)).toBeUndefined();
+    expect(await h.bridge.bindings.get('slack', ORG.channel)).toBeDefined();
+    expect(await redis.exists(`${h.prefix}:slack:installation:enterprise:${ORG.enterpriseId}`)).toBe(1);
+    expect((await audit.recent(10, { platform: 'slack', workspaceId: ORG_B.teamId })).map((e) => e.action)).toEqual(['uninstall']);
+    expect((await ask(ORG, 'still here?')).map((c) => c.params.text)).toEqual(['echo: still here?']);
   }, 40_000);
 
   it('app_uninstalled in one workspace removes its installation, bindings and queued work, audited; the other goes on', async () => {
