@@ -29,7 +29,7 @@ import { createUserDirectory } from './user-directory.js';
 import { createWebClient, slackApiUrl, webClientOptions } from './web-client.js';
 import { createSealedBox } from '../../src/crypto/sealed-box.js';
 import { createSlackInstallations } from './installations.js';
-import { createInstallationTokens, createInstallProvider, type InstallationTokens } from './installation-tokens.js';
+import { authorizeWithRefreshLock, createInstallationTokens, createInstallProvider, type InstallationTokens } from './installation-tokens.js';
 import { oauthReceiverOptions } from './oauth.js';
 import { registerUninstallListeners } from './uninstall.js';
 import { dropAnswersWithExpiredToken } from './expired-token.js';
@@ -121,7 +121,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       if (req.readableEnded) logger.error('a body parser read the Slack request before Bolt: mount the Slack adapter before express.json()');
       next();
     });
-    receiver = new ExpressReceiver({
+    const express = new ExpressReceiver({
       signingSecret: slack.signingSecret,
       app: ctx.http,
       endpoints: SLACK_EVENTS_PATH,
@@ -147,6 +147,9 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
         return true;
       },
     });
+    // Before the App takes the installer's authorize as its own.
+    if (installations && express.installer) authorizeWithRefreshLock(express.installer, installations);
+    receiver = express;
   }
 
   const app = new App({

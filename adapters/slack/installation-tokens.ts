@@ -19,9 +19,21 @@ export interface InstallationTokens {
   close(): Promise<void>;
 }
 
+/**
+ * Runs each `authorize` of `provider` through the store's refresh lock: a lock taken by a refresh
+ * that failed (so nothing was saved) is released when that `authorize` ends, rather than left to
+ * lapse while every other reader of the installation waits (Bolt authorizes an event before it
+ * acks it, and Slack waits 3 s for the ack).
+ */
+export function authorizeWithRefreshLock(provider: InstallProvider, store: SlackInstallations): InstallProvider {
+  const authorize = provider.authorize.bind(provider);
+  provider.authorize = (source) => store.authorizing(() => authorize(source));
+  return provider;
+}
+
 /** The InstallProvider for this config: the same one serves the install pages and `authorize`. */
 export function createInstallProvider(oauth: SlackOAuthConfig, store: SlackInstallations, apiUrl: string | undefined, logger: Logger) {
-  return new InstallProvider({
+  const provider = new InstallProvider({
     clientId: oauth.clientId,
     clientSecret: oauth.clientSecret,
     stateSecret: oauth.stateSecret,
@@ -37,6 +49,7 @@ export function createInstallProvider(oauth: SlackOAuthConfig, store: SlackInsta
       setName: () => {},
     },
   });
+  return authorizeWithRefreshLock(provider, store);
 }
 
 /** `team:T…` / `enterprise:E…` back into Bolt's installation query. */

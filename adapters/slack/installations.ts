@@ -1,19 +1,23 @@
 import type { Installation, InstallationQuery, InstallationStore } from '@slack/bolt';
 import type { Redis } from 'ioredis';
 import type { SealedBox } from '../../src/crypto/sealed-box.js';
-import type { Logger } from '../../src/logger.js';
+import { errorFields, type Logger } from '../../src/logger.js';
+import { createRefreshLock, type RefreshLockOptions } from './refresh-lock.js';
 
 /**
  * Where "Add to Slack" keeps installations: one Redis string per installation, sealed with
  * INSTALLATION_ENCRYPTION_KEY (tokens and refresh tokens never rest in clear). An org-wide
  * Enterprise Grid install is kept under its enterprise ID and answers for every workspace of
  * the org; any other under its team ID. Every change is published, so workers drop the token
- * they cached for it.
+ * they cached for it. A token due a refresh is handed to one reader at a time across processes
+ * (refresh-lock.ts): the others wait for its refreshed save.
  */
 export interface SlackInstallations extends InstallationStore {
   /** The Redis pub/sub channel that carries installation keys whose token changed or went away. */
   readonly changes: string;
   deleteInstallation(query: InstallationQuery<boolean>): Promise<void>;
+  /** Runs one InstallProvider `authorize` (see `RefreshLock.authorizing`). */
+  authorizing<T>(authorize: () => Promise<T>): Promise<T>;
 }
 
 /** `enterprise:E…` for an org-wide install, else `team:T…`: the key of one installation. */
@@ -33,9 +37,12 @@ export function createSlackInstallations(
   box: SealedBox,
   logger: Logger,
   onSecret: (value: string) => (() => void) | void = () => {},
+  refreshLock: RefreshLockOptions = {},
 ): SlackInstallations {
   const keyOf = (k: string) => `${prefix}:slack:installation:${k}`;
   const changes = `${prefix}:slack:installation-changes`;
+  const refreshLockOf = (k: string) => `${prefix}:slack:installation-refresh:${k}`;
+  const refreshes = createRefreshLock(redis, refreshLock);
 
   const storeKey = (i: Installation) =>
     installationKey({ teamId: i.team?.id, enterpriseId: i.enterprise?.id, isEnterpriseInstall: i.isEnterpriseInstall === true });
@@ -54,17 +61,26 @@ export function createSlackInstallations(
 
   return {
     changes,
+    authorizing: (authorize) => refreshes.authorizing(authorize),
     async storeInstallation(installation) {
       const k = storeKey(learn(installation));
       await redis.set(keyOf(k), box.seal(JSON.stringify(installation), keyOf(k)));
       await redis.publish(changes, k);
+      // Saved after a refresh (or a reinstall): readers waiting for it may go on.
+      await refreshes.saved(refreshLockOf(k)).catch((err: unknown) =>
+        // Not fatal: the lock lapses on its own, and the readers waiting for it go on then.
+        logger.warn({ installation: k, ...errorFields(err) }, 'Slack installation saved, but its refresh lock could not be released'),
+      );
       logger.info({ installation: k, enterprise: installation.isEnterpriseInstall === true }, 'Slack installation saved');
     },
     async fetchInstallation(query: InstallationQuery<boolean>) {
       const k = installationKey(query);
-      const sealed = await redis.get(keyOf(k));
-      if (!sealed) throw new Error(`no Slack installation for ${k}`);
-      return learn(JSON.parse(box.open(sealed, keyOf(k))) as Installation);
+      const read = async () => {
+        const sealed = await redis.get(keyOf(k));
+        if (!sealed) throw new Error(`no Slack installation for ${k}`);
+        return learn(JSON.parse(box.open(sealed, keyOf(k))) as Installation);
+      };
+      return refreshes.read(refreshLockOf(k), read);
     },
     async deleteInstallation(query: InstallationQuery<boolean>) {
       const k = installationKey(query);

@@ -40,6 +40,8 @@ export class OAuthServer {
   readonly installs = new Map<string, EmulatedInstall>();
   /** Every refresh is refused (`invalid_refresh_token`): a refresh token restored from an old backup. */
   refuseRefresh = false;
+  /** Refresh tokens already exchanged: Slack revokes one once used, so a second use is refused. */
+  private readonly usedRefreshTokens = new Set<string>();
 
   constructor(
     private readonly state: SlackState,
@@ -96,8 +98,10 @@ export class OAuthServer {
     if (clientId !== this.app.clientId) return { ok: false, error: 'invalid_client_id' };
     if (clientSecret !== this.app.clientSecret) return { ok: false, error: 'bad_client_secret' };
     if (p.grant_type === 'refresh_token') {
-      const entry = [...this.installs.values()].find((i) => i.refreshToken && i.refreshToken === p.refresh_token);
-      if (!entry || this.refuseRefresh) return { ok: false, error: 'invalid_refresh_token' };
+      const refreshToken = p.refresh_token ?? '';
+      const entry = [...this.installs.values()].find((i) => i.refreshToken && i.refreshToken === refreshToken);
+      if (!entry || this.refuseRefresh || this.usedRefreshTokens.has(refreshToken)) return { ok: false, error: 'invalid_refresh_token' };
+      this.usedRefreshTokens.add(refreshToken);
       const fresh = this.issue(entry);
       return { access_token: fresh.botToken, token_type: 'bot', refresh_token: fresh.refreshToken, expires_in: this.app.rotateAfterSeconds, scope: this.state.identity.scopes.join(',') };
     }
