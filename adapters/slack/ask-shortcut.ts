@@ -102,6 +102,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
       hasAttachments: Array.isArray(files) && files.length > 0,
       reply: { channelId: channel, threadId: threadTs, messageId: messageTs, ...(deps.multiWorkspace ? { installation: installationKey(context) } : {}) },
       receivedAt: Date.now(),
+      origin: 'shortcut',
     };
     try {
       await handOver(deps, message, files);

@@ -57,4 +57,10 @@ export interface IncomingMessage {
   receivedAt: number;
   /** Send the thread's transcript whatever the binding's context setting (Slack assistant threads). */
   forceThreadContext?: boolean;
+  /**
+   * `shortcut`: someone used "Ask the agent" on this message. Its answer does not make the bot a
+   * participant in the thread (no follow-up mark): one question about someone else's thread
+   * must not send every later message there to the agent, each a billed call.
+   */
+  origin?: 'shortcut';
 }

@@ -231,6 +231,7 @@ export function createIngress(options: IngressOptions): Ingress {
         receivedAt: m.receivedAt,
         errorPolicy: binding.errorPolicy,
         context: m.forceThreadContext ? 'thread' : binding.context,
+        ...(m.origin ? { origin: m.origin } : {}),
       };
 
       const result = await withRedisRetry(() => options.queue.enqueue(message), Math.max(deadline, Date.now() + 1000), options.logger).catch(

@@ -22,6 +22,8 @@ export interface ChatMessage {
   receivedAt: number;
   errorPolicy: ErrorPolicy;
   context: ContextMode;
+  /** `shortcut`: asked with "Ask the agent"; its answer sets no follow-up mark (IncomingMessage.origin). */
+  origin?: 'shortcut';
 }
 
 /** The BullMQ job's data: a pointer into the mailbox, small and secret-free. */

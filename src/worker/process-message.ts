@@ -210,7 +210,10 @@ export class MessageProcessor {
       // The call is billed: keep trying to record its answer through a Redis blip. The same
       // write marks chunk 0 as under way, so posting it needs no other round trip.
       recordedAt = performance.now();
-      if (!(await patiently(() => scope.record(answer, true)))) return this.lost(scope.log());
+      // The answered mark lets the thread's later messages through without a mention; an
+      // "Ask the agent" answer is about one message and does not make the bot a participant.
+      const joinsThread = m.origin !== 'shortcut';
+      if (!(await patiently(() => scope.record(answer, joinsThread)))) return this.lost(scope.log());
     }
     // The answer is recorded: posting it takes its turn behind the answers that came in first.
     const delivery: Delivery = { m, messageId, port, progress, scope, indicator, reply, first, recordedAt, agentMessageId, agentMs };

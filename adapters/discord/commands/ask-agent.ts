@@ -76,6 +76,7 @@ export async function onAskAgent(i: MessageContextMenuCommandInteraction, deps: 
     fromSelf: false,
     fromBot: false,
     contentMissing: undefined,
+    origin: 'shortcut',
   };
   let notice: string | undefined;
   if (deps.withAttachments && target.attachments.size > 0) ({ message: asked, notice } = await deps.withAttachments(asked, target));
