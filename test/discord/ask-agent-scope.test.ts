@@ -4,8 +4,9 @@ import type { EmuInteraction } from '../emulators/discord/index.js';
 import { ASK_ANSWERS } from '../../adapters/discord/commands/ask-agent.js';
 
 /**
- * Where "Ask the agent" reaches, with the real discord.js client against the emulator: not
- * beyond the one asked message of a thread (no follow-up mark).
+ * Where "Ask the agent" reaches, with the real discord.js client against the emulator: not into a
+ * channel where the bot may not post (the interaction's `app_permissions` says so before the
+ * billed call), and not beyond the one asked message of a thread (no follow-up mark).
  */
 let h: DiscordHarness;
 beforeAll(async () => {
@@ -20,6 +21,31 @@ const answerOf = (i: EmuInteraction, label: string) => h.discord.waitFor(() => i
 const agentGot = (text: string) => h.agent.chatCalls().some((c) => c.message.includes(text));
 const droppedAs = (messageId: string, reason: string) =>
   until(() => h.logs.matching(/message dropped/).find((l) => l.messageId === messageId && l.reason === reason), `${messageId} dropped as ${reason}`);
+
+describe('"Ask the agent" where the bot may not post', () => {
+  it('tells the asker privately and calls no agent, in the channel and in its threads', async () => {
+    const general = w().channels.general;
+    h.discord.setBotMayPost(general, false);
+    try {
+      for (const channel of [general, w().channels.thread]) {
+        const calls = h.agent.chatCalls().length;
+        const target = h.discord.sendMessage({ author: w().users.bob, channel, content: `why is the build red in ${channel.name}?` });
+        const ask = h.discord.runMessageCommand({ user: w().users.alice, channel, target });
+        expect(await answerOf(ask, `ask answer in ${channel.name}`)).toBe(ASK_ANSWERS.cannotPost);
+        expect(ask.original?.flags).toBe(64);
+        expect(h.agent.chatCalls().length).toBe(calls);
+        expect(h.discord.repliesTo(target.id)).toEqual([]);
+      }
+    } finally {
+      h.discord.setBotMayPost(general, true);
+    }
+    // Allowed again: the same question goes through.
+    const target = h.discord.sendMessage({ author: w().users.bob, channel: general, content: 'why is the build red now?' });
+    const ask = h.discord.runMessageCommand({ user: w().users.alice, channel: general, target });
+    expect(await answerOf(ask, 'ask answer once allowed')).toBe(ASK_ANSWERS.queued('demo-helper'));
+    await h.discord.waitFor(() => h.discord.repliesTo(target.id)[0], 'the answer');
+  });
+});
 
 describe('"Ask the agent" in a thread', () => {
   it("answers the asked message only: the thread's later unmentioned messages are not sent to the agent", async () => {

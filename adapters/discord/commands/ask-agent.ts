@@ -1,4 +1,4 @@
-import { MessageFlags, type MessageContextMenuCommandInteraction } from 'discord.js';
+import { MessageFlags, PermissionFlagsBits, type MessageContextMenuCommandInteraction } from 'discord.js';
 import type { BindingStore } from '../../../src/bindings/types.js';
 import type { IncomingMessage } from '../../../src/core/message.js';
 import type { Ingress, IngressResult } from '../../../src/ingress/types.js';
@@ -20,6 +20,8 @@ const NO_MENTIONS = { parse: [] as [] };
 export const ASK_ANSWERS = {
   notBound:
     "This channel isn't connected to an agent, so there is nobody to ask here. An admin can connect one with `/agent bind`.",
+  cannotPost:
+    "I may not post in this channel, so I can't answer here. An admin can give me View Channel and Send Messages (Send Messages in Threads for a thread) here, or ask me in a direct message.",
   systemMessage: 'That is a system message: there is nothing to ask the agent about.',
   empty: 'That message has no text the agent could read.',
   queued: (instanceId: string) => `Asked **${instanceId}**: the answer will appear as a reply to that message.`,
@@ -42,6 +44,20 @@ export function askMessageId(targetId: string, userId: string): string {
   return `ask-${targetId}-${userId}`;
 }
 
+/**
+ * Whether the bot may post the answer where the command was used. A command works in any
+ * channel, also one where the bot may not post; Discord says what it may do there in the
+ * interaction's `app_permissions` (overwrites, timeout and thread rules applied).
+ */
+function botMayPostHere(i: MessageContextMenuCommandInteraction): boolean {
+  const p = i.appPermissions;
+  if (!p.has(PermissionFlagsBits.ViewChannel)) return false;
+  const { SendMessages, SendMessagesInThreads } = PermissionFlagsBits;
+  // A channel discord.js has not cached may be either kind: only a definite "no" stops the question.
+  if (!i.channel) return p.has(SendMessages) || p.has(SendMessagesInThreads);
+  return p.has(i.channel.isThread() ? SendMessagesInThreads : SendMessages);
+}
+
 function authorName(target: MessageContextMenuCommandInteraction['targetMessage']): string {
   return target.member?.displayName ?? target.author.globalName ?? target.author.username;
 }
@@ -62,6 +78,8 @@ export async function onAskAgent(i: MessageContextMenuCommandInteraction, deps: 
   const lookup = await deps.bindings.get('discord', base.bindingChannelId);
   const binding = lookup ?? (base.isDirect ? await deps.bindings.get('discord', 'dm') : undefined);
   if (!binding) return void (await say(ASK_ANSWERS.notBound));
+  // Before the billed call: an answer the bot may not post would be paid for and never seen.
+  if (!botMayPostHere(i)) return void (await say(ASK_ANSWERS.cannotPost));
 
   const member = i.member && 'displayName' in i.member ? i.member.displayName : undefined;
   const messageId = askMessageId(target.id, i.user.id);

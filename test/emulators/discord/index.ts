@@ -233,7 +233,8 @@ export class DiscordEmulator extends EventEmitter {
 
   /**
    * An admin changes the channel's overwrites so the bot's role may (not) post there: posts and
-   * typing answer 403 (50013) in it and its threads, and CHANNEL_UPDATE tells the gateway.
+   * typing answer 403 (50013) in it and its threads, CHANNEL_UPDATE tells the gateway, and
+   * interactions there carry `app_permissions` without Send Messages (and in Threads).
    */
   setBotMayPost(channel: EmuChannel, may: boolean): void {
     channel.botMayNotPost = !may;

@@ -3,7 +3,7 @@
  * message commands (context menu, `data.type` 3 with `resolved.messages`), button clicks
  * (MESSAGE_COMPONENT), autocomplete (one option `focused`), and modal submits (Label components, type 18).
  */
-import { channelObject, memberObject, userObject, type Json } from './payloads.js';
+import { botPermissionsIn, channelObject, memberObject, userObject, type Json } from './payloads.js';
 import { snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
 
 export const INTERACTION_TYPES = { ApplicationCommand: 2, MessageComponent: 3, Autocomplete: 4, ModalSubmit: 5 } as const;
@@ -29,7 +29,9 @@ function envelope(world: World, base: InteractionBase, type: number, data: Json)
     channel_id: base.channel.id,
     channel: channelObject(base.channel, world),
     locale: 'en-US',
-    app_permissions: '2248473465835073',
+    // The bot's permissions where the interaction happened: a command works in any channel,
+    // also one where the bot may not post.
+    app_permissions: botPermissionsIn(base.channel, world),
     entitlements: [],
     attachment_size_limit: 10_485_760,
     ...(inGuild

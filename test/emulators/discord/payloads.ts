@@ -40,6 +40,24 @@ function overwritesOf(ch: EmuChannel, world: World): Json[] {
   return [{ id: world.botRoleId, type: 0, allow: '0', deny }];
 }
 
+/** `app_permissions` Discord sends with an interaction in a DM: a fixed set, posting included. */
+const DM_APP_PERMISSIONS = '2248473465835073';
+
+/**
+ * The bot's permissions in a channel, as Discord computes them for an interaction's
+ * `app_permissions`: its roles' (the bot role and @everyone), less what the channel's overwrites
+ * deny (`setBotMayPost(false)` on the channel, or on a thread's parent, whose overwrites it follows).
+ */
+export function botPermissionsIn(ch: EmuChannel, world: World): string {
+  if (ch.guildId === undefined) return DM_APP_PERMISSIONS;
+  const everyone = world.roles.find((r) => r.id === world.guildId);
+  const botRole = world.roles.find((r) => r.id === world.botRoleId);
+  let bits = BigInt(everyone?.permissions ?? '0') | BigInt(botRole?.permissions ?? '0');
+  const parent = ch.parentId ? allChannels(world).find((c) => c.id === ch.parentId) : undefined;
+  if (ch.botMayNotPost || parent?.botMayNotPost) bits &= ~(PERMISSIONS.SendMessages | PERMISSIONS.SendMessagesInThreads);
+  return bits.toString();
+}
+
 export function channelObject(ch: EmuChannel, world: World): Json {
   if (ch.type === CHANNEL_TYPES.DM) {
     const other = allUsers(world).find((u) => u.id === ch.recipientId);
