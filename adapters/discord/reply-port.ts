@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { discordConfigOf } from './config.js';
-import { Routes, type APIMessage, type RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
+import { MessageType, Routes, type APIMessage, type RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
 import type { REST } from '@discordjs/rest';
 import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
 import type { ReplyTarget } from '../../src/core/message.js';
@@ -155,11 +155,19 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
       return messages
         .filter((m) => m.id !== target.messageId)
         .reverse()
-        .map((m) => ({
-          author: m.author.global_name ?? m.author.username,
-          text: m.content || (m.attachments?.length ? '[attachment]' : ''),
-          isBot: m.author.bot === true,
-        }))
+        .map((m) => {
+          // A thread started from a message opens with a THREAD_STARTER_MESSAGE (type 21) of no
+          // content: the message it was started from, often the question itself, is its
+          // `referenced_message` (null when deleted).
+          const said = m.type === MessageType.ThreadStarterMessage ? m.referenced_message : m;
+          return said
+            ? {
+                author: said.author.global_name ?? said.author.username,
+                text: said.content || (said.attachments?.length ? '[attachment]' : ''),
+                isBot: said.author.bot === true,
+              }
+            : { author: '', text: '', isBot: false };
+        })
         .filter((m) => m.text.length > 0);
     },
   };

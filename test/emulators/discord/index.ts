@@ -221,10 +221,21 @@ export class DiscordEmulator extends EventEmitter {
    * A user starts a thread in `parent`. Discord announces it with THREAD_CREATE (`newly_created`)
    * to bots with the Guilds intent; `announce: false` leaves that out, as when the event was
    * missed, so the first the bot hears of the thread is a message in it.
+   *
+   * `from`: the thread is started from that message of `parent`, as Discord does it: the thread
+   * takes the message's ID, and its first message is a THREAD_STARTER_MESSAGE (type 21, no
+   * content) whose `referenced_message` is that message.
    */
-  createThread(parent: EmuChannel, name: string, options: { announce?: boolean } = {}): EmuChannel {
-    const thread: EmuChannel = { id: snowflake(), type: CHANNEL_TYPES.PublicThread, name, guildId: parent.guildId, parentId: parent.id };
+  createThread(parent: EmuChannel, name: string, options: { announce?: boolean; from?: Json } = {}): EmuChannel {
+    const from = options.from;
+    const id = from ? String(from.id) : snowflake();
+    const thread: EmuChannel = { id, type: CHANNEL_TYPES.PublicThread, name, guildId: parent.guildId, parentId: parent.id };
     this.world.laterThreads.push(thread);
+    if (from) {
+      const author = allUsers(this.world).find((u) => u.id === from.author?.id) ?? this.world.users.alice;
+      const reference = { type: 0, message_id: from.id, channel_id: parent.id, guild_id: parent.guildId };
+      this.store.addMessage(thread.id, messageObject({ id, channel: thread, author, content: '', world: this.world, mentions: [], type: 21, reference, referenced: from }));
+    }
     if (options.announce !== false) {
       this.gateway.dispatch('THREAD_CREATE', { ...channelObject(thread, this.world), newly_created: true }, { intent: INTENTS.Guilds }, parent.guildId);
     }
