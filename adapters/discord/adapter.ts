@@ -90,6 +90,7 @@ export function createDiscordAdapter(
       withAttachments: (m, source) => withAttachments(m, source, { ...limits, maxChars: Math.max(0, limits.maxChars - ASK_PREFIX_ROOM) }),
     },
     feedback: { feedback, bindings: ctx.bindings },
+    mentionOnly: () => !contentIntent,
   });
 
   const onMessage = createMessageIntake({ ctx, allowBots: discord.allowBots, limits });

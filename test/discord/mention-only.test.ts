@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mention, startDiscordBridge, type DiscordHarness } from './harness.js';
+import { MENTION_ONLY_CONTEXT_NOTE } from '../../adapters/discord/commands/mention-only-note.js';
 
 /** The application lacks the privileged Message Content intent: the gateway closes with 4014. */
 let h: DiscordHarness;
@@ -57,5 +58,30 @@ describe('discord mention-only mode in a channel bound with `all`', () => {
     const barrier = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.bound, content: `${mention(h.discord)} barrier` });
     await h.discord.waitFor(() => h.discord.repliesTo(barrier.id)[0], 'barrier reply');
     expect(h.discord.repliesTo(plain.id)).toHaveLength(0);
+  });
+});
+
+describe('discord mention-only mode with thread context', () => {
+  it("tells the admin who turns it on, and /agent status, that other people's messages can't be included", async () => {
+    const general = w().channels.general;
+    const set = h.discord.runCommand({ user: w().users.alice, channel: general, subcommand: 'set', options: { setting: 'context', value: 'thread' } });
+    const setText = await h.discord.waitFor(() => set.original?.content || undefined, 'set context answer');
+    expect(setText).toContain("with the thread's earlier messages");
+    expect(setText).toContain(MENTION_ONLY_CONTEXT_NOTE);
+    const status = h.discord.runCommand({ user: w().users.alice, channel: general, subcommand: 'status' });
+    const statusText = await h.discord.waitFor(() => status.original?.content || undefined, 'status answer');
+    expect(statusText).toContain('thread context `thread`');
+    expect(statusText).toContain(MENTION_ONLY_CONTEXT_NOTE);
+    const off = h.discord.runCommand({ user: w().users.alice, channel: general, subcommand: 'set', options: { setting: 'context', value: 'off' } });
+    expect(await h.discord.waitFor(() => off.original?.content || undefined, 'context off answer')).not.toContain(MENTION_ONLY_CONTEXT_NOTE);
+    const on = h.discord.runCommand({ user: w().users.alice, channel: general, subcommand: 'set', options: { setting: 'context', value: 'thread' } });
+    await h.discord.waitFor(() => on.original?.content || undefined, 'context on again');
+
+    // What that note is about: Discord blanks other people's messages on REST reads too.
+    const thread = w().channels.thread;
+    h.discord.sendMessage({ author: w().users.carol, channel: thread, content: 'api p99 jumped to 2 s at 14:00' });
+    const q = h.discord.sendMessage({ author: w().users.bob, channel: thread, content: `${mention(h.discord)} what is the likely cause?` });
+    await h.discord.waitFor(() => h.discord.repliesTo(q.id)[0], 'reply in the thread');
+    expect(h.agent.chatCalls().at(-1)!.message).not.toContain('p99');
   });
 });

@@ -28,6 +28,7 @@ import {
   setupModal,
 } from './credential-modal.js';
 import { renderCommandReply } from './render.js';
+import { withMentionOnlyNote } from './mention-only-note.js';
 
 export interface InteractionDeps {
   commands: Commands;
@@ -38,6 +39,8 @@ export interface InteractionDeps {
   ask?: AskDeps;
   /** 👍/👎 clicks on replies; ignored when absent. */
   feedback?: FeedbackClickDeps;
+  /** True while the bot runs without the Message Content intent (mention-only mode). */
+  mentionOnly?: () => boolean;
 }
 
 const EPHEMERAL = MessageFlags.Ephemeral;
@@ -90,7 +93,8 @@ async function onCommand(i: ChatInputCommandInteraction, deps: InteractionDeps):
   }
   // Commands anyone may run answer at once (help); the others may take a while.
   if (entry.admin) await i.deferReply({ flags: EPHEMERAL });
-  return answer(i, await runPlainCommand(deps.commands, caller, parsed), deps);
+  const reply = await runPlainCommand(deps.commands, caller, parsed);
+  return answer(i, withMentionOnlyNote(reply, parsed, deps.mentionOnly?.() === true), deps);
 }
 
 /**

@@ -132,6 +132,11 @@ export class Gateway {
     this.options.allowMessageContent = allow;
   }
 
+  /** Whether the application has the Message Content intent (REST reads blank content without it). */
+  get messageContentAllowed(): boolean {
+    return this.options.allowMessageContent;
+  }
+
   /** True when at least one shard is connected and every shard's socket is open. */
   get connected(): boolean {
     const all = [...this.current.values()];

@@ -121,6 +121,7 @@ export class DiscordEmulator extends EventEmitter {
         this.dispatchMessage(channel, this.world.bot, message, true);
       },
       changed: () => this.emit('change'),
+      messageContentAllowed: () => this.gateway.messageContentAllowed,
     });
   }
 

@@ -26,6 +26,8 @@ export interface RestHooks {
   /** A message the bot created: store it and dispatch MESSAGE_CREATE like Discord does. */
   botMessage(channel: EmuChannel, message: Json): void;
   changed(): void;
+  /** Whether the application has the Message Content intent: without it REST reads blank content too. */
+  messageContentAllowed(): boolean;
 }
 
 /** What `GET /gateway/bot` reports; tests change it while the emulator runs. */
@@ -79,11 +81,11 @@ export class RestApi {
     r('GET', '/applications/{}/guilds/{}/commands', true, (c) => ({ status: 200, body: this.store.commands.get(c.params[1]!) ?? [] }));
     r('GET', '/channels/{}', true, (c) => this.withChannel(c, (ch) => ({ status: 200, body: channelObject(ch, world) })));
     r('POST', '/channels/{}/messages', true, (c) => this.withChannel(c, (ch) => this.createMessage(ch, c.json ?? {})));
-    r('GET', '/channels/{}/messages', true, (c) => this.withChannel(c, (ch) => ({ status: 200, body: this.store.page(ch.id, c.query) })));
+    r('GET', '/channels/{}/messages', true, (c) => this.withChannel(c, (ch) => ({ status: 200, body: this.store.page(ch.id, c.query).map((m) => this.asRead(m)) })));
     r('GET', '/channels/{}/messages/{}', true, (c) =>
       this.withChannel(c, (ch) => {
         const m = this.store.findMessage(ch.id, c.params[1]!);
-        return m ? { status: 200, body: m } : err(404, 10008, 'Unknown Message');
+        return m ? { status: 200, body: this.asRead(m) } : err(404, 10008, 'Unknown Message');
       }),
     );
     r('POST', '/channels/{}/typing', true, (c) => this.withChannel(c, (ch) => (this.botMayNotPost(ch) ? missingPermissions() : { status: 204 })));
@@ -141,6 +143,20 @@ export class RestApi {
     if (!ch) return err(404, 10003, 'Unknown Channel');
     if (this.store.noAccess.has(ch.id)) return err(403, 50001, 'Missing Access');
     return h(ch);
+  }
+
+  /**
+   * A message as the bot may read it. Without the Message Content intent Discord blanks content,
+   * embeds, attachments and components of guild messages in REST answers too (the message object
+   * is the same), except the bot's own and those that mention it; a referenced message likewise.
+   */
+  private asRead(m: Json): Json {
+    if (this.hooks.messageContentAllowed() || m.guild_id === undefined) return m;
+    const bot = this.world.bot.id;
+    const exempt = m.author?.id === bot || (m.mentions as Json[] | undefined)?.some((u) => u.id === bot);
+    const read: Json = exempt ? { ...m } : { ...m, content: '', embeds: [], attachments: [], components: [] };
+    if (m.referenced_message) read.referenced_message = this.asRead(m.referenced_message as Json);
+    return read;
   }
 
   private putCommands(c: Ctx, scope: string): Reply {
