@@ -1,5 +1,7 @@
 import type { FeedbackStore } from '../feedback/index.js';
 import { formatFeedbackSummary } from '../feedback/index.js';
+import { DM_CHANNEL } from '../bindings/dm.js';
+import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import { MAX_SUGGESTED_PROMPTS, parsePromptList, type SuggestedPromptStore } from '../prompts/suggested-prompts.js';
 import type { AuditWriter } from './binding-commands.js';
 import { code, reply } from './format.js';
@@ -10,6 +12,10 @@ export interface NativeCommandDeps {
   prompts?: SuggestedPromptStore;
   feedback?: FeedbackStore;
   commandName: string;
+  /** What the platform calls a workspace (Discord: server). @defaultValue 'workspace' */
+  workspaceNoun?: string;
+  /** Whose account pays (AGENT_ACCOUNT_MODE): the deployment's, or each workspace's own. */
+  accounts?: Pick<AgentAccounts, 'mode'>;
 }
 
 /**
@@ -37,11 +43,25 @@ export function createNativeCommands(deps: NativeCommandDeps, audit: AuditWriter
       return reply(true, 'Suggested prompts', ['The assistant suggests these when a thread starts from this channel:', ...saved.map((t) => `• ${t}`)]);
     },
 
-    /** Votes cast in the caller's workspace only: instances may be shared, their feedback is not. */
+    /**
+     * Votes cast in the caller's workspace only: instances may be shared, their feedback is not.
+     * Votes cast in DMs that belong to no workspace (Discord's, recorded under workspace `dm`)
+     * could otherwise never be listed, since nobody is an admin there: with one shared account
+     * they are the deployment's, so every workspace's admins see them, in a section of their own.
+     */
     async feedback(caller: CommandCaller): Promise<CommandReply> {
       if (!deps.feedback) return reply(false, 'Feedback', ['Feedback is not recorded here.']);
       const rows = await deps.feedback.summary({ negatives: 5, workspace: { platform: caller.platform, workspaceId: caller.workspaceId } });
-      return reply(true, 'Feedback', formatFeedbackSummary(rows).split('\n'));
+      const lines = formatFeedbackSummary(rows).split('\n');
+      // Per-workspace accounts: DMs are answered by no one's account, and one workspace's admins must not see others' users.
+      if (deps.accounts?.mode !== 'per-workspace' && caller.workspaceId !== DM_CHANNEL) {
+        const inDms = await deps.feedback.summary({ negatives: 5, workspace: { platform: caller.platform, workspaceId: DM_CHANNEL } });
+        const noun = deps.workspaceNoun ?? 'workspace';
+        if (inDms.length > 0) {
+          lines.push('', `In direct messages with the bot (they belong to no ${noun}, so every ${noun}'s admins see them):`, ...formatFeedbackSummary(inDms).split('\n').slice(1));
+        }
+      }
+      return reply(true, 'Feedback', lines);
     },
   };
 }

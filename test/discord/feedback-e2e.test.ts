@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FEEDBACK_ANSWERS } from '../../adapters/discord/feedback/click.js';
-import type { Json } from '../emulators/discord/index.js';
+import type { EmuChannel, Json } from '../emulators/discord/index.js';
 import { mention, startDiscordBridge, type DiscordHarness } from './harness.js';
 
 /**
@@ -57,5 +57,32 @@ describe('👍/👎 on worker replies', () => {
     expect(buttonsOf(parts[1]!)).toEqual([]);
     expect(buttonsOf(parts[2]!).map((b) => b.emoji?.name)).toEqual(['👍', '👎']);
     expect(String(buttonsOf(parts[2]!)[0]!.custom_id)).toMatch(/^fb:\+:demo-helper:msg_\d+$/);
+  });
+});
+
+describe('👍/👎 in a DM', () => {
+  it('shows in /agent feedback in a server, in a section of its own, apart from the server', async () => {
+    const vote = async (channel: EmuChannel, text: string) => {
+      const asked = h.discord.sendMessage({ author: w().users.bob, channel, content: text });
+      const reply = await h.discord.waitFor(() => h.discord.repliesTo(asked.id)[0], `the reply to ${text}`, 30_000);
+      const down = String(buttonsOf(reply)[1]!.custom_id);
+      const click = h.discord.clickButton({ user: w().users.bob, channel, message: reply, customId: down });
+      await h.discord.waitFor(() => click.original?.content, 'thanks', 30_000);
+      return reply;
+    };
+    const before = (await h.feedback.summary({ workspace: { platform: 'discord', workspaceId: w().guildId } }))[0]?.negative ?? 0;
+    const inDm = await vote(w().channels.dmBob, 'what is our on-call rota?');
+    await vote(w().channels.general, `${mention(h.discord)} and the escalation policy?`);
+    await expect.poll(async () => (await h.feedback.summary({ workspace: { platform: 'discord', workspaceId: w().guildId } }))[0]?.negative, { timeout: 15_000 }).toBe(before + 1);
+    await expect.poll(async () => (await h.feedback.summary({ workspace: { platform: 'discord', workspaceId: 'dm' } }))[0]?.negative, { timeout: 15_000 }).toBe(1);
+
+    const fb = h.discord.runCommand({ user: w().users.alice, channel: w().channels.general, subcommand: 'feedback' });
+    const text = await h.discord.waitFor(() => fb.original?.content || undefined, '/agent feedback');
+    const [server, dms] = text.split(/In direct messages with the bot \(they belong to no server, so every server's admins see them\):/);
+    expect(dms).toBeDefined();
+    expect(server).toContain(`• demo-helper: 👍 1 · 👎 ${before + 1}`);
+    expect(server).not.toContain(`@me/${w().channels.dmBob.id}`);
+    expect(dms).toContain('• demo-helper: 👍 0 · 👎 1');
+    expect(dms).toContain(`@me/${w().channels.dmBob.id}/${inDm.id}`);
   });
 });
