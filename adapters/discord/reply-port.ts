@@ -155,20 +155,14 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
       return messages
         .filter((m) => m.id !== target.messageId)
         .reverse()
-        .map((m) => {
+        .flatMap((m) => {
           // A thread started from a message opens with a THREAD_STARTER_MESSAGE (type 21) of no
           // content: the message it was started from, often the question itself, is its
           // `referenced_message` (null when deleted).
           const said = m.type === MessageType.ThreadStarterMessage ? m.referenced_message : m;
-          return said
-            ? {
-                author: said.author.global_name ?? said.author.username,
-                text: said.content || (said.attachments?.length ? '[attachment]' : ''),
-                isBot: said.author.bot === true,
-              }
-            : { author: '', text: '', isBot: false };
-        })
-        .filter((m) => m.text.length > 0);
+          const text = said ? said.content || (said.attachments?.length ? '[attachment]' : '') : '';
+          return said && text ? [{ author: said.author.global_name ?? said.author.username, text, isBot: said.author.bot === true }] : [];
+        });
     },
   };
 }

@@ -7,7 +7,7 @@ import type { CommandReply, ParsedCommand } from '../../../src/commands/types.js
  * from a blanked one; the admin who turns context on (or checks `/agent status`) is told here.
  */
 export const MENTION_ONLY_CONTEXT_NOTE =
-  "Mention-only mode: Discord hasn't granted this bot the Message Content intent, so thread context can only include messages that mention the bot and its own replies; other messages can't be read and are left out. " +
+  "Mention-only mode: Discord hasn't granted this bot the Message Content intent, so thread context can only include the bot's own replies and messages that mention it; other messages can't be read and are left out. " +
   'To send whole threads: Discord Developer Portal → your application → Bot → Privileged Gateway Intents → "Message Content Intent", then restart agent-bridge.';
 
 /** The reply, with the mention-only note after `status` and after turning thread context on. */
