@@ -217,7 +217,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     bindings: ctx.bindings,
     // Files are read with the workspace's bot token: the one token, or the message's installation's.
     ...(ctx.config.maxAttachmentBytes > 0
-      ? { files: createSlackFileReader({ botToken: fileToken, fileInfo, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars }) }
+      ? { files: createSlackFileReader({ botToken: fileToken, fileInfo, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars, apiUrl: slack.apiUrl }) }
       : {}),
   };
   registerMessageListeners(app, messageDeps);

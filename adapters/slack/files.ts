@@ -6,8 +6,29 @@ import { withTimeout } from '../../src/core/with-timeout.js';
 /** `installation`: the message's (multi-workspace mode), whose own bot token reads its files. */
 export type SlackFileReader = (text: string, files: unknown, installation?: string) => Promise<ReadAttachmentsResult>;
 
-/** `files[]` of a `file_share` message (or a shortcut's message) as platform-free references. */
-export function slackFiles(files: unknown): AttachmentRef[] {
+/**
+ * Whether a file URL is Slack's own, so the bot token may go with it: https on `slack.com` or
+ * a subdomain, or the hostname of SLACK_API_URL (an emulator or a proxy; any port). Slack puts other hosts in
+ * `url_private` too (a Google Drive or Dropbox file, one an app added with `files.remote.add`),
+ * and the token must never reach them.
+ */
+export function isSlackFileUrl(url: string, apiHostname: string | undefined): boolean {
+  let u: URL;
+  try {
+    u = new URL(url);
+  } catch {
+    return false;
+  }
+  if (apiHostname !== undefined && u.hostname === apiHostname) return true;
+  return u.protocol === 'https:' && (u.hostname === 'slack.com' || u.hostname.endsWith('.slack.com'));
+}
+
+/**
+ * `files[]` of a `file_share` message (or a shortcut's message) as platform-free references. A
+ * file stored outside Slack (`is_external`, or a URL on another host) gets no URL: it is named
+ * as not read, and the token never leaves for its host.
+ */
+export function slackFiles(files: unknown, apiHostname?: string): AttachmentRef[] {
   if (!Array.isArray(files)) return [];
   return files.slice(0, 20).flatMap((f): AttachmentRef[] => {
     if (!f || typeof f !== 'object') return [];
@@ -16,12 +37,13 @@ export function slackFiles(files: unknown): AttachmentRef[] {
     // must read is that it could not be read, not that only text files are sent.
     if (file.file_access === 'check_file_info') return [{ name: 'a shared file', mimetype: 'text/plain' }];
     const name = typeof file.name === 'string' && file.name ? file.name : typeof file.title === 'string' && file.title ? file.title : 'file';
+    const url = typeof file.url_private_download === 'string' ? file.url_private_download : typeof file.url_private === 'string' ? file.url_private : undefined;
     return [
       {
         name,
         ...(typeof file.mimetype === 'string' ? { mimetype: file.mimetype } : {}),
         ...(typeof file.size === 'number' ? { size: file.size } : {}),
-        ...(typeof file.url_private_download === 'string' ? { url: file.url_private_download } : typeof file.url_private === 'string' ? { url: file.url_private } : {}),
+        ...(url !== undefined && file.is_external !== true && isSlackFileUrl(url, apiHostname) ? { url } : {}),
       },
     ];
   });
@@ -40,12 +62,15 @@ export function createSlackFileReader(options: {
   maxBytes: number;
   maxChars: number;
   timeoutMs?: number;
+  /** SLACK_API_URL, when set: its hostname serves files too (an emulator), and may get the token. */
+  apiUrl?: string | undefined;
 }): SlackFileReader {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const fileInfo = options.fileInfo;
+  const apiHostname = options.apiUrl ? new URL(options.apiUrl).hostname : undefined;
   return async (text, files, installation) => {
     const complete = fileInfo ? await withFullFileObjects(files, (id) => withTimeout(fileInfo(id, installation), timeoutMs, () => undefined)) : files;
-    return readAttachments(text, slackFiles(complete), {
+    return readAttachments(text, slackFiles(complete, apiHostname), {
       maxBytes: options.maxBytes,
       maxChars: options.maxChars,
       timeoutMs,

@@ -44,6 +44,21 @@ describe('Slack file downloads behind a redirect, and Slack Connect stubs', () =
     expect(foreign[0]!.authorization).toBeUndefined();
   });
 
+  // Slack puts other hosts in url_private too: a Google Drive or Dropbox file, one an app added with files.remote.add.
+  it('never sends the bot token to a file URL on a host Slack does not own, nor for an external file', async () => {
+    const file = h.slack.files.add({ name: 'remote.txt', mimetype: 'text/plain', content: 'stored elsewhere' });
+    const onForeignHost = (url: unknown) => String(url).replace(h.slack.files.baseOf('files'), h.slack.files.baseOf('foreign'));
+    const remote = { ...file, url_private: onForeignHost(file.url_private), url_private_download: onForeignHost(file.url_private_download) };
+    const external = { ...h.slack.files.add({ name: 'drive.txt', mimetype: 'text/plain', content: 'in drive' }), is_external: true, external_type: 'gdrive' };
+    const before = h.slack.files.downloads.length;
+    const asked = await say(h, { channel: W.general, text: `${botMention(h)} read the remote files`, files: [remote, external] });
+    const call = await agentGot(/read the remote files/);
+    expect(messageOf(call)).toBe('read the remote files');
+    const notice = await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === asked.ts && /Not sent/.test(c.params.text ?? ''));
+    expect(notice.params.text).toBe('Not sent to the agent: remote.txt (could not be read), drive.txt (could not be read).');
+    expect(h.slack.files.downloads.slice(before)).toEqual([]);
+  });
+
   // Slack Connect channels carry files as stubs (`file_access: check_file_info`): `files.info` has the rest.
   it('reads a file the message carries only as a stub, through files.info', async () => {
     const file = h.slack.files.add({ name: 'notes.txt', mimetype: 'text/plain', content: 'from the other org' }, { stub: true });

@@ -92,6 +92,8 @@ export async function startFileHost(state: SlackState) {
   const base = bases.files!;
   return {
     downloads,
+    /** Where each host listens (`http://127.0.0.x:port`), to build a URL on it. */
+    baseOf: (host: FileHostName) => bases[host]!,
     /** Stores a file and returns it as it appears in a message's `files[]`. */
     add(file: EmulatedFile, options: AddFileOptions = {}): Record<string, unknown> {
       const team = options.team ?? state.identity.teamId;
