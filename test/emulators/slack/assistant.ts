@@ -82,9 +82,11 @@ export function shownAssistantStatus(state: SlackState, channel: string, threadT
 
 /** `assistant_thread_started`: the user opened the assistant; returns the thread's ts and the event. */
 export function assistantThreadStarted(state: SlackState, o: { user: string; dm: string; contextChannel?: string }): { threadTs: string; event: Json } {
-  // Slack opens the thread with a message of the app's own.
+  // Slack roots the thread in a message of the user's own, subtype `assistant_app_thread`, whose
+  // text is the thread's title ("Chats from <ISO date>" until one is set): docs.slack.dev
+  // reference/events/message/assistant_app_thread. The bot has said nothing yet.
   const threadTs = state.nextTs();
-  state.addMessage({ ts: threadTs, channel: o.dm, text: 'Hi, how can I help?', user: state.identity.botUserId, bot_id: state.identity.botId, reactions: new Map() });
+  state.addMessage({ ts: threadTs, channel: o.dm, text: `Chats from ${new Date().toISOString()}`, user: o.user, subtype: 'assistant_app_thread', reactions: new Map() });
   return {
     threadTs,
     event: {

@@ -13,8 +13,11 @@ const CHANNEL = /^[CGD][A-Z0-9]{2,}$/;
 const TS = /^\d+(\.\d+)?$/;
 const fail = (error: string, extra: Result = {}): Result => ({ ok: false, error, ...extra });
 
-/** Arguments Slack documents for the two methods; anything else is refused (catches typos). */
-const HISTORY_ARGS = new Set(['token', 'channel', 'cursor', 'limit', 'oldest', 'latest', 'inclusive', 'include_all_metadata']);
+/**
+ * Arguments Slack documents for the two methods; anything else is refused (catches typos).
+ * `team_id` too: Bolt's listener clients add it to every call, and Slack takes it.
+ */
+const HISTORY_ARGS = new Set(['token', 'team_id', 'channel', 'cursor', 'limit', 'oldest', 'latest', 'inclusive', 'include_all_metadata']);
 const REPLIES_ARGS = new Set([...HISTORY_ARGS, 'ts']);
 
 /** Orders Slack timestamps exactly (a double loses the last digits). */
@@ -98,6 +101,7 @@ function messageView(m: StoredMessage, p: Params, state: SlackState): Result {
     text: m.text,
     ...(m.user ? { user: m.user } : {}),
     ...(m.bot_id ? { bot_id: m.bot_id } : {}),
+    ...(m.subtype ? { subtype: m.subtype } : {}),
     ...(fromBot ? { app_id: state.identity.appId } : {}),
     ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}),
     ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),

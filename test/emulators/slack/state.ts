@@ -54,6 +54,8 @@ export interface StoredMessage {
   text: string;
   user?: string;
   bot_id?: string;
+  /** Slack's message subtype, when it has one (an assistant thread's root: `assistant_app_thread`). */
+  subtype?: string;
   thread_ts?: string;
   /** Message metadata an app attached (`chat.postMessage` `metadata`); apps only, never users. */
   metadata?: MessageMetadata;
