@@ -234,7 +234,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     });
   }
   registerAssistant(app, {
-    threads: createAssistantThreads(ctx.redis, storePrefix),
+    threads: createAssistantThreads(ctx.redis, storePrefix, ctx.config.threadContext),
     prompts: createSuggestedPromptStore({ redis: ctx.redis, prefix: storePrefix }),
     bindings: ctx.bindings,
     logger,

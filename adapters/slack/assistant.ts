@@ -69,7 +69,8 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
         const contextChannel = str(thread.context?.channel_id);
         let titles: string[];
         try {
-          await deps.threads.setContextChannel(thread.channel_id, thread.thread_ts, contextChannel);
+          // Seen from its start: the bridge's record of its turns is the whole thread.
+          await deps.threads.setContextChannel(thread.channel_id, thread.thread_ts, contextChannel, true);
           titles = await promptsFor(contextChannel, teamOf(body, context));
         } catch (err) {
           // Not handled after all: a redelivery may try again.
@@ -90,11 +91,12 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
         const m = message as unknown as Record<string, unknown>;
         const dm = str(m.channel);
         const threadTs = str(m.thread_ts);
-        if (!dm || !threadTs) return;
+        const ts = str(m.ts);
+        if (!dm || !threadTs || !ts) return;
         // Bolt hands over every threaded DM message; only a thread Slack started as an
         // assistant thread gets the assistant treatment. A reply in an ordinary DM thread is
         // an ordinary DM message (reactions, its own text).
-        if (!(await deps.threads.isAssistantThread(dm, threadTs).catch(() => true))) {
+        if ((await deps.threads.kind(dm, threadTs).catch(() => 'assistant' as const)) !== 'assistant') {
           await deps.handleMessage(body);
           return;
         }
@@ -109,6 +111,13 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
         }));
         if (outcome?.status !== 'queued') return;
         const text = str(m.text);
+        const user = str(m.user);
+        // The user's turn in the thread's record: the worker's transcript reads it (assistant-threads.ts).
+        if (user) {
+          await deps.threads
+            .addTurns(dm, threadTs, [{ ts, user, text: text ?? '' }])
+            .catch((err: unknown) => logger.warn({ err: String(err) }, 'could not record the message in the assistant thread record'));
+        }
         if (text && (await deps.threads.claimTitle(dm, threadTs).catch(() => false))) {
           const flat = text.replace(/\s+/g, ' ').trim();
           await setTitle(flat.length > TITLE_CHARS ? `${flat.slice(0, TITLE_CHARS - 1)}…` : flat).catch((err: unknown) =>

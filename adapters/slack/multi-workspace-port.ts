@@ -62,5 +62,6 @@ export function createMultiWorkspaceReplyPort(deps: ReplyPortDeps, single: (deps
     startWorking: async (target) => (await portFor(target)).startWorking?.(target),
     stopWorking: async (target, outcome) => (await portFor(target)).stopWorking?.(target, outcome),
     fetchThread: async (target, limit) => (await (await portFor(target)).fetchThread?.(target, limit)) ?? [],
+    nameOf: async (target, userId) => (await portFor(target)).nameOf?.(target, userId),
   };
 }

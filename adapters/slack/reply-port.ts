@@ -12,12 +12,15 @@ import { slackErrorCode, toPlatformError } from './errors.js';
 import { neutraliseMentions } from './escape.js';
 import { botIdentityOf, findPostedChunk, replyMetadata } from './posted-chunks.js';
 import { renderNotice, renderSlackReply } from './render.js';
-import { slackTextToPlain } from './slack-text.js';
+import { createAssistantThreads, type AssistantThreads } from './assistant-threads.js';
+import { linesOfThread, linesOfTurns, readThread, compareTs, type BotIds } from './thread-transcript.js';
+import { bullPrefix } from '../../src/redis.js';
 import { createUserDirectory, type UserDirectory } from './user-directory.js';
 import { createWebClient } from './web-client.js';
 import { createMultiWorkspaceReplyPort } from './multi-workspace-port.js';
 import { ReactionGate } from './reaction-gate.js';
 import { Refresher } from '../../src/core/refresher.js';
+import { PlatformError } from '../../src/core/errors.js';
 
 export interface SlackReplyPortOptions {
   /** A WebClient to use instead of one built from the config (tests). */
@@ -54,6 +57,8 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   // The bot's own IDs: its mentions are dropped from thread transcripts (they address it) and
   // its messages there are labelled as the agent's.
   const ownIds = (): Promise<BotIds> => botIdentity().then((b) => ({ userId: b.userId, botId: b.botId }), () => ({}));
+  // Assistant threads' own record of their exchange (adapters/slack/assistant-threads.ts).
+  const threads = createAssistantThreads(deps.redis, `${bullPrefix(deps.config)}:chat`, deps.config.threadContext);
 
   // Assistant threads whose status line this port set and no post has cleared yet (Slack
   // clears it when the bot posts in the thread; a silent failure posts nothing).
@@ -68,7 +73,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     // The post clears the status: no refresh may set it again afterwards.
     if (target.assistantThread) void statusRefresher.stop(threadKey(target));
     try {
-      await client.chat.postMessage({
+      const res = await client.chat.postMessage({
         channel: target.channelId,
         text: neutraliseMentions(text),
         ...(blocks ? { blocks } : {}),
@@ -79,6 +84,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
         link_names: false,
       });
       if (target.assistantThread) statusShown.delete(threadKey(target));
+      return res.ts;
     } catch (err) {
       const e = toPlatformError('chat.postMessage', err);
       if (e.kind === 'refused') logger.warn({ channel: target.channelId, code: e.code, what }, `Slack refused the ${what}: ${e.message}`);
@@ -104,9 +110,17 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     async postChunk(target, chunk, index, info) {
       const messageId = info?.messageId ?? target.messageId;
       if (info?.mayExist && (await alreadyPosted(target, messageId, index))) return;
-      await post(target, chunk, 'reply', replyMetadata(messageId, index), feedbackBlocks(chunk, index, info));
+      const ts = await post(target, chunk, 'reply', replyMetadata(messageId, index), feedbackBlocks(chunk, index, info));
+      // The agent's turn in the assistant thread's record (a notice is not one). Best effort:
+      // the post is out, and a turn missing from the record is only missing from a transcript.
+      if (target.assistantThread && target.threadId && ts) {
+        await threads
+          .addTurns(target.channelId, target.threadId, [{ ts, agent: true, text: chunk }])
+          .catch((err: unknown) => logger.warn({ channel: target.channelId, err: String(err) }, 'could not record the reply in the assistant thread record'));
+      }
     },
-    postNotice: (target, text) => post(target, renderNotice(text), 'notice'),
+    // Not a turn of the assistant thread's record: a notice is the bridge's, not the agent's.
+    postNotice: async (target, text) => void (await post(target, renderNotice(text), 'notice')),
 
     async startWorking(target) {
       // Assistant threads have a status line ("is thinking…") where channels get a reaction.
@@ -133,13 +147,9 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
       if (outcome === 'failed' && gate.open()) await react(client, logger, gate, 'add', target, 'warning', 'already_reacted');
     },
 
-    fetchThread: async (target, limit) => fetchThread(client, users, target, limit, await ownIds()),
+    fetchThread: async (target, limit) => fetchThread(client, users, threads, logger, target, limit, await ownIds()),
+    nameOf: (_target, userId) => users.get(userId).then((u) => u.name, () => undefined),
   };
-}
-
-interface BotIds {
-  userId?: string;
-  botId?: string;
 }
 
 /** The last chunk of a reply the agent service identified carries the feedback buttons. */
@@ -196,59 +206,24 @@ async function removeWorkingReaction(client: WebClient, logger: Logger, gate: Re
   setTimeout(() => void removeWorkingReaction(client, logger, gate, target, name, tries + 1), r.retryAfterMs).unref();
 }
 
-interface SlackMessage {
-  ts?: string;
-  user?: string;
-  bot_id?: string;
-  subtype?: string;
-  username?: string;
-  text?: string;
-  bot_profile?: { name?: string };
-}
+export { compareTs };
 
-async function fetchThread(client: WebClient, users: UserDirectory, target: ReplyTarget, limit: number, own: BotIds): Promise<ThreadMessage[]> {
+async function fetchThread(client: WebClient, users: UserDirectory, threads: AssistantThreads, logger: Logger, target: ReplyTarget, limit: number, own: BotIds): Promise<ThreadMessage[]> {
   if (!target.threadId || target.inline || limit <= 0) return [];
   if (compareTs(target.threadId, target.messageId) >= 0) return [];
-  const earlier: SlackMessage[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_THREAD_PAGES; page++) {
-    let res;
-    try {
-      res = await client.conversations.replies({ channel: target.channelId, ts: target.threadId, limit: 200, ...(cursor ? { cursor } : {}) });
-    } catch (err) {
-      const e = toPlatformError('conversations.replies', err);
-      // Slack's limits for apps outside the Marketplace (15 a page, one call a minute) refuse
-      // the next page at once: answer with the pages read. Reading again from the first page
-      // would be refused at the second page every time.
-      if (e.kind === 'rate_limited' && page > 0) break;
-      throw e;
-    }
-    for (const m of (res.messages ?? []) as SlackMessage[]) {
-      if (m.ts && compareTs(m.ts, target.messageId) < 0) earlier.push(m);
-    }
-    cursor = res.response_metadata?.next_cursor || undefined;
-    if (!res.has_more || !cursor) break;
+  if (!target.assistantThread) return linesOfThread(users, (await readThread(client, target.channelId, target.threadId, target.messageId, MAX_THREAD_PAGES)).earlier, own, limit);
+  // An assistant thread is a DM between one user and the bot: the bridge saw every message
+  // and every reply, so its own record is the transcript, and Slack is not read at all.
+  const record = await threads.turns(target.channelId, target.threadId);
+  if (record.complete) return linesOfTurns(users, record.turns, target.messageId, own, limit);
+  // A thread the bridge did not see from its start (before this record existed): read it from
+  // Slack; when Slack rate-limits that (apps outside the Marketplace: one read a minute per
+  // workspace), answer with what the record holds rather than have the user wait a minute.
+  try {
+    return linesOfThread(users, (await readThread(client, target.channelId, target.threadId, target.messageId, MAX_THREAD_PAGES)).earlier, own, limit);
+  } catch (err) {
+    if (!(err instanceof PlatformError) || err.kind !== 'rate_limited') throw err;
+    logger.info({ channel: target.channelId }, 'Slack rate-limited reading the assistant thread: answering with the turns the bridge recorded');
+    return linesOfTurns(users, record.turns, target.messageId, own, limit);
   }
-  const picked = earlier.sort((a, b) => compareTs(a.ts!, b.ts!)).slice(-limit);
-  return Promise.all(
-    picked.map(async (m) => {
-      const isBot = Boolean(m.bot_id) || m.subtype === 'bot_message';
-      // The bridge's own earlier replies are the agent's side of the conversation.
-      const isOwn = (own.botId !== undefined && m.bot_id === own.botId) || (own.userId !== undefined && m.user === own.userId);
-      let author = isOwn ? 'agent' : (m.bot_profile?.name ?? m.username ?? (isBot ? 'bot' : (m.user ?? 'someone')));
-      if (!isBot && !isOwn && m.user) author = await users.get(m.user).then((u) => u.name, () => m.user!);
-      return { author, text: slackTextToPlain(m.text ?? '', own.userId), isBot };
-    }),
-  );
-}
-
-/** Orders Slack timestamps (`1700000000.000100`) exactly; a double loses the last digits. */
-export function compareTs(a: string, b: string): number {
-  const [as = '0', af = ''] = a.split('.');
-  const [bs = '0', bf = ''] = b.split('.');
-  const secs = Number(as) - Number(bs);
-  if (secs !== 0) return Math.sign(secs);
-  const fa = af.padEnd(6, '0');
-  const fb = bf.padEnd(6, '0');
-  return fa < fb ? -1 : fa > fb ? 1 : 0;
 }

@@ -52,6 +52,11 @@ export interface ReplyPort {
   stopWorking?(target: ReplyTarget, outcome: 'ok' | 'failed'): Promise<void>;
   /** Earlier messages of the thread, oldest first, excluding the triggering message. */
   fetchThread?(target: ReplyTarget, limit: number): Promise<ThreadMessage[]>;
+  /**
+   * A person's name as the thread's transcript shows it, for a message that arrived with only
+   * an ID (the speaker of the new message is then named as the earlier lines are).
+   */
+  nameOf?(target: ReplyTarget, userId: string): Promise<string | undefined>;
 }
 
 /** The ports the worker can post through, by platform. */

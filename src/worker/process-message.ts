@@ -411,7 +411,9 @@ export class MessageProcessor {
     if (m.context !== 'thread' || !port.fetchThread) return m.text;
     try {
       const earlier = await port.fetchThread(m.reply, this.options.threadContext.maxMessages);
-      return buildThreadPrompt(earlier, m, this.options.threadContext.maxChars);
+      // The earlier lines name people; the new message's speaker is named too, not an ID.
+      const speaker = earlier.length > 0 && !m.userName ? await port.nameOf?.(m.reply, m.userId).catch(() => undefined) : undefined;
+      return buildThreadPrompt(earlier, m, this.options.threadContext.maxChars, speaker);
     } catch (err) {
       // Rate limited: wait and read it again rather than answer without the conversation. Marked
       // so that a give-up says the thread could not be read, not that the reply could not be posted.

@@ -287,7 +287,8 @@ describe.each(['http', 'socket'] as const)('issue 9 on Slack over %s', (mode) =>
           'Quinn Follow: and times 3?',
           'agent (bot): ok: and times 3?',
           '',
-          `New message from ${rex}:`,
+          // Named as the earlier lines are (users.info), not by a raw ID.
+          'New message from Rex Context:',
           'and minus 1?',
         ].join('\n'),
       );
@@ -301,7 +302,7 @@ describe.each(['http', 'socket'] as const)('issue 9 on Slack over %s', (mode) =>
       await say(h, { channel, user: tia, text: 'summary please', threadTs: root.ts });
       await postedIn(channel, root.ts, /ok: summary please/);
       const prompt = (chatCalls(h).at(-1)!.json as { message: string }).message;
-      expect(prompt).toBe(`Earlier messages in this thread:\nagent (bot): ok: ${long.slice(0, 24)}\n\nNew message from ${tia}:\nsummary please`);
+      expect(prompt).toBe(`Earlier messages in this thread:\nagent (bot): ok: ${long.slice(0, 24)}\n\nNew message from Tia Last:\nsummary please`);
       expect(prompt).not.toContain('x'.repeat(100));
     });
   });

@@ -1,0 +1,110 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { chatCalls, startSlackBridge, until, W, type SlackHarness } from './harness.js';
+
+/**
+ * An assistant thread's memory, through the real Bolt app, ingress, queue and worker against
+ * the Slack emulator (whose assistant-thread root is the user's `assistant_app_thread` message,
+ * as Slack documents it): the transcript comes from the bridge's own record, not from a
+ * `conversations.replies` read per message (one a minute per workspace for apps outside the
+ * Marketplace); the transcript holds only the people's and the agent's words.
+ */
+describe('Slack assistant thread memory', () => {
+  let h: SlackHarness;
+  let redis: Redis;
+  beforeAll(async () => {
+    h = await startSlackBridge({ mode: 'http' });
+    redis = new Redis('redis://127.0.0.1:6379');
+  });
+  afterAll(async () => {
+    await redis?.quit();
+    await h?.close();
+  });
+
+  const messageOf = (c: { json?: unknown }) => String((c.json as { message?: string }).message);
+  const agentGot = (pattern: RegExp, timeoutMs?: number) =>
+    until(() => chatCalls(h).find((c) => pattern.test(messageOf(c))), `agent call matching ${pattern}`, timeoutMs);
+  const answered = (dm: string, threadTs: string, pattern: RegExp, timeoutMs?: number) =>
+    until(
+      () => h.slack.posted((c) => c.params.channel === dm && c.params.thread_ts === threadTs && pattern.test(c.params.text ?? '')).length > 0,
+      `answer matching ${pattern} in ${dm}`,
+      timeoutMs,
+    );
+  /** Opens the assistant and waits until the bridge has the thread (its prompts are set). */
+  const open = async (dm: string, user: string = W.user, contextChannel: string = W.general) => {
+    const started = h.slack.assistantThreadStarted({ user, dm, contextChannel });
+    await h.to.event(started.event);
+    await h.slack.waitForCall('assistant.threads.setSuggestedPrompts', (c) => c.params.thread_ts === started.threadTs);
+    return started.threadTs;
+  };
+  const ask = (dm: string, threadTs: string, text: string, user: string = W.user, files?: Record<string, unknown>[]) =>
+    h.to.event(h.slack.assistantMessage({ user, dm, threadTs, text, ...(files ? { files } : {}) }).message);
+  const readsOf = (dm: string) => h.slack.callsOf('conversations.replies', (c) => c.params.channel === dm);
+
+  it("answers several people's assistant threads at agent speed under Slack's one-read-a-minute limit, without reading them back", async () => {
+    const people = [W.user, W.admin, W.owner];
+    const dms = ['D0MEMA001', 'D0MEMA002', 'D0MEMA003'];
+    const threads = [];
+    for (const [i, dm] of dms.entries()) threads.push(await open(dm, people[i]));
+    h.slack.limitReads({ windowMs: 60_000, pageSize: 15 });
+    try {
+      const t0 = Date.now();
+      for (const [i, dm] of dms.entries()) await ask(dm, threads[i]!, `question ${i + 1} about the rollout`, people[i]);
+      // Before: the first read took the minute's one read; the others waited 60 and 120 s.
+      for (const [i, dm] of dms.entries()) await answered(dm, threads[i]!, new RegExp(`question ${i + 1}`), 10_000);
+      const firstRound = Date.now() - t0;
+      for (const [i, dm] of dms.entries()) await ask(dm, threads[i]!, `and a follow-up ${i + 1}?`, people[i]);
+      for (const [i, dm] of dms.entries()) await answered(dm, threads[i]!, new RegExp(`follow-up ${i + 1}`), 10_000);
+      // The follow-up still has the thread's memory: the question and the agent's answer.
+      const follow = await agentGot(/and a follow-up 2\?/);
+      expect(messageOf(follow)).toContain('Ada Admin: question 2 about the rollout');
+      expect(messageOf(follow)).toMatch(/agent \(bot\): \[Demo Helper\] You said:.*question 2 about the rollout/);
+      expect(messageOf(follow)).not.toMatch(/question [13]/);
+      for (const dm of dms) expect(readsOf(dm)).toEqual([]);
+      expect(firstRound).toBeLessThan(10_000);
+    } finally {
+      h.slack.limitReads(undefined);
+    }
+  });
+
+  it('answers with the turns it recorded when Slack rate-limits reading a thread it has no whole record of', async () => {
+    const dm = 'D0MEMA004';
+    const threadTs = await open(dm);
+    await ask(dm, threadTs, 'first words here');
+    await answered(dm, threadTs, /first words here/);
+    // A thread whose record does not go back to its start (kept before there was a record).
+    await redis.hdel(`${h.prefix}:chat:slack:assistant:${dm}:${threadTs}`, 'log');
+    h.slack.fail('conversations.replies', { error: 'ratelimited', retryAfterSeconds: 60 });
+    try {
+      await ask(dm, threadTs, 'second words here');
+      // Before: the message waited out the minute and read the thread again.
+      const call = await agentGot(/second words here/, 10_000);
+      expect(messageOf(call)).toContain('Uma User: first words here');
+      expect(messageOf(call)).toMatch(/agent \(bot\): \[Demo Helper\] You said:.*first words here/);
+      expect(readsOf(dm).map((c) => c.status)).toEqual([429]);
+    } finally {
+      h.slack.state.faults.delete('conversations.replies');
+    }
+  });
+
+  it("tells the agent only the people's and the agent's words, with the new speaker named", async () => {
+    const dm = 'D0MEMB001';
+    const threadTs = await open(dm);
+    const image = h.slack.files.add({ name: 'diagram.png', mimetype: 'image/png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47]) });
+    await ask(dm, threadTs, 'what is in this picture?', W.user, [image]);
+    await answered(dm, threadTs, /what is in this picture/);
+    // The bridge's own notice is in the thread, but it is not the agent's answer.
+    expect(h.slack.posted((c) => c.params.channel === dm && /Not sent to the agent: diagram\.png/.test(c.params.text ?? ''))).toHaveLength(1);
+    await ask(dm, threadTs, 'and what colour is it?');
+    const call = await agentGot(/and what colour is it\?/);
+    const lines = messageOf(call).split('\n');
+    expect(lines[0]).toBe('Earlier messages in this thread:');
+    expect(lines[1]).toBe('Uma User: what is in this picture?');
+    expect(lines[2]).toMatch(/^agent \(bot\): \[Demo Helper\]/);
+    expect(messageOf(call)).not.toContain('Not sent to the agent');
+    // Slack's root (the thread's title, written as the user) is not a turn.
+    expect(messageOf(call)).not.toContain('Chats from');
+    expect(messageOf(call)).toContain('\n\nNew message from Uma User:\nand what colour is it?');
+  });
+
+});
