@@ -5,7 +5,9 @@ import type { FirstDelivery } from '../../src/ingress/seen-ledger.js';
 import type { Logger } from '../../src/logger.js';
 import { DEFAULT_SUGGESTED_PROMPTS, type SuggestedPromptStore } from '../../src/prompts/suggested-prompts.js';
 import type { AssistantThreads } from './assistant-threads.js';
-import { slackErrorCode } from './errors.js';
+import { slackErrorCode, toPlatformError } from './errors.js';
+import { ASSISTANT_ROOT_SUBTYPE, readThread, turnsOf, type BotIds } from './thread-transcript.js';
+import type { WebClient } from '@slack/web-api';
 import type { createMessageHandler } from './message-listener.js';
 
 export interface AssistantDeps {
@@ -32,6 +34,27 @@ const TITLE_CHARS = 60;
  */
 export function registerAssistant(app: App, deps: AssistantDeps): void {
   const { logger } = deps;
+
+  /**
+   * A thread whose start the bridge never saw (it was down, its record expired, or Slack sent
+   * no event): Slack roots every assistant thread in a message of subtype
+   * `assistant_app_thread`, so one read of the thread tells, and its earlier messages become
+   * the thread's record. Remembered either way, so a thread is read at most once. When Slack
+   * does not answer (a 429 under the one-read-a-minute limit), this message is a plain DM
+   * thread message and the next one asks again.
+   */
+  const recognise = async (client: WebClient, dm: string, threadTs: string, ts: string, own: BotIds): Promise<'assistant' | 'plain' | undefined> => {
+    try {
+      const read = await readThread(client, dm, threadTs, ts, 1);
+      const isAssistant = read.root?.subtype === ASSISTANT_ROOT_SUBTYPE;
+      await deps.threads.recognise(dm, threadTs, isAssistant, { turns: turnsOf(read.earlier, own), complete: read.complete });
+      if (isAssistant) logger.info({ channel: dm }, 'an assistant thread whose start the bridge did not see: recognised from its root message');
+      return isAssistant ? 'assistant' : 'plain';
+    } catch (err) {
+      logger.warn({ channel: dm, code: toPlatformError('conversations.replies', err).code }, 'could not read the DM thread to tell whether it is an assistant thread');
+      return undefined;
+    }
+  };
 
   /**
    * Prompts of the binding that will answer (the context channel's when it is bound, else the
@@ -87,7 +110,7 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
         const thread = event.assistant_thread;
         await deps.threads.setContextChannel(thread.channel_id, thread.thread_ts, str(thread.context?.channel_id));
       },
-      userMessage: async ({ body, message, setTitle }) => {
+      userMessage: async ({ body, message, context, client, setTitle }) => {
         const m = message as unknown as Record<string, unknown>;
         const dm = str(m.channel);
         const threadTs = str(m.thread_ts);
@@ -96,7 +119,9 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
         // Bolt hands over every threaded DM message; only a thread Slack started as an
         // assistant thread gets the assistant treatment. A reply in an ordinary DM thread is
         // an ordinary DM message (reactions, its own text).
-        if ((await deps.threads.kind(dm, threadTs).catch(() => 'assistant' as const)) !== 'assistant') {
+        const own = { userId: context.botUserId, botId: context.botId };
+        const kind = (await deps.threads.kind(dm, threadTs).catch(() => 'assistant' as const)) ?? (await recognise(client, dm, threadTs, ts, own));
+        if (kind !== 'assistant') {
           await deps.handleMessage(body);
           return;
         }

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
+import { REPLY_EVENT_TYPE } from '../../adapters/slack/posted-chunks.js';
 import { chatCalls, startSlackBridge, until, W, type SlackHarness } from './harness.js';
 
 /**
@@ -7,7 +8,8 @@ import { chatCalls, startSlackBridge, until, W, type SlackHarness } from './harn
  * the Slack emulator (whose assistant-thread root is the user's `assistant_app_thread` message,
  * as Slack documents it): the transcript comes from the bridge's own record, not from a
  * `conversations.replies` read per message (one a minute per workspace for apps outside the
- * Marketplace); the transcript holds only the people's and the agent's words.
+ * Marketplace); a thread whose start the bridge missed is still recognised; the transcript
+ * holds only the people's and the agent's words.
  */
 describe('Slack assistant thread memory', () => {
   let h: SlackHarness;
@@ -105,6 +107,64 @@ describe('Slack assistant thread memory', () => {
     // Slack's root (the thread's title, written as the user) is not a turn.
     expect(messageOf(call)).not.toContain('Chats from');
     expect(messageOf(call)).toContain('\n\nNew message from Uma User:\nand what colour is it?');
+  });
+
+  it('recognises an assistant thread whose start it never saw, from its root, reading it once', async () => {
+    const dm = 'D0MEMC001';
+    // The bridge was down when the user opened the assistant: the event never arrives. The
+    // thread also has an earlier exchange the bridge no longer remembers, with a notice of its own.
+    const started = h.slack.assistantThreadStarted({ user: W.user, dm, contextChannel: W.general });
+    const threadTs = started.threadTs;
+    const bot = h.slack.identity;
+    const earlierTs = [h.slack.state.nextTs(), h.slack.state.nextTs(), h.slack.state.nextTs()];
+    h.slack.state.addMessage({ ts: earlierTs[0]!, channel: dm, thread_ts: threadTs, user: W.user, text: 'what does the cache key include?', reactions: new Map() });
+    h.slack.state.addMessage({
+      ts: earlierTs[1]!,
+      channel: dm,
+      thread_ts: threadTs,
+      user: bot.botUserId,
+      bot_id: bot.botId,
+      text: 'The tenant and the locale.',
+      metadata: { event_type: REPLY_EVENT_TYPE, event_payload: { message_id: earlierTs[0]!, chunk: 0 } },
+      reactions: new Map(),
+    });
+    h.slack.state.addMessage({ ts: earlierTs[2]!, channel: dm, thread_ts: threadTs, user: bot.botUserId, bot_id: bot.botId, text: 'Not sent to the agent: cat.png (only text files are sent).', reactions: new Map() });
+
+    const first = h.slack.assistantMessage({ user: W.user, dm, threadTs, text: 'and the region?' });
+    await h.to.event(first.message);
+    await answered(dm, threadTs, /and the region/);
+    // The assistant's status line, not a DM's :eyes:, and the thread gets its title.
+    expect(h.slack.callsOf('assistant.threads.setStatus', (c) => c.params.thread_ts === threadTs && c.params.status === 'is thinking…')).toHaveLength(1);
+    expect(h.slack.callsOf('reactions.add', (c) => c.params.channel === dm)).toEqual([]);
+    const title = await h.slack.waitForCall('assistant.threads.setTitle', (c) => c.params.thread_ts === threadTs);
+    expect(title.params.title).toBe('and the region?');
+    const call = await agentGot(/and the region\?/);
+    expect(messageOf(call)).toBe(
+      'Earlier messages in this thread:\nUma User: what does the cache key include?\nagent (bot): The tenant and the locale.\n\nNew message from Uma User:\nand the region?',
+    );
+
+    await ask(dm, threadTs, 'and the currency?');
+    const second = await agentGot(/and the currency\?/);
+    expect(messageOf(second)).toContain('Uma User: and the region?');
+    expect(messageOf(second)).toMatch(/agent \(bot\): \[Demo Helper\] You said:.*and the region\?/);
+    // One read told the thread apart; its record answered from then on.
+    expect(readsOf(dm)).toHaveLength(1);
+  });
+
+  it('keeps a reply in an ordinary DM thread an ordinary DM message, reading that thread once', async () => {
+    const dm = 'D0MEMD001';
+    const root = h.slack.userMessage({ channel: dm, user: W.user, text: 'a note to self', channelType: 'im' });
+    await h.to.event(root.message);
+    await until(() => h.slack.posted((c) => c.params.channel === dm && /a note to self/.test(c.params.text ?? '')).length > 0, 'the DM answer');
+    const reply = h.slack.userMessage({ channel: dm, user: W.user, text: 'more in the thread', threadTs: root.ts, channelType: 'im' });
+    await h.to.event(reply.message);
+    await until(() => h.slack.posted((c) => c.params.channel === dm && /more in the thread/.test(c.params.text ?? '')).length > 0, 'the thread answer');
+    expect(h.slack.callsOf('reactions.add', (c) => c.params.timestamp === reply.ts)).toHaveLength(1);
+    expect(h.slack.callsOf('assistant.threads.setStatus', (c) => c.params.channel_id === dm)).toEqual([]);
+    const again = h.slack.userMessage({ channel: dm, user: W.user, text: 'and again', threadTs: root.ts, channelType: 'im' });
+    await h.to.event(again.message);
+    await until(() => h.slack.posted((c) => c.params.channel === dm && /and again/.test(c.params.text ?? '')).length > 0, 'the second thread answer');
+    expect(readsOf(dm)).toHaveLength(1);
   });
 
 });
