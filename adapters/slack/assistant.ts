@@ -6,6 +6,7 @@ import type { Logger } from '../../src/logger.js';
 import { DEFAULT_SUGGESTED_PROMPTS, type SuggestedPromptStore } from '../../src/prompts/suggested-prompts.js';
 import type { AssistantThreads } from './assistant-threads.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
+import { slackTextToPlain } from './slack-text.js';
 import { ASSISTANT_ROOT_SUBTYPE, readThread, turnsOf, type BotIds } from './thread-transcript.js';
 import type { WebClient } from '@slack/web-api';
 import type { createMessageHandler } from './message-listener.js';
@@ -24,6 +25,16 @@ export interface AssistantDeps {
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 /** Longest thread title set from the first message. */
 const TITLE_CHARS = 60;
+
+/**
+ * The first message as a thread title: what the user sees (no `<url|label>` markup), on one
+ * line, cut at a grapheme boundary (a cut inside an emoji's surrogate pair turned 😀… into 🐦).
+ */
+export function titleOf(text: string, botUserId?: string): string {
+  const flat = slackTextToPlain(text, botUserId).replace(/\s+/g, ' ').trim();
+  const graphemes = [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(flat)].map((g) => g.segment);
+  return graphemes.length > TITLE_CHARS ? `${graphemes.slice(0, TITLE_CHARS - 1).join('').trimEnd()}…` : flat;
+}
 
 /**
  * Slack's AI app surface (Bolt's `Assistant`, needs a paid plan and `assistant_view` in the
@@ -143,11 +154,9 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
             .addTurns(dm, threadTs, [{ ts, user, text: text ?? '' }])
             .catch((err: unknown) => logger.warn({ err: String(err) }, 'could not record the message in the assistant thread record'));
         }
-        if (text && (await deps.threads.claimTitle(dm, threadTs).catch(() => false))) {
-          const flat = text.replace(/\s+/g, ' ').trim();
-          await setTitle(flat.length > TITLE_CHARS ? `${flat.slice(0, TITLE_CHARS - 1)}…` : flat).catch((err: unknown) =>
-            logger.warn({ code: slackErrorCode(err) }, 'could not set the assistant thread title'),
-          );
+        const title = text ? titleOf(text, own.userId) : '';
+        if (title && (await deps.threads.claimTitle(dm, threadTs).catch(() => false))) {
+          await setTitle(title).catch((err: unknown) => logger.warn({ code: slackErrorCode(err) }, 'could not set the assistant thread title'));
         }
       },
     }),

@@ -9,7 +9,7 @@ import { chatCalls, startSlackBridge, until, W, type SlackHarness } from './harn
  * as Slack documents it): the transcript comes from the bridge's own record, not from a
  * `conversations.replies` read per message (one a minute per workspace for apps outside the
  * Marketplace); a thread whose start the bridge missed is still recognised; the transcript
- * holds only the people's and the agent's words.
+ * holds only the people's and the agent's words; the title is plain text cut whole.
  */
 describe('Slack assistant thread memory', () => {
   let h: SlackHarness;
@@ -165,6 +165,21 @@ describe('Slack assistant thread memory', () => {
     await h.to.event(again.message);
     await until(() => h.slack.posted((c) => c.params.channel === dm && /and again/.test(c.params.text ?? '')).length > 0, 'the second thread answer');
     expect(readsOf(dm)).toHaveLength(1);
+  });
+
+  it('titles the thread with the plain text of the first message, cut whole', async () => {
+    const links = 'D0MEME001';
+    const linksTs = await open(links);
+    await ask(links, linksTs, 'read <https://example.com/spec|the spec> &amp; <#C0GENERAL|general>');
+    const plain = await h.slack.waitForCall('assistant.threads.setTitle', (c) => c.params.thread_ts === linksTs);
+    expect(plain.params.title).toBe('read the spec (https://example.com/spec) & #general');
+
+    const emoji = 'D0MEME002';
+    const emojiTs = await open(emoji);
+    await ask(emoji, emojiTs, `${'a'.repeat(58)}😀 and the rest of a long question`);
+    const cut = await h.slack.waitForCall('assistant.threads.setTitle', (c) => c.params.thread_ts === emojiTs);
+    // Before: `slice` split the emoji's surrogate pair, and the form encoding made 🐦 of it.
+    expect(cut.params.title).toBe(`${'a'.repeat(58)}😀…`);
   });
 
 });
