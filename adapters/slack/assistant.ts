@@ -117,9 +117,17 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
           logger.warn({ code: slackErrorCode(err) }, 'could not set the suggested prompts');
         }
       },
-      threadContextChanged: async ({ event }) => {
+      threadContextChanged: async ({ event, body, context, setSuggestedPrompts }) => {
         const thread = event.assistant_thread;
-        await deps.threads.setContextChannel(thread.channel_id, thread.thread_ts, str(thread.context?.channel_id));
+        const contextChannel = str(thread.context?.channel_id);
+        await deps.threads.setContextChannel(thread.channel_id, thread.thread_ts, contextChannel);
+        // Another channel's instance answers from now on: suggest its prompts, not the old one's.
+        try {
+          const titles = await promptsFor(contextChannel, teamOf(body, context));
+          await setSuggestedPrompts({ prompts: titles.map((title) => ({ title, message: title })) });
+        } catch (err) {
+          logger.warn({ code: slackErrorCode(err) }, 'could not set the suggested prompts');
+        }
       },
       userMessage: async ({ body, message, context, client, setTitle }) => {
         const m = message as unknown as Record<string, unknown>;

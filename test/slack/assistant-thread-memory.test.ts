@@ -9,7 +9,8 @@ import { chatCalls, startSlackBridge, until, W, type SlackHarness } from './harn
  * as Slack documents it): the transcript comes from the bridge's own record, not from a
  * `conversations.replies` read per message (one a minute per workspace for apps outside the
  * Marketplace); a thread whose start the bridge missed is still recognised; the transcript
- * holds only the people's and the agent's words; the title is plain text cut whole.
+ * holds only the people's and the agent's words; the title is plain text cut whole; a
+ * context change brings the new channel's prompts.
  */
 describe('Slack assistant thread memory', () => {
   let h: SlackHarness;
@@ -182,4 +183,15 @@ describe('Slack assistant thread memory', () => {
     expect(cut.params.title).toBe(`${'a'.repeat(58)}😀…`);
   });
 
+  it("suggests the new channel's prompts when the user looks at another channel", async () => {
+    const poet = 'C0MEMPOET';
+    const bound = await h.to.command({ text: 'bind demo-poet', user: W.admin, channel: poet });
+    await h.slack.waitForCall('response_url', (c) => c.response.id === bound.responseUrlId);
+    await redis.hset(`${h.prefix}:chat:prompts`, `slack:${poet}`, JSON.stringify(['Write a haiku']));
+    const dm = 'D0MEMF001';
+    const threadTs = await open(dm);
+    await h.to.event(h.slack.assistantContextChanged({ user: W.user, dm, threadTs, contextChannel: poet }));
+    const calls = await h.slack.waitForCalls('assistant.threads.setSuggestedPrompts', (c) => c.params.thread_ts === threadTs, 2);
+    expect(JSON.parse(calls[1]!.params.prompts!)).toEqual([{ title: 'Write a haiku', message: 'Write a haiku' }]);
+  });
 });
