@@ -67,7 +67,8 @@ export function createAssistantThreads(redis: Redis, prefix: string, bounds: Tur
       if (fromStart) tx.hset(k, 'log', '1');
       if (channelId) tx.hset(k, 'channel', channelId);
       else tx.hdel(k, 'channel');
-      await tx.expire(k, TTL_SECONDS).exec();
+      // The turns live as long as the mark that says they are the whole thread.
+      await tx.expire(k, TTL_SECONDS).expire(turnsKey(dm, threadTs), TTL_SECONDS).exec();
     },
     async kind(dm, threadTs) {
       const [exists, plain] = (await redis.multi().exists(key(dm, threadTs)).hexists(key(dm, threadTs), 'plain').exec()) ?? [];

@@ -183,6 +183,26 @@ describe('Slack assistant thread memory', () => {
     expect(cut.params.title).toBe(`${'a'.repeat(58)}😀…`);
   });
 
+  it("keeps the thread's turns as long as the record that says they are the whole thread", async () => {
+    const dm = 'D0MEMF002';
+    const threadTs = await open(dm);
+    await ask(dm, threadTs, 'remember this');
+    await answered(dm, threadTs, /remember this/);
+    const record = `${h.prefix}:chat:slack:assistant:${dm}:${threadTs}`;
+    const turns = `${h.prefix}:chat:slack:assistant-turns:${dm}:${threadTs}`;
+    // Weeks later, only the context changes (the user looks at another channel).
+    await redis.expire(record, 100);
+    await redis.expire(turns, 100);
+    await h.to.event(h.slack.assistantContextChanged({ user: W.user, dm, threadTs, contextChannel: W.free }));
+    let ttls: number[] = [];
+    await until(() => {
+      void Promise.all([redis.ttl(record), redis.ttl(turns)]).then((t) => (ttls = t));
+      return ttls[0] !== undefined && ttls[0] > 100;
+    }, 'the record kept longer');
+    // Before: the record lived on and its turns expired, leaving a "whole" record with none.
+    expect(ttls[1]).toBeGreaterThan(100);
+  });
+
   it("suggests the new channel's prompts when the user looks at another channel", async () => {
     const poet = 'C0MEMPOET';
     const bound = await h.to.command({ text: 'bind demo-poet', user: W.admin, channel: poet });
