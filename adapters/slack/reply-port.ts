@@ -141,7 +141,12 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
       if (target.assistantThread) {
         await statusRefresher.stop(threadKey(target));
         const shown = statusShown.delete(threadKey(target));
-        return outcome === 'failed' || shown ? setAssistantStatus(client, logger, target, '') : undefined;
+        if (outcome === 'failed' || shown) await setAssistantStatus(client, logger, target, '');
+        // A failure gets the warning reaction on the user's message, as in a channel (reactions
+        // work in DMs): with the error policy `reaction` it is the user's only sign of it.
+        // Added after the status is cleared, so the thread never shows both.
+        if (outcome === 'failed' && gate.open()) await react(client, logger, gate, 'add', target, 'warning', 'already_reacted');
+        return;
       }
       if (gate.takeDown(reactionKey(target))) await removeWorkingReaction(client, logger, gate, target, reaction);
       if (outcome === 'failed' && gate.open()) await react(client, logger, gate, 'add', target, 'warning', 'already_reacted');
