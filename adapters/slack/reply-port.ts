@@ -21,6 +21,7 @@ import { createMultiWorkspaceReplyPort } from './multi-workspace-port.js';
 import { ReactionGate } from './reaction-gate.js';
 import { Refresher } from '../../src/core/refresher.js';
 import { PlatformError } from '../../src/core/errors.js';
+import { withTimeout } from '../../src/core/with-timeout.js';
 
 export interface SlackReplyPortOptions {
   /** A WebClient to use instead of one built from the config (tests). */
@@ -60,7 +61,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   // Assistant threads' own record of their exchange (adapters/slack/assistant-threads.ts).
   const threads = createAssistantThreads(deps.redis, `${bullPrefix(deps.config)}:chat`, deps.config.threadContext);
 
-  // Assistant threads whose status line this port set and no post has cleared yet (Slack
+  // Assistant threads whose status line this port set and no reply has cleared yet (Slack
   // clears it when the bot posts in the thread; a silent failure posts nothing).
   const statusShown = new Set<string>();
   const threadKey = (target: ReplyTarget) => `${target.channelId}:${target.threadId}`;
@@ -69,9 +70,38 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   const statusRefresher = new Refresher({ refreshMs: options.statusRefreshMs ?? 90_000, maxMs: deps.config.agent?.timeoutMs ?? 120_000 });
   const showThinking = (target: ReplyTarget) => setAssistantStatus(client, logger, target, 'is thinking…');
 
-  const post = async (target: ReplyTarget, text: string, what: string, metadata?: ReturnType<typeof replyMetadata>, blocks?: KnownBlock[]) => {
-    // The post clears the status: no refresh may set it again afterwards.
-    if (target.assistantThread) void statusRefresher.stop(threadKey(target));
+  // Slack clears the status on any post of the app in the thread, a notice too (files not sent,
+  // quota, busy): one posted while the agent still works would leave the user without it until
+  // the answer. It is set again on the next turn of the event loop, not at once: a notice that
+  // ends the work (a give-up) is followed by stopWorking within the same turn, which cancels it.
+  const restores = new Map<string, { timer?: NodeJS.Immediate; sent?: Promise<void> }>();
+  const restoreAfterNotice = (target: ReplyTarget) => {
+    const key = threadKey(target);
+    if (restores.has(key)) return;
+    const entry: { timer?: NodeJS.Immediate; sent?: Promise<void> } = {};
+    entry.timer = setImmediate(() => {
+      entry.timer = undefined;
+      if (!statusShown.has(key)) return void restores.delete(key);
+      entry.sent = showThinking(target).finally(() => restores.get(key) === entry && restores.delete(key));
+    });
+    restores.set(key, entry);
+  };
+  /** Cancels a restore not yet sent and waits (1 s at most) for one under way: a reply or a clear must not be overtaken by it. */
+  const settleRestore = async (key: string) => {
+    const entry = restores.get(key);
+    if (!entry) return;
+    restores.delete(key);
+    if (entry.timer) clearImmediate(entry.timer);
+    else if (entry.sent) await withTimeout(entry.sent, 1_000, () => undefined);
+  };
+
+  const post = async (target: ReplyTarget, text: string, what: 'reply' | 'notice', metadata?: ReturnType<typeof replyMetadata>, blocks?: KnownBlock[]) => {
+    const key = threadKey(target);
+    if (target.assistantThread && what === 'reply') {
+      // The reply clears the status for good: no refresh may set it again afterwards.
+      void statusRefresher.stop(key);
+      await settleRestore(key);
+    }
     try {
       const res = await client.chat.postMessage({
         channel: target.channelId,
@@ -83,7 +113,8 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
         unfurl_media: false,
         link_names: false,
       });
-      if (target.assistantThread) statusShown.delete(threadKey(target));
+      if (target.assistantThread && what === 'reply') statusShown.delete(key);
+      else if (target.assistantThread && statusShown.has(key)) restoreAfterNotice(target);
       return res.ts;
     } catch (err) {
       const e = toPlatformError('chat.postMessage', err);
@@ -139,7 +170,10 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
       // Slack clears the status line itself when the reply is posted; a failure, or an end with
       // nothing posted (errors set to silent), clears it here.
       if (target.assistantThread) {
+        // Synchronously first: a restore a give-up notice scheduled is cancelled before it runs.
+        const restored = settleRestore(threadKey(target));
         await statusRefresher.stop(threadKey(target));
+        await restored;
         const shown = statusShown.delete(threadKey(target));
         if (outcome === 'failed' || shown) await setAssistantStatus(client, logger, target, '');
         // A failure gets the warning reaction on the user's message, as in a channel (reactions

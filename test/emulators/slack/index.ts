@@ -140,6 +140,10 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
       state.readLimits = o ? { windowMs: o.windowMs, pageSize: o.pageSize ?? 15, lastCall: new Map() } : undefined;
     },
     hold: state.hold.bind(state),
+    /** Delays the calls `ms` picks (milliseconds before the method runs); undefined removes it. */
+    setLatency: (ms: ((method: string, params: Record<string, string>) => number) | undefined) => {
+      state.latency = ms;
+    },
     waitForHeld: state.waitForHeld.bind(state),
     releaseHeld: state.releaseAll.bind(state),
     /** The messages of a thread (parent first) as stored, metadata included. */

@@ -151,6 +151,8 @@ export class SlackState extends EventEmitter {
   readonly assistantStatuses = new Map<string, { status: string; setAt: number }>();
   /** How long Slack shows a status while nothing is posted: two minutes (docs of assistant.threads.setStatus). */
   assistantStatusExpiryMs = 120_000;
+  /** How long a call waits before Slack runs it (real Slack is not 1 ms away); none when unset. */
+  latency: ((method: string, params: Record<string, string>) => number) | undefined;
   private tsCounter = 0;
   private idCounter = 0;
 

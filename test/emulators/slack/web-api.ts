@@ -114,6 +114,9 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
     const readWait = readLimitWait(state, method);
     if (readWait !== undefined) return reply(method, 429, { ok: false, error: 'ratelimited' }, { 'Retry-After': String(readWait) });
 
+    // The network and Slack's own time, before the method runs (and, for a post, clears a status line).
+    const latency = state.latency?.(method, params) ?? 0;
+    if (latency > 0) await new Promise((r) => setTimeout(r, latency));
     const impl = extra[method] ?? METHODS[method];
     if (!impl) return reply(method, 200, { ok: false, error: 'unknown_method' });
     const needed = METHOD_SCOPES[method]?.(params);
