@@ -4,6 +4,7 @@ import type { BindingStore } from '../../src/bindings/types.js';
 import type { FirstDelivery } from '../../src/ingress/seen-ledger.js';
 import type { Logger } from '../../src/logger.js';
 import { DEFAULT_SUGGESTED_PROMPTS, type SuggestedPromptStore } from '../../src/prompts/suggested-prompts.js';
+import { asAssistantMessage } from './assistant-message.js';
 import type { AssistantThreads } from './assistant-threads.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
 import { slackTextToPlain } from './slack-text.js';
@@ -145,14 +146,7 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
           return;
         }
         const contextChannel = await deps.threads.contextChannel(dm, threadTs).catch(() => undefined);
-        const outcome = await deps.handleMessage(body, (msg) => ({
-          ...msg,
-          isDirect: true,
-          // The ingress tries this channel's binding, then the workspace's DM binding.
-          bindingChannelId: contextChannel ?? dmBindingChannel(msg.conversation.workspaceId),
-          forceThreadContext: true,
-          reply: { ...msg.reply, assistantThread: true },
-        }));
+        const outcome = await deps.handleMessage(body, (msg) => asAssistantMessage(msg, contextChannel));
         if (outcome?.status !== 'queued') return;
         const text = str(m.text);
         const user = str(m.user);

@@ -33,8 +33,18 @@ export interface IncomingMessage {
   messageId: string;
   /** The conversation: channel, or thread when the message is in one. */
   conversation: ConversationRef;
-  /** Channel whose binding applies (a thread's parent channel). */
+  /**
+   * Channel whose binding applies (a thread's parent channel): its instance answers, and the
+   * message counts against its quotas, pending cap and `/agent why`.
+   */
   bindingChannelId: string;
+  /**
+   * Another channel whose binding chooses the instance (and error policy, context) when it has
+   * one: a Slack assistant thread's context channel. Quotas, the pending cap and `/agent why`
+   * stay `bindingChannelId`'s (the DM's): a private chat must not spend, nor show up in, the
+   * channel the user happens to look at.
+   */
+  instanceChannelId?: string;
   userId: string;
   userName?: string;
   /** Text with the bot's own mention stripped. */

@@ -149,13 +149,21 @@ export function createIngress(options: IngressOptions): Ingress {
   const hasAccount = async (m: IncomingMessage) =>
     !options.accounts || Boolean(await options.accounts.forWorkspace(m.platform, m.conversation.workspaceId).catch(() => true));
 
-  /** The channel's binding; a direct message without one (an assistant thread's context channel) uses its workspace's DM binding. */
+  /**
+   * The binding that answers: the instance channel's (an assistant thread's context channel), else
+   * the message's own channel's; a direct message without one uses its workspace's DM binding.
+   */
   const lookupBinding = async (m: IncomingMessage) => {
-    const own = await options.bindings.get(m.platform, m.bindingChannelId);
+    const chooser = m.instanceChannelId ?? m.bindingChannelId;
+    const own = await options.bindings.get(m.platform, chooser);
     if (own || !m.isDirect) return own;
     const dm = dmBindingChannel(m.conversation.workspaceId);
-    return dm === m.bindingChannelId ? undefined : options.bindings.get(m.platform, dm);
+    return dm === chooser ? undefined : options.bindings.get(m.platform, dm);
   };
+
+  /** The quota overrides of the message's own channel (not those of the channel that chose the instance). */
+  const quotaOverrides = async (m: IncomingMessage, binding: Binding) =>
+    m.instanceChannelId === undefined ? binding.quota : (await options.bindings.get(m.platform, m.bindingChannelId).catch(() => undefined))?.quota;
 
   return {
     async handle(m, handleOptions: HandleOptions = {}) {
@@ -201,19 +209,20 @@ export function createIngress(options: IngressOptions): Ingress {
         return drop(m, 'no_account', tell ? noticesOf(m.platform).noAccount : undefined);
       }
 
-      if (options.quota && (options.quotasActive?.(binding) ?? true)) {
+      const overrides = options.quota ? await quotaOverrides(m, binding) : undefined;
+      if (options.quota && (options.quotasActive?.({ ...binding, quota: overrides }) ?? true)) {
         // A redelivery must not be charged twice.
         if (claimed ? !(await claimed()) : await options.seen.accepted(m.platform, m.messageId).catch(() => false)) {
           return { status: 'duplicate', jobId: jobIdFor(m.platform, m.messageId) };
         }
         const verdict = await options.quota
-          .consume({ platform: m.platform, channelId: m.bindingChannelId, userId: m.userId, overrides: binding.quota })
+          .consume({ platform: m.platform, channelId: m.bindingChannelId, userId: m.userId, overrides })
           .catch(() => ({ ok: true }) as const);
         if (!verdict.ok) {
           // One notice per user until the limit's window resets: a flood of refused messages
           // must not become a flood of public posts.
           const tell = await firstNotice(m, `quota-${verdict.scope}-${verdict.window}`, verdict.retryAfterMs / 1000);
-          return drop(m, 'over_quota', tell ? describeQuotaHit(verdict) : undefined);
+          return drop(m, 'over_quota', tell ? describeQuotaHit(verdict, { direct: m.isDirect }) : undefined);
         }
       }
 

@@ -25,10 +25,11 @@ export function formatWait(ms: number): string {
 
 /**
  * What the user reads when a quota refuses their message, e.g. "You've reached the limit of
- * 5 messages per minute in this channel. Try again in 42 seconds."
+ * 5 messages per minute in this channel. Try again in 42 seconds." In a direct message (whose
+ * "channel" quota is that of the workspace's DMs with the bot) it names direct messages.
  */
-export function describeQuotaHit(hit: Extract<QuotaResult, { ok: false }>): string {
+export function describeQuotaHit(hit: Extract<QuotaResult, { ok: false }>, where: { direct?: boolean } = {}): string {
   const what = `${plural(hit.limit, 'message')} per ${hit.window}`;
-  const limit = hit.scope === 'channel' ? `the limit of ${what} in this channel` : `your limit of ${what}`;
+  const limit = hit.scope === 'channel' ? `the limit of ${what} ${where.direct ? 'for direct messages' : 'in this channel'}` : `your limit of ${what}`;
   return `You've reached ${limit}. Try again in ${formatWait(hit.retryAfterMs)}.`;
 }

@@ -122,5 +122,9 @@ describe('quota messages', () => {
     expect(describeQuotaHit({ ok: false, scope: 'user', window: 'day', limit: 1, retryAfterMs: 3 * 3_600_000 })).toBe(
       "You've reached your limit of 1 message per day. Try again in 3 hours.",
     );
+    // A DM's "channel" is the workspace's DMs with the bot: no "in this channel" there.
+    expect(describeQuotaHit({ ok: false, scope: 'channel', window: 'minute', limit: 1, retryAfterMs: 20_000 }, { direct: true })).toBe(
+      "You've reached the limit of 1 message per minute for direct messages. Try again in 20 seconds.",
+    );
   });
 });
