@@ -233,8 +233,9 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       forgetAccount: ctx.forgetAccount,
     });
   }
+  const assistantThreads = createAssistantThreads(ctx.redis, storePrefix, ctx.config.threadContext);
   registerAssistant(app, {
-    threads: createAssistantThreads(ctx.redis, storePrefix, ctx.config.threadContext),
+    threads: assistantThreads,
     prompts: createSuggestedPromptStore({ redis: ctx.redis, prefix: storePrefix }),
     bindings: ctx.bindings,
     logger,
@@ -245,7 +246,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     feedback: ctx.feedback ?? createFeedbackStore({ redis: ctx.redis, prefix: storePrefix, maxEntries: ctx.config.feedbackMaxEntries }),
     logger,
   });
-  registerAskShortcut(app, { ...messageDeps, bindings: ctx.bindings, users });
+  registerAskShortcut(app, { ...messageDeps, bindings: ctx.bindings, users, threads: assistantThreads });
   registerSlashCommand(app, { commands: ctx.commands, logger, isAdmin, commandName: slack.command });
   registerCredentialModal(app, {
     commands: ctx.commands,

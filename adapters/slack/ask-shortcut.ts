@@ -4,6 +4,8 @@ import { dmBindingChannel } from '../../src/bindings/dm.js';
 import type { BindingStore } from '../../src/bindings/types.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import type { Logger } from '../../src/logger.js';
+import { asAssistantMessage } from './assistant-message.js';
+import type { AssistantThreads } from './assistant-threads.js';
 import { slackErrorCode } from './errors.js';
 import { installationKey } from './installations.js';
 import { cannotPostForShortcut, shortcutReach } from './shortcut-reach.js';
@@ -18,6 +20,8 @@ export const ASK_AGENT_CALLBACK_ID = 'ask_agent';
 export interface AskShortcutDeps extends MessageListenerDeps {
   bindings: BindingStore;
   users: UserDirectory;
+  /** Assistant threads: a message in one is answered as one typed there. */
+  threads?: Pick<AssistantThreads, 'isAssistantThread' | 'contextChannel'>;
   identity(): Promise<BotIdentity>;
   logger: Logger;
 }
@@ -43,9 +47,18 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
     if (!channel || !asker || !messageTs) return;
     const isDirect = channel.startsWith('D');
     const team = str(s.team?.id) ?? context.teamId;
+    const target = (s.message ?? {}) as Record<string, unknown>;
+    const threadTs = str(target.thread_ts) ?? messageTs;
+    // A message in an assistant thread is answered as one typed there: by the instance of the
+    // channel the user is looking at (the thread's context channel), with the status line.
+    const assistant = isDirect && deps.threads ? await deps.threads.isAssistantThread(channel, threadTs).catch(() => false) : false;
+    const contextChannel = assistant ? await deps.threads!.contextChannel(channel, threadTs).catch(() => undefined) : undefined;
     // A DM is answered by its workspace's DM binding (`dm:<team>`, falling back to the shared `dm`).
     const bindingChannelId = isDirect ? dmBindingChannel(team ?? 'unknown') : channel;
-    const bound = (await deps.bindings.get('slack', channel)) ?? (isDirect ? await deps.bindings.get('slack', bindingChannelId) : undefined);
+    const bound =
+      (contextChannel ? await deps.bindings.get('slack', contextChannel) : undefined) ??
+      (await deps.bindings.get('slack', channel)) ??
+      (isDirect ? await deps.bindings.get('slack', bindingChannelId) : undefined);
     if (!bound) {
       // The shortcut's response_url reaches the user in a channel the bot is not a member of,
       // where chat.postEphemeral fails with not_in_channel (an unbound channel often is one).
@@ -72,12 +85,10 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
       deps.multiWorkspace && context.botUserId
         ? { userId: context.botUserId, ...(context.teamId ? { teamId: context.teamId } : {}) }
         : await deps.identity();
-    const target = (s.message ?? {}) as Record<string, unknown>;
     const authorId = str(target.user);
     const author = str((target.user_profile as Record<string, unknown> | undefined)?.display_name) ??
       (authorId ? await deps.users.get(authorId).then((u) => u.name, () => authorId) : str(target.username) ?? 'someone');
     const askerName = str(s.user?.name);
-    const threadTs = str(target.thread_ts) ?? messageTs;
     const messageId = `${channel}:${messageTs}:ask:${asker}`;
     if (!(await deps.seen.first('slack', messageId))) {
       deps.logger.debug({ messageId }, 'Ask the agent: this user already asked about this message');
@@ -86,7 +97,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
 
     const body = slackTextToPlain(str(target.text) ?? '', identity.userId);
     const files = target.files;
-    const message: IncomingMessage = {
+    const asked: IncomingMessage = {
       platform: 'slack',
       messageId,
       conversation: { platform: 'slack', workspaceId: team ?? identity.teamId ?? 'unknown', channelId: channel, threadId: threadTs },
@@ -104,6 +115,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
       receivedAt: Date.now(),
       origin: 'shortcut',
     };
+    const message = assistant ? asAssistantMessage(asked, contextChannel) : asked;
     try {
       await handOver(deps, message, files);
     } catch (err) {

@@ -5,17 +5,20 @@ import { botMention, say, startSlackBridge, W, type SlackHarness } from './harne
  * An assistant thread is answered by the instance of the channel the user is looking at (its
  * context channel), but it is the user's private chat: it must not spend that channel's quota,
  * nor show up in that channel's `/agent why` (audit A, R9). Quotas and diagnostics are the DM's
- * own, as for a message typed in a DM with the bot.
+ * own, as for a message typed in a DM with the bot. "Ask the agent" on a message in the thread
+ * is answered as a message typed there: by the context channel's instance, with the status line (R14).
  */
 describe('assistant threads and the channel they are viewed from', () => {
   /** Bound to demo-helper; the workspace's DMs are bound to demo-helper too (BINDINGS `dm`). */
   const CHANNEL = 'C0VIEWED1';
+  /** Bound to demo-poet. */
+  const POET = 'C0VIEWED2';
   const ADMIN_DM = 'D0ADMIN09';
   let h: SlackHarness;
   beforeAll(async () => {
     h = await startSlackBridge({
       mode: 'http',
-      env: { BINDINGS: `slack:${CHANNEL}=demo-helper,slack:dm=demo-helper` },
+      env: { BINDINGS: `slack:${CHANNEL}=demo-helper,slack:${POET}=demo-poet,slack:dm=demo-helper` },
       agent: { reply: (id, m) => `${id} says: ${m}` },
     });
   });
@@ -62,5 +65,24 @@ describe('assistant threads and the channel they are viewed from', () => {
     expect((await postIn(CHANNEL, asked.ts, /status of the release/)).params.text).toMatch(/^demo-helper says:/);
 
     expect(await agent('why', ADMIN_DM)).toMatch(new RegExp(`${W.user}[^\\n]*quota`));
+    for (const where of [CHANNEL, ADMIN_DM]) expect(await agent('set quota channel-per-minute default', where)).toMatch(/channel-per-minute/);
+  }, 60_000);
+
+  it("answers \"Ask the agent\" on a message in the thread with the context channel's instance, in the thread, with the status line", async () => {
+    const dm = 'D0VIEWER2';
+    const threadTs = await openThread(dm, POET);
+    const typed = h.slack.assistantMessage({ user: W.user, dm, threadTs, text: 'a poem about autumn' });
+    await h.to.event(typed.message);
+    expect((await postIn(dm, threadTs, /a poem about autumn/)).params.text).toMatch(/^demo-poet says:/);
+    const statusesBefore = h.slack.callsOf('assistant.threads.setStatus', (c) => c.params.thread_ts === threadTs && c.params.status !== '').length;
+
+    await h.to.interaction(h.slack.messageShortcut({ user: W.user, channel: dm, messageTs: typed.ts, callbackId: 'ask_agent' }));
+    const answer = await postIn(dm, threadTs, /Message from Uma User/);
+    expect.soft(answer.params.text).toMatch(/^demo-poet says:/);
+    const asked = h.agent.chatCalls().filter((c) => c.message.includes('Message from Uma User') && c.message.includes('a poem about autumn'));
+    expect.soft(asked.map((c) => c.instanceId)).toEqual(['demo-poet']);
+    // The status line, as for a message typed in the thread, not a reaction.
+    expect.soft(h.slack.callsOf('assistant.threads.setStatus', (c) => c.params.thread_ts === threadTs && c.params.status !== '')).toHaveLength(statusesBefore + 1);
+    expect.soft(h.slack.callsOf('reactions.add', (c) => c.params.channel === dm)).toEqual([]);
   }, 60_000);
 });
