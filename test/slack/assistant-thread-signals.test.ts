@@ -73,7 +73,8 @@ describe('assistant thread signals', () => {
   it('keeps "is thinking…" up after a notice about another message of the thread (too long) until the answer', async () => {
     const dm = 'D0SIGNAL2';
     const threadTs = await openThread(dm);
-    h.agent.setDelay(3_000, { endpoint: 'chat' });
+    // Long enough that the answer comes well after the watch, even on a busy machine.
+    h.agent.setDelay(5_000, { endpoint: 'chat' });
     await h.to.event(h.slack.assistantMessage({ user: W.user, dm, threadTs, text: 'a slow question' }).message);
     await thinking(dm, threadTs);
     await h.to.event(h.slack.assistantMessage({ user: W.user, dm, threadTs, text: 'x'.repeat(MAX_CHARS + 1) }).message);
@@ -88,9 +89,9 @@ describe('assistant thread signals', () => {
   it('keeps "is thinking…" up after the files notice lands behind it (Slack is not 1 ms away) until the answer', async () => {
     const dm = 'D0SIGNAL3';
     const threadTs = await openThread(dm);
-    h.agent.setDelay(4_000, { endpoint: 'chat' });
-    // The notice's post takes a second: the worker's status is set before it lands.
-    h.slack.setLatency((method, params) => (method === 'chat.postMessage' && /^Not sent/.test(params.text ?? '') ? 1_000 : 0));
+    h.agent.setDelay(6_000, { endpoint: 'chat' });
+    // The notice's post takes two seconds: the worker's status is set before it lands.
+    h.slack.setLatency((method, params) => (method === 'chat.postMessage' && /^Not sent/.test(params.text ?? '') ? 2_000 : 0));
     const image = h.slack.files.add({ name: 'cat.png', mimetype: 'image/png', content: Buffer.from([0x89, 0x50, 0x4e, 0x47]) });
     await h.to.event(h.slack.assistantMessage({ user: W.user, dm, threadTs, text: 'what is in this picture?', files: [image] }).message);
     const shown = await thinking(dm, threadTs);
