@@ -21,7 +21,7 @@ export interface AskShortcutDeps extends MessageListenerDeps {
   bindings: BindingStore;
   users: UserDirectory;
   /** Assistant threads: a message in one is answered as one typed there. */
-  threads?: Pick<AssistantThreads, 'isAssistantThread' | 'contextChannel'>;
+  threads?: Pick<AssistantThreads, 'kind' | 'contextChannel'>;
   identity(): Promise<BotIdentity>;
   logger: Logger;
 }
@@ -51,7 +51,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
     const threadTs = str(target.thread_ts) ?? messageTs;
     // A message in an assistant thread is answered as one typed there: by the instance of the
     // channel the user is looking at (the thread's context channel), with the status line.
-    const assistant = isDirect && deps.threads ? await deps.threads.isAssistantThread(channel, threadTs).catch(() => false) : false;
+    const assistant = isDirect && deps.threads ? (await deps.threads.kind(channel, threadTs).catch(() => undefined)) === 'assistant' : false;
     const contextChannel = assistant ? await deps.threads!.contextChannel(channel, threadTs).catch(() => undefined) : undefined;
     // A DM is answered by its workspace's DM binding (`dm:<team>`, falling back to the shared `dm`).
     const bindingChannelId = isDirect ? dmBindingChannel(team ?? 'unknown') : channel;
