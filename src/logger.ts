@@ -32,7 +32,7 @@ export class SecretRegistry {
     this.pattern ??= new RegExp(
       [...this.values.keys()]
         .sort((a, b) => b.length - a.length)
-        .map((v) => v.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .map(markdownTolerant)
         .join('|'),
       'g',
     );
@@ -40,7 +40,17 @@ export class SecretRegistry {
   }
 }
 
-/** The raw value and the forms it takes inside a JSON string or a URL. */
+/**
+ * A secret as a pattern that also matches it with Markdown's backslash before any punctuation
+ * (`sk\_live\-…`): models often escape `_` in what they quote, and a renderer or a chat client
+ * shows the text without the backslashes, so the escaped form is the secret to a reader.
+ */
+function markdownTolerant(value: string): string {
+  return [...value].map((ch) => (/[\p{L}\p{N}]/u.test(ch) ? escapeRegExp(ch) : `\\\\?${escapeRegExp(ch)}`)).join('');
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
 /** The forms a secret takes in text: the one scrubbing rule of the bridge (src/core/scrub.ts). */
 const forms = (value: string): string[] => secretForms([value]);
 

@@ -273,6 +273,9 @@ export class MessageProcessor {
       log.warn({ ...errorFields(err), chars: text.length }, 'could not render the answer as Markdown; posting it as plain text');
       chunks = port.render(escapeMarkdown(text));
     }
+    // A renderer decodes what the answer's redaction could not see: `&#45;` entities and
+    // backslash escapes rebuild a secret the agent quoted in that form.
+    chunks = chunks.map((c) => this.redact(c));
     // An answer that renders to nothing (blank, invisible characters, only link definitions) still gets a word.
     if (!chunks.some((c) => isVisible(c))) chunks = port.render('_(The agent sent an empty reply.)_');
     if (!cut && chunks.length <= max) return chunks;

@@ -21,4 +21,11 @@ describe('logger redaction', () => {
     logger.info('credential-canary-42 released');
     expect(logs.lines.at(-1)).toContain('credential-canary-42 released');
   });
+
+  it('also finds a secret quoted with Markdown backslash escapes (a chat client shows it unescaped)', () => {
+    const registry = new SecretRegistry();
+    registry.add('sk_live-canary.42');
+    expect(registry.redact('key sk\\_live\\-canary\\.42, raw sk_live-canary.42, other sk_live')).toBe('key [REDACTED], raw [REDACTED], other sk_live');
+  });
 });
+

@@ -14,11 +14,16 @@ const ANSWERS: Record<string, string> = {
   defs: '[ref]: https://example.com/docs',
   invisible: '\u200B\u200C\u200D\u2060\uFEFF',
 };
+/** The agent's API key as a model might quote it: Markdown-escaped, or with HTML entities. */
+const escapedKey = (key: string) => `key: ${key.replace(/[^A-Za-z0-9]/g, '\\$&')} or ${key.replace(/-/g, '&#45;').replace(/^./, (c) => `&#${c.charCodeAt(0)};`)}`;
 
 describe('Slack: answers the renderer chokes on are still posted', () => {
   let h: SlackHarness;
   beforeAll(async () => {
-    h = await startSlackBridge({ mode: 'http', agent: { reply: (_id, m) => ANSWERS[m.trim().split(' ').at(-1)!] ?? `echo: ${m}` } });
+    h = await startSlackBridge({
+      mode: 'http',
+      agent: { reply: (_id, m) => (m.endsWith('escaped') ? escapedKey(h.agent.apiKey) : (ANSWERS[m.trim().split(' ').at(-1)!] ?? `echo: ${m}`)) },
+    });
   });
   afterAll(async () => {
     await h?.close();
@@ -46,5 +51,12 @@ describe('Slack: answers the renderer chokes on are still posted', () => {
   it('only link definitions, or only invisible characters: the empty-reply note, not nothing', async () => {
     expect(await answerTo('defs')).toEqual([expect.stringMatching(/The agent sent an empty reply/)]);
     expect(await answerTo('invisible')).toEqual([expect.stringMatching(/The agent sent an empty reply/)]);
+  });
+
+  it('a secret the agent quotes escaped (backslashes, entities) is redacted as the rendered post shows it', async () => {
+    const posts = await answerTo('escaped');
+    expect(posts).toHaveLength(1);
+    expect(posts[0]).not.toContain(h.agent.apiKey);
+    expect(posts[0]).toBe('key: [REDACTED] or [REDACTED]');
   });
 });
