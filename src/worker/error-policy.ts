@@ -12,6 +12,13 @@ export type Decision =
   /** Stop: tell the user (per the binding's error policy) and move on. */
   | { action: 'give-up' };
 
+/**
+ * Longest a platform's 429 holds one reply (and its conversation behind it). Slack and Discord
+ * ask for seconds; a Retry-After of a day (a misbehaving proxy) must not park a thread that
+ * long. The agent's own is bounded where it is read (MAX_RETRY_AFTER_MS, an hour).
+ */
+export const PLATFORM_MAX_RETRY_AFTER_MS = 5 * 60_000;
+
 /** A message may be rate limited this many times its attempts before the bridge gives up. */
 export const RATE_LIMIT_BUDGET = 4;
 
@@ -37,7 +44,8 @@ export function decide(error: unknown, attemptsSoFar: number, policy: RetryPolic
     const delayMs = Math.max(error.retryAfterMs ?? 1000, 50);
     // The agent's 429 pauses every job (they all call the same service); a platform's 429
     // only concerns this reply.
-    return error.source === 'agent' ? { action: 'rate-limit', delayMs } : { action: 'retry', delayMs, counts: false };
+    if (error.source === 'agent') return { action: 'rate-limit', delayMs };
+    return { action: 'retry', delayMs: Math.min(delayMs, PLATFORM_MAX_RETRY_AFTER_MS), counts: false };
   }
   if (!error.retryable) return { action: 'give-up' };
   if (attemptsSoFar + 1 >= policy.attempts) return { action: 'give-up' };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { explainFailure } from '../../src/agent-api/problem-words.js';
 import { AgentApiError, PlatformError } from '../../src/core/errors.js';
-import { backoffDelay, decide, RATE_LIMIT_BUDGET } from '../../src/worker/error-policy.js';
+import { backoffDelay, decide, PLATFORM_MAX_RETRY_AFTER_MS, RATE_LIMIT_BUDGET } from '../../src/worker/error-policy.js';
 
 
 const policy = { attempts: 5, baseDelayMs: 1000, random: () => 0.5 };
@@ -34,6 +34,9 @@ describe('error policy: one place maps errors to queue behaviour', () => {
     expect(decide(agent429, 0, policy)).toEqual({ action: 'rate-limit', delayMs: 7000 });
     const slack429 = new PlatformError('slack', 'rate_limited', 'ratelimited', { retryAfterMs: 3000 });
     expect(decide(slack429, 0, policy)).toEqual({ action: 'retry', delayMs: 3000, counts: false });
+    // A day's Retry-After from a platform (a misbehaving proxy) holds the thread 5 minutes at most.
+    const dayLong = new PlatformError('slack', 'rate_limited', 'ratelimited', { retryAfterMs: 86_400_000 });
+    expect(decide(dayLong, 0, policy)).toEqual({ action: 'retry', delayMs: PLATFORM_MAX_RETRY_AFTER_MS, counts: false });
     expect(decide(agent429, 0, policy, policy.attempts * RATE_LIMIT_BUDGET - 1)).toEqual({ action: 'give-up' });
   });
 
