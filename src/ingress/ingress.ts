@@ -200,7 +200,8 @@ export function createIngress(options: IngressOptions): Ingress {
       if (!addressed) return drop(m, 'not_addressed');
 
       const text = m.text.trim();
-      if (!text) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : noticesOf(m.platform).empty);
+      // Only spaces and invisible format characters (zero-width space, word joiner) ask nothing.
+      if (!/[^\s\p{Cf}]/u.test(text)) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : noticesOf(m.platform).empty);
       if (text.length > options.maxMessageChars) return drop(m, 'too_long', notices.tooLong(text.length, options.maxMessageChars));
 
       // Per-workspace accounts: a workspace whose admin has not run `setup` has no one to bill.

@@ -201,6 +201,12 @@ describe('core pipeline: ingress → queue → worker → agent → reply port',
 });
 
 describe('ingress decisions', () => {
+  it('takes a message of only invisible characters (zero-width space, word joiner) as empty: no agent call', async () => {
+    p = await startPipeline({});
+    await expect(p.bridge.ingress.handle(webMessage('\u200B\u200B\u2060 \uFEFF'))).resolves.toEqual({ status: 'dropped', reason: 'empty' });
+    expect(p.agent.chatCalls()).toHaveLength(0);
+  });
+
   it('drops what is not for the bot, and explains what needs explaining', async () => {
     p = await startPipeline({ MAX_MESSAGE_CHARS: '50' });
     const h = p.bridge.ingress;
