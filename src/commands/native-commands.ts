@@ -40,7 +40,10 @@ export function createNativeCommands(deps: NativeCommandDeps, audit: AuditWriter
       const saved = await deps.prompts.set(caller.platform, caller.channelId, titles);
       await audit(caller, { action: 'set', outcome: 'ok', detail: `prompts=${saved.length}` });
       if (saved.length === 0) return reply(true, 'Suggested prompts', ['The assistant suggests its default prompts again for this channel.']);
-      return reply(true, 'Suggested prompts', ['The assistant suggests these when a thread starts from this channel:', ...saved.map((t) => `• ${t}`)]);
+      // Slack shows at most four: say so rather than drop the rest unseen.
+      const given = value.split('|').filter((t) => t.trim()).length;
+      const dropped = given > saved.length ? [`Only the first ${MAX_SUGGESTED_PROMPTS} are kept; Slack shows at most ${MAX_SUGGESTED_PROMPTS}.`] : [];
+      return reply(true, 'Suggested prompts', ['The assistant suggests these when a thread starts from this channel:', ...saved.map((t) => `• ${t}`), ...dropped]);
     },
 
     /**
