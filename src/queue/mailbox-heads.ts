@@ -55,7 +55,7 @@ export function toHead(messageId: string, record: Array<string | null>, queued?:
       posted: Number(posted ?? 0),
       attempts: Number(attempts ?? 0),
       limited: Number(limited ?? 0),
-      started: started === '1',
+      started: Number(started ?? 0) || 0,
       posting: posting == null ? undefined : Number(posting),
       agentMessageId: agentMessageId ?? undefined,
       gaveUp: gaveUp ?? undefined,

@@ -47,8 +47,12 @@ export interface MessageProgress {
   attempts: number;
   /** Times the message met a rate limit (agent or platform). */
   limited: number;
-  /** An agent call started and has not failed: with no `reply`, the worker died during it. */
-  started: boolean;
+  /**
+   * Agent calls started that recorded neither an answer nor an error: with no `reply`, the
+   * worker died during each (or, marked by the read that returned the message, just before
+   * the call). 0 when none.
+   */
+  started: number;
   /** The chunk whose post was under way when last recorded (it may have reached the platform). */
   posting?: number;
   /** The agent service's ID of the reply (`messageId` of `POST /chat`), for feedback. */

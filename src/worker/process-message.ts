@@ -47,6 +47,12 @@ function isVisible(chunk: string): boolean {
   return /[^\s\p{Cf}]/u.test(chunk);
 }
 
+/**
+ * Under at-least-once, the calls of one message a worker may die during: after the second, the
+ * message is not called a third time (the user reads that the answer was lost).
+ */
+export const MAX_CRASHED_CALLS = 2;
+
 /** `posting` when no post is under way (an earlier one was refused). */
 const NOTHING_UNDER_WAY = -1;
 
@@ -69,8 +75,9 @@ export interface MessageProcessorOptions {
   threadContext: { maxMessages: number; maxChars: number };
   /**
    * What a message whose agent call started but never recorded an answer (the worker died
-   * during the call) gets: called again (`at-least-once`, may bill twice) or a notice that
-   * the answer was lost (`at-most-once`). @defaultValue 'at-least-once'
+   * during the call) gets: called again once (`at-least-once`: at most two such calls billed;
+   * after a second crash during its call, the notice) or a notice that the answer was lost
+   * (`at-most-once`). @defaultValue 'at-least-once'
    */
   callGuarantee?: 'at-least-once' | 'at-most-once';
   /** Most chunks one reply is posted as; a longer one is cut, ending with a note. @defaultValue 10 */
@@ -135,6 +142,16 @@ export class MessageProcessor {
   }
 
   /**
+   * How many calls of a message may end with the worker dying during them (started, and no
+   * answer nor error recorded) before it is given up with the "answer lost" notice instead of
+   * being called again: 1 under at-most-once, 2 under at-least-once (a crash loop, an OOM killer
+   * or a liveness probe, bills at most two calls per message).
+   */
+  private get crashedCallsAllowed(): number {
+    return this.options.callGuarantee === 'at-most-once' ? 1 : MAX_CRASHED_CALLS;
+  }
+
+  /**
    * Whether the worker should read each head with `startCall` (Mailbox.acquire): the read then
    * is the fenced "call started" write. Not under at-most-once, where that mark means "never
    * call again" and so must be written only once nothing stands between it and the call.
@@ -168,12 +185,12 @@ export class MessageProcessor {
     let first = progress.posted;
     let recordedAt: number | undefined;
     let agentMs: number | undefined;
-    const earlierAttempt = progress.started || progress.reply !== undefined || progress.attempts > 0 || progress.limited > 0;
+    const earlierAttempt = progress.started > 0 || progress.reply !== undefined || progress.attempts > 0 || progress.limited > 0;
     const indicator = new WorkingIndicator(port, m.reply, this.options.workingIndicatorDelayMs ?? 0, scope, earlierAttempt);
     if (reply === undefined) {
-      if (progress.started && this.options.callGuarantee === 'at-most-once') {
-        // The call was made (maybe billed) and its answer died with the worker: never call twice.
-        return this.answerLost(m, port, scope);
+      if (progress.started >= this.crashedCallsAllowed) {
+        // Calls were made (maybe billed) and their answers died with the worker: no more of them.
+        return this.answerLost(m, port, scope, progress.started);
       }
       const agent = this.options.accounts ? await this.options.accounts.forWorkspace(m.platform, m.workspaceId) : this.options.agent;
       // Its account was removed after the message was queued: nobody to bill, so no call.
@@ -192,7 +209,8 @@ export class MessageProcessor {
         return this.onError(m, port, progress, err, scope, indicator);
       }
       const fencedByRead = callFencedUntil !== undefined && performance.now() < callFencedUntil && !fence.abandoned?.();
-      if (!fencedByRead && !(await scope.record({ started: 1 }))) return (indicator.settle(), this.lost(scope.log()));
+      // The count this call makes (the read that marked it wrote the same).
+      if (!fencedByRead && !(await scope.record({ started: progress.started + 1 }))) return (indicator.settle(), this.lost(scope.log()));
       const started = performance.now();
       try {
         ({ response: reply, messageId: agentMessageId } = await agent.chat(m.instanceId, prompt));
@@ -284,19 +302,26 @@ export class MessageProcessor {
     return [...chunks.slice(0, max - 1), note];
   }
 
-  /** At-most-once: the worker died during the call; tell the user, record it as a failure. */
-  private async answerLost(m: ChatMessage, port: ReplyPort, scope: MessageScope): Promise<StepResult> {
+  /**
+   * The worker died during the call as often as the guarantee allows (`crashes` times: once
+   * under at-most-once, twice under at-least-once); tell the user, record it as a failure.
+   */
+  private async answerLost(m: ChatMessage, port: ReplyPort, scope: MessageScope, crashes: number): Promise<StepResult> {
     const ref = newReference();
     const notice = `${answerLostNotice} (ref ${ref})`;
     // Fenced, and what a worker resuming after a crash from here on says again (resumeGiveUp).
     if (!(await scope.record({ gaveUp: JSON.stringify({ ref, notice } satisfies GaveUp) }))) return this.lost(scope.log());
-    this.options.logger.warn({ ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId }, 'answer lost in a restart; not calling the agent again (at-most-once)');
+    const guarantee = this.options.callGuarantee ?? 'at-least-once';
+    this.options.logger.warn(
+      { ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId, crashes, guarantee },
+      'answer lost in a restart; not calling the agent again',
+    );
     await this.options.failures.record({
       ref,
       platform: m.platform,
       conversationId: m.conversationId,
       instanceId: m.instanceId,
-      reason: 'answer lost: the worker stopped during the agent call (AGENT_CALL_GUARANTEE=at-most-once)',
+      reason: `answer lost: the worker stopped during the agent call ${crashes === 1 ? 'once' : `${crashes} times`} (AGENT_CALL_GUARANTEE=${guarantee})`,
       at: Date.now(),
     });
     await port
@@ -339,8 +364,10 @@ export class MessageProcessor {
       return this.giveUp(m, port, err, indicator, scope);
     }
     const counted = decision.action === 'retry' && decision.counts;
-    // The failed call is over, so the retry calls again whatever the guarantee ('started' cleared).
-    const fields: ProgressFields = counted ? { attempts: progress.attempts + 1, started: '' } : { limited: progress.limited + 1, started: '' };
+    // The failed call is over, so the retry calls again whatever the guarantee: its own "started"
+    // mark is taken back, and only the calls the worker died during before it stay counted.
+    const started = progress.started || '';
+    const fields: ProgressFields = counted ? { attempts: progress.attempts + 1, started } : { limited: progress.limited + 1, started };
     // The platform answered "no" to the post (a 429, a refusal): it stored nothing, so the retry
     // posts without first reading the thread back for it.
     if (err instanceof BridgeError && err.source !== 'agent' && REFUSED_POST.has(err.kind)) fields.posting = NOTHING_UNDER_WAY;

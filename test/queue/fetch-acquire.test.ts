@@ -82,7 +82,7 @@ describe('the fetch that acquires', () => {
     startWorker(fetchAcquire, seen);
     await until(() => seen.length === 1, '1 job(s) processed');
     const { taken } = seen[0]!;
-    expect(taken).toMatchObject({ status: 'ok', head: { messageId, message: { messageId, text: expect.any(String) }, progress: { started: false, posted: 0 } } });
+    expect(taken).toMatchObject({ status: 'ok', head: { messageId, message: { messageId, text: expect.any(String) }, progress: { started: 0, posted: 0 } } });
     // Fenced until half the renewed lock has passed, counted from before the fetch was sent.
     const head = taken!.status === 'ok' ? taken!.head! : undefined;
     expect(head!.callFencedUntil).toBeGreaterThan(seen[0]!.at);
@@ -94,6 +94,17 @@ describe('the fetch that acquires', () => {
     // BullMQ's own half did its work: the job completes as usual.
     await until(async () => (await queue.getJobState(jobId)) === 'completed', 'the job completed');
     expect((await queue.getJob(jobId))!.returnvalue).toBe('done');
+  });
+
+  it('counts the start on top of those of earlier workers that died during the call: the head shows the count from before', async () => {
+    const { messageId } = await queued('web:local:again');
+    await redis.hset(mailbox.keys.messages('web:local:again'), `${messageId}:started`, '1');
+    const fetchAcquire = new FetchAcquire({ mailbox, lockMs: LOCK_MS });
+    const seen: Seen[] = [];
+    startWorker(fetchAcquire, seen);
+    await until(() => seen.length === 1, '1 job(s) processed');
+    expect(seen[0]!.taken).toMatchObject({ status: 'ok', head: { messageId, progress: { started: 1 } } });
+    expect(await redis.hget(mailbox.keys.messages('web:local:again'), `${messageId}:started`)).toBe('2');
   });
 
   it('acquires for the next job too when BullMQ fetches it as the previous one completes', async () => {

@@ -23,7 +23,7 @@ describe('acquire and advance starting the call (startCall)', () => {
     const before = performance.now();
     const got = await mailbox.acquire(m.conversationId, fence, { startCall: true });
     if (got.status !== 'ok' || !got.head) throw new Error(`not acquired: ${got.status}`);
-    expect(got.head.progress.started).toBe(false);
+    expect(got.head.progress.started).toBe(0);
     expect(await started(m)).toBe('1');
     expect(await redis.pttl(mailbox.keys.jobLock('job-1'))).toBeGreaterThan(25_000);
     expect(await redis.sismember(mailbox.keys.stalled, 'job-1')).toBe(0);
@@ -58,6 +58,33 @@ describe('acquire and advance starting the call (startCall)', () => {
     const got = await mailbox.acquire(m.conversationId, fence, { startCall: true });
     expect(got.status === 'ok' && got.head?.callFencedUntil).toBeUndefined();
     expect(await started(m)).toBeNull();
+  });
+
+  it('counts the starts of a call that recorded no answer: each start adds one, and the head shows the count from before it', async () => {
+    const [a, b] = [message(), message()];
+    for (const m of [a, b]) await mailbox.push(m);
+    // Each worker that dies during the call leaves its start behind; the next owner's read adds its own.
+    for (const [i, token] of ['first', 'second', 'third'].entries()) {
+      const fence = { ...(await locked('job-1', token)), lockDurationMs: 30_000 };
+      const got = await mailbox.acquire(a.conversationId, fence, { startCall: true });
+      expect(got.status === 'ok' && got.head?.progress.started).toBe(i);
+      expect(await started(a)).toBe(String(i + 1));
+    }
+    // A call answered with an error takes its own start back (the worker records the count from before it).
+    const fence = { ...(await locked('job-1', 'fourth')), lockDurationMs: 30_000 };
+    const got = await mailbox.acquire(a.conversationId, fence, { startCall: true });
+    expect(got.status === 'ok' && got.head?.progress.started).toBe(3);
+    expect(await mailbox.record(a.conversationId, a.messageId, fence, { attempts: 1, started: 3 })).toBe(true);
+    // An answer ends the counting (a head with a reply is not started), and advance forgets it.
+    expect(await mailbox.record(a.conversationId, a.messageId, fence, { reply: 'at last', posting: 0 })).toBe(true);
+    const again = await mailbox.acquire(a.conversationId, fence, { startCall: true });
+    expect(again.status === 'ok' && again.head?.progress).toMatchObject({ started: 3, reply: 'at last' });
+    expect(await started(a)).toBe('3');
+    // advance too: the next head starts from nothing, the finished one's count is gone.
+    const next = await mailbox.advance(a.conversationId, fence, { messageId: a.messageId, message: a }, { startCall: true });
+    expect(next !== 'lost' && next?.progress.started).toBe(0);
+    expect(await started(b)).toBe('1');
+    expect(await started(a)).toBeNull();
   });
 
   it("advance starts the next message's call, and only reads it without startCall", async () => {
@@ -135,11 +162,11 @@ describe('record', () => {
     expect(await mailbox.record(m.conversationId, m.messageId, fence, { reply: 'the answer', agentMessageId: 'a-1', posting: 0 }, { answered: true })).toBe(true);
     expect(await mailbox.isAnswered(m.conversationId)).toBe(true);
     const head = await mailbox.acquire(m.conversationId, fence);
-    expect(head.status === 'ok' && head.head?.progress).toEqual({ reply: 'the answer', posted: 0, attempts: 0, limited: 0, started: true, posting: 0, agentMessageId: 'a-1' });
+    expect(head.status === 'ok' && head.head?.progress).toEqual({ reply: 'the answer', posted: 0, attempts: 0, limited: 0, started: 1, posting: 0, agentMessageId: 'a-1' });
     // '' deletes a field.
     await mailbox.record(m.conversationId, m.messageId, fence, { started: '' });
     const after = await mailbox.acquire(m.conversationId, fence);
-    expect(after.status === 'ok' && after.head?.progress.started).toBe(false);
+    expect(after.status === 'ok' && after.head?.progress.started).toBe(0);
   });
 
   it('refuses a stale token, an expired lock, and a finished message', async () => {

@@ -76,3 +76,68 @@ describe('AGENT_CALL_GUARANTEE, an agent call that times out after it was sent',
     expect(posts[0]!.text).toMatch(/^The agent didn't answer in time\. Please try again\. \(ref [A-Z2-9]{6}\)$/);
   }, 30_000);
 });
+
+describe('AGENT_CALL_GUARANTEE=at-least-once, a worker that keeps dying during the call (audit R4)', () => {
+  /** What the agent does with each call of the message, in order; calls past the list are answered. */
+  type Step = 'crash' | 'fail';
+
+  /**
+   * One message; its worker process is SIGKILLed during each call planned as `crash` (the
+   * emulator holds the call until then) and a new worker started; a `fail` call is answered
+   * with a 503 (the worker retries it). Ends once the message has a post and a later message
+   * of the conversation was answered (so it is finished for good); resolves with the message's
+   * agent calls and posts.
+   */
+  async function crashLoop(steps: Step[]) {
+    const pl = await startIngress();
+    const env = workerEnvFor(pl, { RETRY_BASE_DELAY_MS: '10' });
+    let worker = await spawnWorker(env);
+    children.push(worker);
+    const m = webMessage(`crash loop ${steps.join(',')}`);
+    const calls = () => pl.agent.chatCalls().filter((c) => c.message === m.text).length;
+    const posted = () => pl.sink.posts.some((x) => x.messageId === m.messageId && (x.kind === 'chunk' || x.kind === 'notice'));
+    let crashes = 0;
+    for (const [k, step] of steps.entries()) {
+      if (step === 'crash') pl.agent.hangNext(1, { endpoint: 'chat' });
+      else pl.agent.failNext(1, { status: 503, body: { error: 'unavailable' } }, { endpoint: 'chat' });
+      if (k === 0) await pl.bridge.ingress.handle(m);
+      await until(() => calls() > k || posted(), 20_000);
+      if (calls() <= k) break;
+      if (step === 'crash') {
+        await kill9(worker);
+        crashes++;
+        worker = await spawnWorker(env);
+        children.push(worker);
+      }
+    }
+    await pl.sink.waitFor(() => posted(), 25_000);
+    const billed = calls();
+    // A hang planned for a call that never came must not hold up the next message.
+    pl.agent.reset();
+    const after = webMessage('and the next one');
+    await pl.bridge.ingress.handle(after);
+    await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === after.messageId), 20_000);
+    return { pl, crashes, calls: billed + calls(), posts: pl.sink.posts.filter((x) => x.messageId === m.messageId) };
+  }
+
+  it('three crashes planned: called twice, then the user reads that the answer was lost, with a reference in the failure log', async () => {
+    const { pl, crashes, calls, posts } = await crashLoop(['crash', 'crash', 'crash']);
+    // Before: 4 calls (one per crash, and the one answered) and the answer posted.
+    expect({ crashes, calls }).toEqual({ crashes: 2, calls: 2 });
+    expect(posts.map((x) => x.kind)).toEqual(['notice']);
+    expect(posts[0]!.text).toMatch(/^The answer was lost when the bridge restarted; please ask again\. \(ref [A-Z2-9]{6}\)$/);
+    const ref = /ref ([A-Z2-9]{6})/.exec(posts[0]!.text)![1];
+    expect((await pl.bridge.queueInfo.recentFailures(5)).map((f) => f.ref)).toContain(ref);
+  }, 120_000);
+
+  it('a call the agent answered with an error is not a crash: crash, 503, then answered (3 calls, the answer posted)', async () => {
+    const { crashes, calls, posts } = await crashLoop(['crash', 'fail']);
+    expect({ crashes, calls }).toEqual({ crashes: 1, calls: 3 });
+    expect(posts.map((x) => x.kind)).toEqual(['chunk']);
+  }, 90_000);
+});
+
+async function until(condition: () => boolean, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+}

@@ -253,7 +253,7 @@ describe('a read that started the call (startCall)', () => {
     const fence = withLock(await t.lockFor(jobIdFor('web', m.messageId), 'w'), 30_000);
     const head = await readHead(t, fence);
     expect(head.callFencedUntil).toBeUndefined();
-    expect(head.progress.started).toBe(false);
+    expect(head.progress.started).toBe(0);
     expect(await t.pl.bridge.redis.hget(t.mailbox.keys.messages(conversationOf('c1')), `${m.messageId}:started`)).toBeNull();
   });
 });
@@ -274,7 +274,7 @@ describe('AGENT_CALL_GUARANTEE=at-most-once', () => {
     expect(await running).toEqual({ outcome: 'lost' });
 
     const head = t.ready(await t.acquire(conversation, b));
-    expect(head.progress.started).toBe(true);
+    expect(head.progress.started).toBe(1);
     expect(await t.processor.process(head, b)).toEqual({ outcome: 'gave_up' });
     const next = await t.mailbox.advance(conversation, b, head);
     expect(await t.processor.process(t.ready(next), b)).toEqual({ outcome: 'replied' });
@@ -296,8 +296,57 @@ describe('AGENT_CALL_GUARANTEE=at-most-once', () => {
     const first = await t.processor.process(t.ready(await t.acquire(conversationOf('c1'), fence)), fence);
     expect(first.outcome).toBe('retry');
     const head = t.ready(await t.acquire(conversationOf('c1'), fence));
-    expect(head.progress).toMatchObject({ started: false, attempts: 1 });
+    expect(head.progress).toMatchObject({ started: 0, attempts: 1 });
     expect(await t.processor.process(head, fence)).toEqual({ outcome: 'replied' });
     expect(t.pl.agent.chatCalls()).toHaveLength(2);
+  });
+});
+
+describe('AGENT_CALL_GUARANTEE=at-least-once: at most two calls lost to crashes', () => {
+  it('a call answered with an error takes back only its own start: crash, 503, crash, and the next read gives up with the notice (3 calls)', async () => {
+    const t = await setup();
+    const m = webMessage('unlucky', { channelId: 'c1' });
+    await t.pl.bridge.ingress.handle(m);
+    const jobId = jobIdFor('web', m.messageId);
+    /** A worker with a fresh lock reads the head as chat-worker does (the read starts the call). */
+    const read = async (token: string) => {
+      const fence: Fence = { ...(await t.lockFor(jobId, token)), lockDurationMs: 30_000 };
+      const r = await t.mailbox.acquire(conversationOf('c1'), fence, { startCall: t.processor.startsCallOnRead });
+      return { fence, head: t.ready(r.status === 'ok' ? r.head : r.status) };
+    };
+    /** The worker dies during the call: its answer is never recorded (another worker holds the job). */
+    const crashDuringCall = async (token: string, calls: number) => {
+      const { fence, head } = await read(token);
+      t.pl.agent.hangNext(1, { endpoint: 'chat' });
+      const running = t.processor.process(head, fence);
+      await t.pl.agent.waitForCalls(calls, (c) => c.endpoint === 'chat');
+      await t.lockFor(jobId, `${token}-taken-over`);
+      t.pl.agent.releaseHanging();
+      expect(await running).toEqual({ outcome: 'lost' });
+      return head.progress.started;
+    };
+
+    expect(await crashDuringCall('a', 1)).toBe(0);
+    const b = await read('b');
+    expect(b.head.progress.started).toBe(1);
+    t.pl.agent.failNext(1, { status: 503 }, { endpoint: 'chat' });
+    expect((await t.processor.process(b.head, b.fence)).outcome).toBe('retry');
+    // The 503 is not a crash, and the crash before it still counts.
+    expect(await crashDuringCall('c', 3)).toBe(1);
+    const d = await read('d');
+    expect(d.head.progress).toMatchObject({ started: 2, attempts: 1 });
+    expect(await t.processor.process(d.head, d.fence)).toEqual({ outcome: 'gave_up' });
+
+    expect(t.pl.agent.chatCalls()).toHaveLength(3);
+    const notice = t.pl.sink.posts.find((x) => x.kind === 'notice' && x.messageId === m.messageId);
+    expect(notice?.text).toMatch(/^The answer was lost when the bridge restarted; please ask again\. \(ref [A-Z2-9]{6}\)$/);
+    const ref = /ref ([A-Z2-9]{6})/.exec(notice!.text)![1];
+    const failure = (await t.failures.recent(5)).find((f) => f.ref === ref);
+    expect(failure?.reason).toBe('answer lost: the worker stopped during the agent call 2 times (AGENT_CALL_GUARANTEE=at-least-once)');
+    // A worker resuming it after this says the notice again and never calls.
+    const e = await read('e');
+    expect(await t.processor.process(e.head, e.fence)).toEqual({ outcome: 'gave_up' });
+    expect(t.pl.agent.chatCalls()).toHaveLength(3);
+    expect(t.posted).toHaveLength(0);
   });
 });

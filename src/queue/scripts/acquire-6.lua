@@ -25,10 +25,11 @@
                                they were before this call; queued = the conversation's
                                unfinished messages, the head included
 
-  Starting the call (ARGV[5] > 0, fenced): a head with no recorded reply is marked `started` and
-  the job's lock is renewed as BullMQ's extendLock does, in this same round trip. The worker
-  that calls the agent soon after needs no "call started" write of its own: no other worker can
-  hold the lock before the renewed one lapses (see Mailbox.acquire).
+  Starting the call (ARGV[5] > 0, fenced): a head with no recorded reply has its `started` count
+  raised by one (`record` shows the count from before) and the job's lock is renewed as BullMQ's
+  extendLock does, in this same round trip. The worker that calls the agent soon after needs no
+  "call started" write of its own: no other worker can hold the lock before the renewed one
+  lapses (see Mailbox.acquire).
 ]]
 local rcall = redis.call
 --- @include "head-record"

@@ -6,7 +6,9 @@
   startCall: when the caller starts the call (a lock token and a lock duration given), marks a
   head with a stored message, no reply and no give-up mark as `started` and renews the job's lock as BullMQ's
   extendLock does (the lock, then the job out of the stalled set), all in the caller's round trip;
-  not when lockFresh (BullMQ locked the job in this same script).
+  not when lockFresh (BullMQ locked the job in this same script). `started` counts the calls
+  started that recorded neither an answer nor an error (the worker died during them): each mark
+  adds one, and the head returned shows the count from before it.
 ]]
 local function readHead(messagesKey, head)
   local h = head .. ':'
@@ -16,7 +18,7 @@ end
 
 local function startCall(messagesKey, lockKey, stalledKey, head, record, token, jobId, lockMs, lockFresh)
   if token == '' or tonumber(lockMs) <= 0 or not record[1] or record[2] or record[9] then return end
-  rcall('HSET', messagesKey, head .. ':started', '1')
+  rcall('HINCRBY', messagesKey, head .. ':started', 1)
   if lockFresh then return end
   rcall('SET', lockKey, token, 'PX', lockMs)
   rcall('SREM', stalledKey, jobId)
