@@ -11,7 +11,9 @@ import { startWorker, type WorkerProcess } from './support/workers.js';
 /**
  * Worker processes SIGKILLed again and again while 300 messages in 30 conversations flow:
  * every message answered exactly once, in order per conversation, and the agent asked again
- * only for messages whose call was in flight when a worker died.
+ * only for messages whose call was in flight when a worker died; a message whose worker died
+ * during two of its calls is not asked a third time (at-least-once's bound): the user reads that
+ * its answer was lost, in its place.
  */
 const CONVERSATIONS = 30;
 const PER_CONVERSATION = 10;
@@ -30,7 +32,7 @@ afterAll(async () => {
 });
 
 describe('worker processes killed with SIGKILL during traffic', () => {
-  it(`${CONVERSATIONS * PER_CONVERSATION} messages, ${KILLS} kills: each answered once, in order, re-asked only when in flight`, async () => {
+  it(`${CONVERSATIONS * PER_CONVERSATION} messages, ${KILLS} kills: each answered once, in order, re-asked only when in flight, at most twice`, async () => {
     p = await startPipeline({ ROLE: 'ingress', LOG_LEVEL: 'warn' });
     const pl = p;
     redis = new Redis(SHARED_REDIS);
@@ -107,7 +109,8 @@ describe('worker processes killed with SIGKILL during traffic', () => {
     await sleep(3_500);
     await until(async () => (await pl.bridge.queue.counts()).active === 0, 'queue idle', 10_000).catch(() => undefined);
 
-    const result = ledger.evaluate(pl.sink.posts.filter((x) => x.kind === 'chunk').map((x) => x.messageId));
+    // An "answer lost" notice takes its message's place in the conversation.
+    const result = ledger.evaluate(pl.sink.posts.filter((x) => x.kind === 'chunk' || x.kind === 'notice').map((x) => x.messageId));
     const notices = pl.sink.posts.filter((x) => x.kind === 'notice');
     const calls = pl.agent.chatCalls();
     const callsPer = new Map<string, number>();
@@ -126,6 +129,13 @@ describe('worker processes killed with SIGKILL during traffic', () => {
       const allowed = 1 + kills.filter((k) => k.inFlight.includes(id)).length;
       if (n > allowed) unexplained.push(`${id}: ${n} calls, allowed ${allowed}`);
     }
+    const callsHistogram: Record<number, number> = {};
+    for (const n of callsPer.values()) callsHistogram[n] = (callsHistogram[n] ?? 0) + 1;
+    // A notice only for a message called twice, each time in flight at a kill (never for a call
+    // marked started and not made).
+    const unexplainedNotices = notices
+      .filter((x) => !/^The answer was lost when the bridge restarted; please ask again\. \(ref [A-Z2-9]{6}\)$/.test(x.text) || callsPer.get(x.messageId) !== 2 || kills.filter((k) => k.inFlight.includes(x.messageId)).length < 2)
+      .map((x) => `${x.messageId}: ${callsPer.get(x.messageId) ?? 0} calls, ${x.text.slice(0, 60)}`);
     figures('sigkill', {
       messages: total,
       conversations: CONVERSATIONS,
@@ -139,7 +149,8 @@ describe('worker processes killed with SIGKILL during traffic', () => {
       killsBetweenPostAndRecord: postWindows.size,
       unexplainedDuplicates: unexplainedDuplicates.length,
       outOfOrder: result.outOfOrder,
-      notices: notices.length,
+      answerLost: notices.length,
+      callsPerMessage: callsHistogram,
       unexplainedRecalls: unexplained.length,
       ms: Date.now() - started,
       examples: result.examples,
@@ -147,7 +158,9 @@ describe('worker processes killed with SIGKILL during traffic', () => {
 
     expect(kills).toHaveLength(KILLS);
     expect(inFlightTotal).toBeGreaterThan(0);
-    expect(notices).toEqual([]);
+    expect(unexplainedNotices).toEqual([]);
+    // At-least-once's bound: no message was called more than twice, however often it was in flight at a kill.
+    expect(Math.max(...callsPer.values())).toBeLessThanOrEqual(2);
     expect(result).toMatchObject({ lost: 0, outOfOrder: 0, unknown: 0 });
     // A second reply only where a kill fell between the platform accepting it and its record.
     expect(unexplainedDuplicates).toEqual([]);
