@@ -124,7 +124,7 @@ describe('acquire', () => {
     if (r.status !== 'ok') return;
     expect(r.head?.messageId).toBe(m.messageId);
     expect(r.head?.message).toEqual(m);
-    expect(r.head?.progress).toEqual({ reply: undefined, posted: 0, attempts: 0, limited: 0, started: false, posting: undefined, agentMessageId: undefined });
+    expect(r.head?.progress).toEqual({ reply: undefined, posted: 0, attempts: 0, limited: 0, started: 0, posting: undefined, agentMessageId: undefined });
     expect(await redis.get(mailbox.keys.lease(m.conversationId))).toBe('job-1');
   });
 
