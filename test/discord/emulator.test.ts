@@ -58,6 +58,50 @@ describe('Discord emulator protocol', () => {
     b.ws.close();
   });
 
+  it('keeps a session resumable from a new connection after a 4xxx close, ends it on 1000, expires it after the window', async () => {
+    emu = await startDiscordEmulator({ resumeWindowMs: 300 });
+    const general = emu.world.channels.general;
+    const identify = async () => {
+      const p = new Peer(emu!.wsUrl);
+      await p.next((x) => x.op === 10, 'HELLO');
+      p.send({ op: 2, d: { token: emu!.token, intents: GUILDS_AND_MESSAGES, properties: {} } });
+      return { peer: p, ready: await p.next((x) => x.t === 'READY', 'READY') };
+    };
+    const closed = async (p: Peer, code: number) => {
+      p.ws.close(code);
+      for (let i = 0; i < 100 && p.closeCode === undefined; i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    const resume = async (sessionId: string, seq: number) => {
+      const p = new Peer(emu!.wsUrl);
+      await p.next((x) => x.op === 10, 'HELLO');
+      p.send({ op: 6, d: { token: emu!.token, session_id: sessionId, seq } });
+      return { peer: p, answer: await p.next((x) => x.t === 'RESUMED' || x.op === 9, 'RESUMED or INVALID_SESSION') };
+    };
+
+    // A process restarting: it closes with a 4xxx code, a second session of the same shard starts,
+    // and the old one, resumed on another connection, replays what came meanwhile.
+    const first = await identify();
+    await closed(first.peer, 4200);
+    const missed = emu.sendMessage({ author: emu.world.users.bob, channel: general, content: 'while restarting' });
+    const second = await identify();
+    const both = emu.sendMessage({ author: emu.world.users.bob, channel: general, content: 'after the new session' });
+    await second.peer.next((x) => x.t === 'MESSAGE_CREATE' && x.d.id === both.id, 'live MESSAGE_CREATE on the new session');
+    expect(emu.sessionIds(0)).toEqual([first.ready.d.session_id, second.ready.d.session_id]);
+    const back = await resume(first.ready.d.session_id, 2);
+    expect(back.answer.t).toBe('RESUMED');
+    expect(back.peer.received.filter((x) => x.t === 'MESSAGE_CREATE').map((x) => x.d.id)).toEqual([missed.id, both.id]);
+
+    // Closed with 1000: over, as on Discord.
+    await closed(back.peer, 1000);
+    expect((await resume(first.ready.d.session_id, 2)).answer).toMatchObject({ op: 9, d: false });
+    // Dropped and not resumed within the window: expired.
+    emu.dropConnection();
+    await new Promise((r) => setTimeout(r, 400));
+    expect((await resume(second.ready.d.session_id, 2)).answer).toMatchObject({ op: 9, d: false });
+    expect((await resume('no-such-session', 0)).answer).toMatchObject({ op: 9, d: false });
+    expect(emu.gatewayStats.refusedResumes).toBe(3);
+  });
+
   it('closes with 4014 when the Message Content intent is not allowed, and 4004 for a bad token', async () => {
     emu = await startDiscordEmulator({ allowMessageContent: false });
     const a = new Peer(emu.wsUrl);

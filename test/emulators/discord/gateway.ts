@@ -6,6 +6,13 @@
  * shard is `(guild_id >> 22) % count` for its own count (Discord does not check that the sessions
  * of one bot agree on the count), DMs to shard 0; each session's READY lists only its guilds.
  * Each accepted IDENTIFY uses one session start (`onIdentify`).
+ *
+ * Sessions live as on Discord: a shard may have several (a new process IDENTIFYing while the
+ * session of the one before is still resumable), each receiving its shard's events. A session
+ * whose connection dropped (no close frame, or a close code other than 1000/1001) buffers its
+ * events and can be RESUMEd, from any new connection, for `resumeWindowMs`; one the client closed
+ * with 1000 or 1001 is over. A RESUME of a session that is over, expired or unknown gets op 9
+ * with `d: false`, so the client must IDENTIFY.
  */
 import type { Server } from 'node:http';
 import { WebSocketServer, WebSocket } from 'ws';
@@ -16,11 +23,15 @@ export const OP = { Dispatch: 0, Heartbeat: 1, Identify: 2, Resume: 6, Reconnect
 export const INTENTS = { Guilds: 1 << 0, GuildMessages: 1 << 9, DirectMessages: 1 << 12, MessageContent: 1 << 15 };
 /** How many events a session keeps for RESUME. */
 const REPLAY_BUFFER = 1000;
+/** Close codes that end a session (Discord: a normal close cannot be resumed). */
+const ENDING_CLOSES = new Set([1000, 1001]);
 
 export interface GatewayOptions {
   token: string;
   allowMessageContent: boolean;
   heartbeatIntervalMs: number;
+  /** How long a session without a connection stays resumable. */
+  resumeWindowMs: number;
   /** An IDENTIFY was accepted: it counts against the daily session-start limit. */
   onIdentify?: () => void;
 }
@@ -32,6 +43,8 @@ interface Session {
   seq: number;
   intents: number;
   socket?: WebSocket;
+  /** When its last connection went away (for the resume window). */
+  disconnectedAt?: number;
   buffer: Array<{ s: number; t: string; d: Json }>;
 }
 
@@ -45,8 +58,10 @@ export interface GatewayStats {
   dispatched: Array<{ t: string; s: number; session: string; shard: number; sent: boolean }>;
   /** Every accepted IDENTIFY: which shard, when (ms), for identify-concurrency checks. */
   identifyLog: Array<{ shard: number; shardCount: number; at: number }>;
-  /** Every accepted RESUME, by shard. */
-  resumeLog: Array<{ shard: number; at: number }>;
+  /** Every accepted RESUME, by shard and session. */
+  resumeLog: Array<{ shard: number; session: string; at: number }>;
+  /** RESUMEs answered with op 9 (session unknown, ended or expired). */
+  refusedResumes: number;
 }
 
 export class Gateway {
@@ -59,11 +74,11 @@ export class Gateway {
     dispatched: [],
     identifyLog: [],
     resumeLog: [],
+    refusedResumes: 0,
   };
   private readonly wss: WebSocketServer;
+  /** Sessions not over: connected, or dropped and still within the resume window. */
   private readonly sessions = new Map<string, Session>();
-  /** The live session of each shard ID. */
-  private readonly current = new Map<number, Session>();
   private sessionCounter = 0;
 
   constructor(
@@ -87,7 +102,7 @@ export class Gateway {
     needs?: { intent: number; messageContent?: 'blank-unless-exempt'; exempt?: boolean },
     guildId?: string,
   ): void {
-    for (const session of this.current.values()) if (shardOf(guildId, session.shard[1]) === session.shard[0]) this.dispatchTo(session, t, d, needs);
+    for (const session of this.live()) if (shardOf(guildId, session.shard[1]) === session.shard[0]) this.dispatchTo(session, t, d, needs);
   }
 
   private dispatchTo(session: Session, t: string, d: Json, needs?: { intent: number; messageContent?: 'blank-unless-exempt'; exempt?: boolean }): void {
@@ -105,8 +120,17 @@ export class Gateway {
     this.onChange();
   }
 
+  /** Sessions not over, forgetting those whose resume window has passed. */
+  private live(): Session[] {
+    const now = Date.now();
+    for (const [id, s] of this.sessions) {
+      if (!s.socket && s.disconnectedAt !== undefined && now - s.disconnectedAt > this.options.resumeWindowMs) this.sessions.delete(id);
+    }
+    return [...this.sessions.values()];
+  }
+
   private sessionsOf(shardId?: number): Session[] {
-    const all = [...this.current.values()];
+    const all = this.live();
     return shardId === undefined ? all : all.filter((s) => s.shard[0] === shardId);
   }
 
@@ -118,13 +142,17 @@ export class Gateway {
     for (const session of this.sessionsOf(shardId)) {
       const socket = session.socket;
       session.socket = undefined;
+      session.disconnectedAt = Date.now();
       socket?.terminate();
     }
   }
 
   /** Tells the client its session is gone (op 9, not resumable): it must IDENTIFY again. */
   invalidateSession(shardId?: number): void {
-    for (const session of this.sessionsOf(shardId)) this.send(session.socket, { op: OP.InvalidSession, d: false, s: null, t: null });
+    for (const session of this.sessionsOf(shardId)) {
+      this.sessions.delete(session.id);
+      this.send(session.socket, { op: OP.InvalidSession, d: false, s: null, t: null });
+    }
   }
 
   /** Grants or withdraws the Message Content intent for the next IDENTIFY. */
@@ -137,15 +165,21 @@ export class Gateway {
     return this.options.allowMessageContent;
   }
 
-  /** True when at least one shard is connected and every shard's socket is open. */
+  /** True when at least one shard is connected and every shard with a session has an open socket. */
   get connected(): boolean {
-    const all = [...this.current.values()];
-    return all.length > 0 && all.every((s) => s.socket?.readyState === WebSocket.OPEN);
+    const shards = new Set(this.live().map((s) => s.shard[0]));
+    return shards.size > 0 && this.connectedShards.length === shards.size;
   }
 
-  /** Shard IDs whose session has an open socket. */
+  /** Shard IDs with a session on an open socket. */
   get connectedShards(): number[] {
-    return [...this.current.values()].filter((s) => s.socket?.readyState === WebSocket.OPEN).map((s) => s.shard[0]).sort((a, b) => a - b);
+    const open = this.live().filter((s) => s.socket?.readyState === WebSocket.OPEN);
+    return [...new Set(open.map((s) => s.shard[0]))].sort((a, b) => a - b);
+  }
+
+  /** Sessions of a shard that are not over (connected, or resumable), for tests. */
+  sessionIds(shardId: number): string[] {
+    return this.sessionsOf(shardId).map((s) => s.id);
   }
 
   async close(): Promise<void> {
@@ -182,8 +216,14 @@ export class Gateway {
       } else if (payload.op === OP.Identify) this.identify(ws, payload.d ?? {});
       else if (payload.op === OP.Resume) this.resume(ws, payload.d ?? {});
     });
-    ws.on('close', () => {
-      for (const s of this.sessions.values()) if (s.socket === ws) s.socket = undefined;
+    ws.on('close', (code) => {
+      for (const s of [...this.sessions.values()]) {
+        if (s.socket !== ws) continue;
+        s.socket = undefined;
+        s.disconnectedAt = Date.now();
+        // A normal close ends the session, as on Discord; any other leaves it resumable.
+        if (ENDING_CLOSES.has(code)) this.sessions.delete(s.id);
+      }
       this.onChange();
     });
   }
@@ -203,7 +243,6 @@ export class Gateway {
     this.stats.identifyLog.push({ shard: shard[0], shardCount: shard[1], at: Date.now() });
     const session: Session = { id: `session-${++this.sessionCounter}`, shard, seq: 0, intents, socket: ws, buffer: [] };
     this.sessions.set(session.id, session);
-    this.current.set(shard[0], session);
     const guildIds = allGuildIds(this.world).filter((g) => shardOf(g, shard[1]) === shard[0]);
     this.dispatchTo(session, 'READY', {
       v: 10,
@@ -225,17 +264,19 @@ export class Gateway {
   }
 
   private resume(ws: WebSocket, d: Json): void {
-    const session = typeof d.session_id === 'string' ? this.sessions.get(d.session_id) : undefined;
     if (d.token !== this.options.token) return this.closeWith(ws, 4004, 'Authentication failed.');
+    const session = typeof d.session_id === 'string' ? this.live().find((s) => s.id === d.session_id) : undefined;
     const from = Number(d.seq ?? 0);
     if (!session || (session.buffer[0] && session.buffer[0].s > from + 1)) {
+      this.stats.refusedResumes += 1;
       this.send(ws, { op: OP.InvalidSession, d: false, s: null, t: null });
+      this.onChange();
       return;
     }
     this.stats.resumes += 1;
-    this.stats.resumeLog.push({ shard: session.shard[0], at: Date.now() });
+    this.stats.resumeLog.push({ shard: session.shard[0], session: session.id, at: Date.now() });
     session.socket = ws;
-    this.current.set(session.shard[0], session);
+    session.disconnectedAt = undefined;
     for (const event of session.buffer) if (event.s > from) this.send(ws, { op: OP.Dispatch, ...event });
     this.dispatchTo(session, 'RESUMED', {});
   }

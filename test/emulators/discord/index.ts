@@ -32,6 +32,11 @@ export interface DiscordEmulatorOptions {
   allowMessageContent?: boolean;
   /** @defaultValue 41250 (Discord's usual value) */
   heartbeatIntervalMs?: number;
+  /**
+   * How long a session whose connection dropped stays resumable (Discord publishes no figure;
+   * a few minutes in practice). @defaultValue 120000
+   */
+  resumeWindowMs?: number;
   /** Guilds beyond the main one (one text channel each), spread over shards. @defaultValue 0 */
   extraGuilds?: number;
   /**
@@ -102,6 +107,7 @@ export class DiscordEmulator extends EventEmitter {
         token: this.token,
         allowMessageContent: options.allowMessageContent ?? true,
         heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
+        resumeWindowMs: options.resumeWindowMs ?? 120_000,
         onIdentify: () => {
           const limit = this.gatewayInfo.sessionStartLimit;
           limit.remaining = Math.max(0, limit.remaining - 1);
@@ -303,6 +309,11 @@ export class DiscordEmulator extends EventEmitter {
   /** Shard IDs with an open gateway connection. */
   get connectedShards(): number[] {
     return this.gateway.connectedShards;
+  }
+
+  /** Sessions of a shard that are not over: connected, or dropped and still resumable. */
+  sessionIds(shardId: number): string[] {
+    return this.gateway.sessionIds(shardId);
   }
 
   /** Base URL of served attachments. */
