@@ -1,0 +1,95 @@
+import { WebSocket } from 'undici';
+import type { GatewaySession, RawPacket } from './gateway-sessions.js';
+
+/** How long a catch-up may take before it is given up (the replay of a few minutes is quick). */
+const CATCH_UP_LIMIT_MS = 60_000;
+
+export type CatchUpResult =
+  | { outcome: 'resumed'; replayed: number; messages: number }
+  /** Discord answered op 9: the session ended (closed normally) or its resume window passed. */
+  | { outcome: 'expired' }
+  | { outcome: 'failed'; reason: string };
+
+export interface CatchUpOptions {
+  session: GatewaySession;
+  token: string;
+  /**
+   * A replayed MESSAGE_CREATE; resolves once it is handled. The session is ended only after
+   * every one settled, so a crash meanwhile leaves it resumable.
+   */
+  onMessage: (packet: RawPacket) => Promise<void>;
+  signal: AbortSignal;
+  limitMs?: number;
+}
+
+/**
+ * RESUMEs another process's session of a shard on a connection of its own, hands over the
+ * messages Discord replays (those sent while no process held the shard), then closes with 1000,
+ * which ends that session. The new session of this process runs beside it, so nothing sent
+ * between the two is missed; messages both sessions received are one job (the ingress dedupe).
+ * Other events are not replayed: guild and channel state comes with the new session's READY, and
+ * interactions older than Discord's 3 seconds can no longer be answered.
+ */
+export function catchUp(options: CatchUpOptions): Promise<CatchUpResult> {
+  const { session } = options;
+  return new Promise<CatchUpResult>((resolve) => {
+    const ws = new WebSocket(`${session.resumeURL}?v=10&encoding=json`);
+    let heartbeat: NodeJS.Timeout | undefined;
+    let seq = session.sequence;
+    let replayed = 0;
+    const handling: Array<Promise<void>> = [];
+    let settled = false;
+    /** RESUMED came: what follows is live traffic, which this process's own session also gets. */
+    let resumed = false;
+    const finish = (result: CatchUpResult, closeCode = 1000) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(limit);
+      clearInterval(heartbeat);
+      options.signal.removeEventListener('abort', onAbort);
+      try {
+        ws.close(closeCode);
+      } catch {
+        // Not open yet: nothing to close.
+      }
+      resolve(result);
+    };
+    // Stopping meanwhile: leave the session resumable (4000-range close) for the next process.
+    const onAbort = () => finish({ outcome: 'failed', reason: 'stopped' }, 4000);
+    options.signal.addEventListener('abort', onAbort, { once: true });
+    const limit = setTimeout(() => finish({ outcome: 'failed', reason: 'timed out' }), options.limitMs ?? CATCH_UP_LIMIT_MS);
+    const send = (payload: unknown) => ws.send(JSON.stringify(payload));
+
+    ws.addEventListener('message', (event) => {
+      let packet: RawPacket;
+      try {
+        packet = JSON.parse(String(event.data)) as RawPacket;
+      } catch {
+        return;
+      }
+      if (packet.op === 10) {
+        const interval = Number((packet.d as { heartbeat_interval?: unknown } | undefined)?.heartbeat_interval) || 41_250;
+        heartbeat = setInterval(() => send({ op: 1, d: seq }), interval);
+        send({ op: 6, d: { token: options.token, session_id: session.sessionId, seq: session.sequence } });
+      } else if (packet.op === 9) {
+        finish({ outcome: 'expired' });
+      } else if (packet.op === 7) {
+        finish({ outcome: 'failed', reason: 'Discord asked to reconnect' });
+      } else if (packet.op === 1) {
+        send({ op: 1, d: seq });
+      } else if (packet.op === 0 && !resumed) {
+        if (typeof packet.s === 'number') seq = Math.max(seq, packet.s);
+        if (packet.t === 'RESUMED') {
+          resumed = true;
+          const messages = handling.length;
+          void Promise.allSettled(handling).then(() => finish({ outcome: 'resumed', replayed, messages }));
+          return;
+        }
+        replayed += 1;
+        if (packet.t === 'MESSAGE_CREATE') handling.push(options.onMessage(packet));
+      }
+    });
+    ws.addEventListener('close', (event) => resumed || finish({ outcome: 'failed', reason: `gateway closed the connection (${event.code})` }));
+    ws.addEventListener('error', () => resumed || finish({ outcome: 'failed', reason: 'connection failed' }));
+  });
+}
