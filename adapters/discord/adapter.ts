@@ -156,8 +156,11 @@ export function createDiscordAdapter(
    * RESUMEs the session the shard's previous process left (a restart or a crash) and hands the
    * messages Discord replays to this client, as if they had come on its own connection.
    */
-  async function catchUpOn(c: Client, previous: GatewaySession): Promise<void> {
-    const shardId = previous.shardId;
+  async function catchUpOn(c: Client, seen: GatewaySession): Promise<void> {
+    const shardId = seen.shardId;
+    // Its process may still run (a deploy starting the new process first): wait until it is gone.
+    const previous = await sessions.whenGone(seen, halt.signal);
+    if (!previous || stopped) return;
     const internals = c.ws as unknown as GatewayInternals;
     const result = await catchUp({
       session: previous,
@@ -170,6 +173,9 @@ export function createDiscordAdapter(
         await (typeof id === 'string' ? handling.get(id) : undefined);
       },
     });
+    if (result.outcome !== 'failed' || result.reason !== 'stopped') {
+      await sessions.forget(previous).catch((err: unknown) => logger.warn({ ...errorFields(err), shardId }, 'discord gateway session record could not be removed'));
+    }
     if (result.outcome === 'resumed') {
       logger.info({ shardId, replayed: result.replayed, messages: result.messages }, 'discord shard caught up on the session its previous process left');
     } else if (result.outcome === 'expired') {

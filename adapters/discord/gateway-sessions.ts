@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { errorFields } from '../../src/logger.js';
@@ -9,8 +10,10 @@ import { errorFields } from '../../src/logger.js';
  * op 9 and a warning, a record dropped too early loses messages Discord still had.
  */
 export const SESSION_RECORD_TTL_MS = 180_000;
-/** How often a changed sequence is written (and an unchanged record's TTL renewed, every TTL/3). */
-const FLUSH_EVERY_MS = 1_000;
+/** How often each running session's record is written (its sequence, and that its process lives). */
+const RENEW_EVERY_MS = 2_000;
+/** A record not renewed for this long belongs to a process that is gone (crashed). */
+export const STALE_AFTER_MS = 7_000;
 /** A MESSAGE_CREATE discord.js never handed over (not for us) holds the recorded sequence back this long at most. */
 const PENDING_LIMIT_MS = 30_000;
 
@@ -22,18 +25,32 @@ export interface GatewaySession {
   resumeURL: string;
   shardId: number;
   shardCount: number;
+  /** When its process last wrote it (ms since the epoch). */
+  writtenAt: number;
+  /** Its process stopped (SIGTERM) and closed the connection resumably. */
+  stopped?: boolean;
 }
 
-/** The Redis key of a shard's session: per shard count too, since another count routes guilds elsewhere. */
-export function sessionKey(prefix: string, shardId: number, shardCount: number): string {
-  return `${prefix}:discord:gateway-session:${shardCount}:${shardId}`;
+/**
+ * The Redis hash of a shard's sessions (one field per session ID, each written only by the
+ * process running it): per shard count too, since another count routes guilds elsewhere.
+ */
+export function sessionsKey(prefix: string, shardId: number, shardCount: number): string {
+  return `${prefix}:discord:gateway-sessions:${shardCount}:${shardId}`;
 }
 
-function parse(raw: string | null): GatewaySession | undefined {
+function parse(raw: string | null | undefined): GatewaySession | undefined {
   if (!raw) return undefined;
   try {
     const s = JSON.parse(raw) as Partial<GatewaySession>;
-    if (typeof s.sessionId === 'string' && typeof s.sequence === 'number' && typeof s.resumeURL === 'string' && typeof s.shardId === 'number' && typeof s.shardCount === 'number') {
+    if (
+      typeof s.sessionId === 'string' &&
+      typeof s.sequence === 'number' &&
+      typeof s.resumeURL === 'string' &&
+      typeof s.shardId === 'number' &&
+      typeof s.shardCount === 'number' &&
+      typeof s.writtenAt === 'number'
+    ) {
       return s as GatewaySession;
     }
   } catch {
@@ -41,6 +58,8 @@ function parse(raw: string | null): GatewaySession | undefined {
   }
   return undefined;
 }
+
+type SessionsRedis = Pick<Redis, 'hset' | 'hget' | 'hgetall' | 'hdel' | 'pexpire'>;
 
 /** The raw gateway packet discord.js emits as `raw` (op 0 dispatches carry `s` and `t`). */
 export interface RawPacket {
@@ -51,21 +70,20 @@ export interface RawPacket {
 }
 
 interface ShardState {
-  session: GatewaySession;
+  session: Omit<GatewaySession, 'sequence' | 'writtenAt'>;
   /** Highest sequence received. */
   received: number;
-  /** The sequence last written, and when. */
-  written: number;
-  writtenAt: number;
 }
 
 /**
- * Keeps each shard's session (id, resume URL, the sequence handled so far) in Redis, so that the
- * process taking the shard over after a restart or a crash can RESUME it and get the events sent
- * meanwhile (Discord replays them only on RESUME). A message's sequence counts as handled once its
- * handling settled, so a crash between receiving a message and storing it leaves it to be replayed.
- * The first READY of a session swaps its record in and hands the record it replaced (another
- * process's session) to `onPredecessor`.
+ * Keeps each shard's session (id, resume URL, the sequence up to which every message was handled)
+ * in Redis, so that the process running the shard after a restart or a crash can RESUME it and
+ * get the events sent meanwhile (Discord replays them only on RESUME). A message's sequence counts
+ * as handled once its handling settled, so a crash between receiving a message and storing it
+ * leaves it to be replayed. Each session's record is renewed every 2 s; at a READY, the shard's
+ * records of other sessions are handed to `onPredecessor`, which waits (`whenGone`) until their
+ * process stopped or stopped renewing them, so a process still running (a deploy that starts the
+ * new process first) keeps its session.
  */
 export class GatewaySessions {
   private readonly shards = new Map<number, ShardState>();
@@ -74,15 +92,17 @@ export class GatewaySessions {
   /** MESSAGE_CREATEs received and not yet handled: message id → shard and sequence. */
   private readonly pending = new Map<string, { shardId: number; s: number; at: number }>();
   private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  private writing: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly deps: {
-      redis: Pick<Redis, 'set'>;
+      redis: SessionsRedis;
       prefix: string;
       logger: Logger;
       onPredecessor: (previous: GatewaySession) => void;
       ttlMs?: number;
+      renewEveryMs?: number;
+      staleAfterMs?: number;
     },
   ) {}
 
@@ -96,17 +116,24 @@ export class GatewaySessions {
     if (packet.t === 'READY') {
       const d = (packet.d ?? {}) as { session_id?: string; resume_gateway_url?: string; shard?: [number, number] };
       if (typeof d.session_id !== 'string' || typeof d.resume_gateway_url !== 'string') return;
-      const session: GatewaySession = {
-        sessionId: d.session_id,
-        sequence: packet.s,
-        resumeURL: d.resume_gateway_url,
-        shardId,
-        shardCount: d.shard?.[1] ?? fallbackCount,
-      };
+      const session = { sessionId: d.session_id, resumeURL: d.resume_gateway_url, shardId, shardCount: d.shard?.[1] ?? fallbackCount };
+      const replaced = this.shards.get(shardId)?.session;
       this.own.add(session.sessionId);
-      this.shards.set(shardId, { session, received: packet.s, written: packet.s, writtenAt: Date.now() });
-      this.claim(session);
-      this.timer ??= setInterval(() => void this.flush(), FLUSH_EVERY_MS).unref();
+      this.shards.set(shardId, { session, received: packet.s });
+      this.enqueue(async () => {
+        const key = sessionsKey(this.deps.prefix, shardId, session.shardCount);
+        // This process's session before (Discord invalidated it): nobody resumes it.
+        if (replaced) await this.deps.redis.hdel(sessionsKey(this.deps.prefix, shardId, replaced.shardCount), replaced.sessionId);
+        await this.write(shardId, false);
+        const all = await this.deps.redis.hgetall(key);
+        for (const [id, raw] of Object.entries(all)) {
+          if (this.own.has(id)) continue;
+          const previous = parse(raw);
+          if (!previous || Date.now() - previous.writtenAt > this.ttlMs) await this.deps.redis.hdel(key, id);
+          else this.deps.onPredecessor(previous);
+        }
+      });
+      this.timer ??= setInterval(() => this.renew(), this.deps.renewEveryMs ?? RENEW_EVERY_MS).unref();
       return;
     }
     const state = this.shards.get(shardId);
@@ -123,15 +150,28 @@ export class GatewaySessions {
     this.pending.delete(messageId);
   }
 
-  /** Writes the new session's record at once, taking the one it replaces (SET … GET). */
-  private claim(session: GatewaySession): void {
-    const key = sessionKey(this.deps.prefix, session.shardId, session.shardCount);
-    this.flushing = this.flushing
-      .then(async () => {
-        const previous = parse(await this.deps.redis.set(key, JSON.stringify(session), 'PX', this.ttlMs, 'GET'));
-        if (previous && !this.own.has(previous.sessionId)) this.deps.onPredecessor(previous);
-      })
-      .catch((err: unknown) => this.deps.logger.warn({ ...errorFields(err), shardId: session.shardId }, 'discord gateway session could not be recorded in Redis'));
+  /**
+   * Resolves with another process's session once that process is gone: it stopped, or has not
+   * renewed the record for STALE_AFTER_MS (crashed). Undefined when the record went away
+   * meanwhile (caught up elsewhere, or expired) or `signal` aborts.
+   */
+  async whenGone(previous: GatewaySession, signal: AbortSignal): Promise<GatewaySession | undefined> {
+    const key = sessionsKey(this.deps.prefix, previous.shardId, previous.shardCount);
+    const staleAfter = this.deps.staleAfterMs ?? STALE_AFTER_MS;
+    let record: GatewaySession | undefined = previous;
+    while (record && !signal.aborted) {
+      const age = Date.now() - record.writtenAt;
+      if (record.stopped || age > staleAfter) return record;
+      await sleep(Math.min(1_000, staleAfter - age + 50), undefined, { signal }).catch(() => {});
+      if (signal.aborted) return undefined;
+      record = parse(await this.deps.redis.hget(key, previous.sessionId));
+    }
+    return undefined;
+  }
+
+  /** Drops another session's record once it was caught up on (or could not be). */
+  async forget(previous: GatewaySession): Promise<void> {
+    await this.deps.redis.hdel(sessionsKey(this.deps.prefix, previous.shardId, previous.shardCount), previous.sessionId);
   }
 
   /** The highest sequence up to which every message of the shard was handled. */
@@ -145,34 +185,38 @@ export class GatewaySessions {
     return upTo;
   }
 
-  /**
-   * Writes each shard's record whose sequence moved (or whose TTL is a third gone). `final`: the
-   * connections are closed and every message handled, so the last sequence received is recorded.
-   */
-  flush(final = false): Promise<void> {
-    this.flushing = this.flushing.then(async () => {
-      const now = Date.now();
-      for (const [shardId, state] of this.shards) {
-        const sequence = this.handledUpTo(shardId, state, final);
-        if (!final && sequence === state.written && now - state.writtenAt < this.ttlMs / 3) continue;
-        const record: GatewaySession = { ...state.session, sequence };
-        try {
-          await this.deps.redis.set(sessionKey(this.deps.prefix, shardId, record.shardCount), JSON.stringify(record), 'PX', this.ttlMs);
-          state.written = sequence;
-          state.writtenAt = now;
-        } catch (err) {
-          this.deps.logger.warn({ ...errorFields(err), shardId }, 'discord gateway session could not be recorded in Redis');
-        }
-      }
-    });
-    return this.flushing;
+  private async write(shardId: number, final: boolean): Promise<void> {
+    const state = this.shards.get(shardId);
+    if (!state) return;
+    const record: GatewaySession = { ...state.session, sequence: this.handledUpTo(shardId, state, final), writtenAt: Date.now(), ...(final ? { stopped: true } : {}) };
+    const key = sessionsKey(this.deps.prefix, shardId, record.shardCount);
+    await this.deps.redis.hset(key, record.sessionId, JSON.stringify(record));
+    await this.deps.redis.pexpire(key, this.ttlMs);
   }
 
-  /** Stops writing; with `final`, writes the last records first (see `flush`). */
+  private enqueue(step: () => Promise<void>): Promise<void> {
+    this.writing = this.writing.then(step).catch((err: unknown) => this.deps.logger.warn({ ...errorFields(err) }, 'discord gateway session could not be recorded in Redis'));
+    return this.writing;
+  }
+
+  private renew(): void {
+    void this.enqueue(async () => {
+      for (const shardId of this.shards.keys()) await this.write(shardId, false);
+    });
+  }
+
+  /**
+   * Stops renewing. `final`: the connections are closed resumably and every message handled, so
+   * each record gets the last sequence received and is marked stopped, for the next process to
+   * resume at once.
+   */
   async stop(final: boolean): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
-    if (final) await this.flush(true);
-    else await this.flushing;
+    if (final) {
+      await this.enqueue(async () => {
+        for (const shardId of this.shards.keys()) await this.write(shardId, true);
+      });
+    } else await this.writing;
   }
 }

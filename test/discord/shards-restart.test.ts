@@ -10,7 +10,9 @@ import { startBridgeProcess, type BridgeProcess } from '../support/bridge-proces
 import { loadTestConfig } from '../support/config.js';
 import { newPrefix } from '../support/bridge-harness.js';
 import { LogCapture } from '../support/pipeline.js';
-import { deleteKeys } from '../support/redis-cleanup.js';
+import { deleteKeys, SHARED_REDIS } from '../support/redis-cleanup.js';
+import { Redis } from 'ioredis';
+import { sessionsKey } from '../../adapters/discord/gateway-sessions.js';
 
 /**
  * A Discord ingress process restarted (SIGTERM, as a deploy does) and crashed (SIGKILL): the
@@ -37,7 +39,7 @@ function env(): Record<string, string> {
     DISCORD_GUILD_ID: discord.world.guildId,
     DISCORD_SHARD_IDS: '0-1',
     DISCORD_SHARD_COUNT: String(SHARDS),
-    REDIS_URL: 'redis://127.0.0.1:6379',
+    REDIS_URL: SHARED_REDIS,
     QUEUE_PREFIX: prefix,
     BINDINGS: bindings,
     RETRY_BASE_DELAY_MS: '20',
@@ -111,6 +113,19 @@ describe('a Discord ingress restart loses nothing of its shards', () => {
     send('killed', 3);
     const third = await startIngress();
     await settle(30_000);
+    expect(discord.gatewayStats.resumeLog).toHaveLength(4);
+
+    // A deploy that starts the new process first: while the old one runs, both hold the shards
+    // (each message one job), and the new one leaves the old one's sessions alone until it stops.
+    const fourth = await startIngress();
+    send('overlap', 1);
+    await settle(20_000);
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(discord.gatewayStats.resumeLog).toHaveLength(4);
+    await term(third);
+    send('after overlap', 1);
+    await settle(20_000);
+    await discord.waitFor(() => discord.gatewayStats.resumeLog.length === 6, "the old process's sessions caught up on once it stopped", 20_000);
     // Answers that could still come twice (a replay of what was already stored) come within this.
     await new Promise((r) => setTimeout(r, 1_500));
 
@@ -127,15 +142,35 @@ describe('a Discord ingress restart loses nothing of its shards', () => {
       refusedResumes: discord.gatewayStats.refusedResumes,
     };
     console.info(`shards-restart figures: ${JSON.stringify(figures)}`);
-    expect(figures).toMatchObject({ sent: 16, answeredOnce: 16, lost: [], answeredTwice: 0, agentCallsNotOne: 0, refusedResumes: 0 });
-    // Each process IDENTIFYs its own session; each successor also RESUMEs its predecessor's two.
-    expect(figures.identifies).toBe(6);
-    expect(figures.resumes.sort()).toEqual([0, 0, 1, 1]);
+    expect(figures).toMatchObject({ sent: 20, answeredOnce: 20, lost: [], answeredTwice: 0, agentCallsNotOne: 0, refusedResumes: 0 });
+    // Each process IDENTIFYs its own session; each successor also RESUMEs its predecessor's two
+    // (the fourth once the third stopped).
+    expect(figures.identifies).toBe(8);
+    expect(figures.resumes.sort()).toEqual([0, 0, 0, 1, 1, 1]);
     const caughtUp = ingresses.slice(1).flatMap((p) => p.output().split('\n').filter((l) => l.includes('caught up on the session')));
-    expect(caughtUp).toHaveLength(4);
+    expect(caughtUp).toHaveLength(6);
     // The session IDs are not secrets, but the logs carry none.
     for (const p of ingresses) expect(p.output()).not.toMatch(/session-\d/);
 
-    await term(third);
+    await term(fourth);
   }, 150_000);
+
+  it('says so when Discord no longer resumes the session left behind (op 9), and drops its record', async () => {
+    const key = sessionsKey(prefix, 0, SHARDS);
+    const redis = new Redis(SHARED_REDIS);
+    try {
+      // A session Discord ended (closed with 1000 or past its resume window), recorded as stopped.
+      const gone = { sessionId: 'ended-meanwhile', sequence: 5, resumeURL: discord.wsUrl, shardId: 0, shardCount: SHARDS, writtenAt: Date.now(), stopped: true };
+      await redis.hset(key, gone.sessionId, JSON.stringify(gone));
+      const refused = discord.gatewayStats.refusedResumes;
+      const next = await startIngress();
+      await discord.waitFor(() => discord.gatewayStats.refusedResumes > refused, 'the RESUME refused', 15_000);
+      await expect.poll(() => next.output()).toContain('discord could not resume the session');
+      expect(next.output()).not.toContain('ended-meanwhile');
+      await expect.poll(() => redis.hexists(key, gone.sessionId)).toBe(0);
+      await term(next);
+    } finally {
+      redis.disconnect();
+    }
+  }, 60_000);
 });
