@@ -1,0 +1,86 @@
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { GatewaySessions, sessionsKey, type GatewaySession } from '../../adapters/discord/gateway-sessions.js';
+import { newPrefix } from '../support/bridge-harness.js';
+import { deleteKeys, SHARED_REDIS } from '../support/redis-cleanup.js';
+
+/** The Redis record a restarted Discord ingress resumes from (adapters/discord/gateway-sessions.ts). */
+const prefix = newPrefix('gwsess');
+const redis = new Redis(SHARED_REDIS);
+const running: GatewaySessions[] = [];
+afterEach(async () => {
+  await Promise.all(running.splice(0).map((s) => s.stop(false)));
+  await deleteKeys(prefix);
+});
+afterAll(() => redis.disconnect());
+
+const key = sessionsKey(prefix, 1, 2);
+const ready = (sessionId: string, s = 1) => ({
+  op: 0,
+  s,
+  t: 'READY',
+  d: { session_id: sessionId, resume_gateway_url: 'wss://resume.example', shard: [1, 2] },
+});
+const record = async (sessionId: string) => JSON.parse((await redis.hget(key, sessionId)) ?? 'null') as GatewaySession | null;
+
+function sessions(options: { onPredecessor?: (p: GatewaySession) => void; staleAfterMs?: number } = {}) {
+  const s = new GatewaySessions({
+    redis,
+    prefix,
+    logger: pino({ level: 'silent' }),
+    onPredecessor: options.onPredecessor ?? (() => {}),
+    renewEveryMs: 50,
+    ...(options.staleAfterMs ? { staleAfterMs: options.staleAfterMs } : {}),
+  });
+  running.push(s);
+  return s;
+}
+
+describe('gateway session records', () => {
+  it('records the sequence up to which every message was handled, and the last one received on stop', async () => {
+    const s = sessions();
+    s.onPacket(ready('mine'), 1, 2);
+    await expect.poll(() => record('mine')).toMatchObject({ sessionId: 'mine', sequence: 1, resumeURL: 'wss://resume.example', shardId: 1, shardCount: 2 });
+    s.onPacket({ op: 0, s: 2, t: 'GUILD_CREATE', d: {} }, 1, 2);
+    s.onPacket({ op: 0, s: 3, t: 'MESSAGE_CREATE', d: { id: 'm3' } }, 1, 2);
+    s.onPacket({ op: 0, s: 4, t: 'TYPING_START', d: {} }, 1, 2);
+    // m3 is still being handled: a crash now must replay it, so the record stays before it.
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await record('mine'))?.sequence).toBe(2);
+    s.handled('m3');
+    await expect.poll(async () => (await record('mine'))?.sequence).toBe(4);
+    s.onPacket({ op: 0, s: 5, t: 'MESSAGE_CREATE', d: { id: 'm5' } }, 1, 2);
+    await s.stop(true);
+    expect(await record('mine')).toMatchObject({ sequence: 5, stopped: true });
+    expect(await redis.pttl(key)).toBeGreaterThan(170_000);
+  });
+
+  it("hands over another process's session once it stopped or went stale, never one still renewed, and drops expired ones", async () => {
+    const other = (sessionId: string, extra: Partial<GatewaySession>) =>
+      redis.hset(key, sessionId, JSON.stringify({ sessionId, sequence: 7, resumeURL: 'wss://r', shardId: 1, shardCount: 2, writtenAt: Date.now(), ...extra }));
+    await other('stopped', { stopped: true });
+    await other('alive', {});
+    await other('expired', { writtenAt: Date.now() - 10 * 60_000 });
+    const seen: GatewaySession[] = [];
+    const s = sessions({ onPredecessor: (p) => seen.push(p), staleAfterMs: 400 });
+    s.onPacket(ready('mine'), 1, 2);
+    await expect.poll(() => seen.map((p) => p.sessionId).sort()).toEqual(['alive', 'stopped']);
+    expect(await redis.hexists(key, 'expired')).toBe(0);
+
+    const halt = new AbortController();
+    expect((await s.whenGone(seen.find((p) => p.sessionId === 'stopped')!, halt.signal))?.sequence).toBe(7);
+    // 'alive' keeps being renewed by its process: not handed over.
+    const renewing = setInterval(() => void other('alive', {}), 100);
+    let gone: GatewaySession | undefined;
+    const waiting = s.whenGone(seen.find((p) => p.sessionId === 'alive')!, halt.signal).then((g) => (gone = g));
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(gone).toBeUndefined();
+    // Its process dies: the record goes stale and is handed over.
+    clearInterval(renewing);
+    await waiting;
+    expect(gone?.sessionId).toBe('alive');
+    await s.forget(gone!);
+    expect(await redis.hexists(key, 'alive')).toBe(0);
+  });
+});
