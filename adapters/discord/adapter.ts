@@ -19,22 +19,8 @@ import { createFeedbackStore } from '../../src/feedback/index.js';
 import { bullPrefix } from '../../src/redis.js';
 import { KeyedSerial } from './serial.js';
 import { createMessageIntake } from './message-intake.js';
-import { GatewaySessions, type GatewaySession, type RawPacket } from './gateway-sessions.js';
-import { catchUp } from './catch-up.js';
-
-/**
- * The close code a stopping process closes its shards with: any code but 1000/1001 keeps the
- * session resumable (4200 is what @discordjs/ws itself uses to resume), so the next process can
- * RESUME it. discord.js's own `destroy()` closes with 1000, which ends the session.
- */
-const RESUMABLE_CLOSE = 4200;
-
-/** The parts of discord.js's internal gateway manager a restart needs (not in its typings). */
-interface GatewayInternals {
-  handlePacket?: (packet: unknown, shard: unknown) => boolean;
-  shards: { get(id: number): unknown };
-  _ws?: { destroy(options: { code: number; reason: string }): Promise<void> } | null;
-}
+import type { RawPacket } from './gateway-sessions.js';
+import { createSessionHandover } from './session-handover.js';
 
 /** Pauses between start-up attempts while Discord is unreachable: doubling from `firstMs` to `maxMs`. */
 export interface StartRetry {
@@ -126,76 +112,8 @@ export function createDiscordAdapter(
   let stopRenewingShardCount: (() => void) | undefined;
   const halt = new AbortController();
   let commandRegistration: Promise<void> | undefined;
-  /** Messages being handled, by message ID: a catch-up waits for those it replayed. */
-  const handling = new Map<string, Promise<void>>();
-  /** Sessions of processes before this one, to catch up on once this client is ready. */
-  const predecessors: GatewaySession[] = [];
-  const catchUps = new Set<Promise<void>>();
-  /** The client once ready (catch-ups feed it). */
-  let readyClient: Client | undefined;
-  const sessions = new GatewaySessions({
-    redis: ctx.redis,
-    prefix: ctx.config.queue.prefix,
-    logger,
-    onPredecessor: (previous) => {
-      predecessors.push(previous);
-      startCatchUps();
-    },
-  });
-
-  function startCatchUps(): void {
-    const c = readyClient;
-    if (!c || stopped) return;
-    for (const previous of predecessors.splice(0)) {
-      const run: Promise<void> = catchUpOn(c, previous).finally(() => catchUps.delete(run));
-      catchUps.add(run);
-    }
-  }
-
-  /**
-   * RESUMEs the session the shard's previous process left (a restart or a crash) and hands the
-   * messages Discord replays to this client, as if they had come on its own connection.
-   */
-  async function catchUpOn(c: Client, seen: GatewaySession): Promise<void> {
-    const shardId = seen.shardId;
-    // Its process may still run (a deploy starting the new process first): wait until it is gone.
-    const previous = await sessions.whenGone(seen, halt.signal);
-    if (!previous || stopped) return;
-    const internals = c.ws as unknown as GatewayInternals;
-    const result = await catchUp({
-      session: previous,
-      token: discord!.token,
-      signal: halt.signal,
-      onMessage: async (packet) => {
-        if (typeof internals.handlePacket !== 'function') throw new Error('discord.js no longer exposes handlePacket');
-        internals.handlePacket(packet, internals.shards.get(shardId));
-        const id = (packet.d as { id?: unknown } | undefined)?.id;
-        await (typeof id === 'string' ? handling.get(id) : undefined);
-      },
-    });
-    if (result.outcome !== 'failed' || result.reason !== 'stopped') {
-      await sessions.forget(previous).catch((err: unknown) => logger.warn({ ...errorFields(err), shardId }, 'discord gateway session record could not be removed'));
-    }
-    if (result.outcome === 'resumed') {
-      logger.info({ shardId, replayed: result.replayed, messages: result.messages }, 'discord shard caught up on the session its previous process left');
-    } else if (result.outcome === 'expired') {
-      logger.warn(
-        { shardId },
-        "discord could not resume the session this shard's previous process left (it ended, or Discord's resume window passed): " +
-          'messages sent to this shard while no process held it were not received',
-      );
-    } else if (result.reason !== 'stopped') {
-      logger.warn({ shardId, reason: result.reason }, "discord catch-up on the shard's previous session failed: messages sent while no process held it may be missing");
-    }
-  }
-
-  /** Closes every shard so that its session stays resumable (see RESUMABLE_CLOSE). */
-  async function closeResumably(c: Client): Promise<void> {
-    const inner = (c.ws as unknown as GatewayInternals)._ws;
-    await inner?.destroy({ code: RESUMABLE_CLOSE, reason: 'agent-bridge restarting' }).catch((err: unknown) =>
-      logger.warn({ ...errorFields(err) }, 'discord shards could not be closed resumably'),
-    );
-  }
+  /** Sessions kept resumable across restarts, and caught up on by the next process. */
+  const handover = createSessionHandover({ redis: ctx.redis, prefix: ctx.config.queue.prefix, token: discord.token, logger, signal: halt.signal });
 
   function warnMentionOnly(): void {
     contentIntent = false;
@@ -240,16 +158,12 @@ export function createDiscordAdapter(
     c.on(Events.ShardResume, (shardId) => shardStates.set(shardId, true));
     c.on(Events.ShardReconnecting, (shardId) => shardStates.set(shardId, false));
     c.on(Events.ShardDisconnect, (_event, shardId) => shardStates.set(shardId, false));
-    (c as unknown as NodeJS.EventEmitter).on(Events.Raw, (packet: RawPacket, shardId: number) => sessions.onPacket(packet, shardId, c.options.shardCount ?? 1));
+    (c as unknown as NodeJS.EventEmitter).on(Events.Raw, (packet: RawPacket, shardId: number) => handover.onPacket(packet, shardId, c.options.shardCount ?? 1));
     c.on(Events.MessageCreate, (message) => {
       const done = serial
         .run(message.channelId, () => onMessage(message, withContent))
         .catch((err: unknown) => logger.error({ ...errorFields(err), messageId: message.id }, 'discord message handling failed'));
-      handling.set(message.id, done);
-      void done.finally(() => {
-        if (handling.get(message.id) === done) handling.delete(message.id);
-        sessions.handled(message.id);
-      });
+      handover.track(message.id, done);
     });
     c.on(Events.InteractionCreate, (interaction) => void onInteraction(interaction));
     c.on(Events.Error, (err) => logger.error({ ...errorFields(err) }, 'discord client error'));
@@ -270,15 +184,14 @@ export function createDiscordAdapter(
     });
     await loginAndWait(c, discord!.token);
     wasReady = true;
-    readyClient = c;
-    startCatchUps();
+    handover.setClient(c);
     return c;
   }
 
   async function reconnect(): Promise<void> {
     const old = client;
     client = undefined;
-    readyClient = undefined;
+    handover.setClient(undefined);
     await old?.destroy();
     if (stopped) return;
     client = await connect(false);
@@ -418,16 +331,10 @@ export function createDiscordAdapter(
       stopRenewingShardCount?.();
       await starting?.catch(() => {});
       await retrying;
-      // Catch-ups stop at once (halted), leaving those sessions resumable.
-      await Promise.allSettled([...catchUps]);
       const c = client;
       client = undefined;
-      readyClient = undefined;
-      // The sessions stay resumable, their last handled event recorded: the next process for
-      // these shards RESUMEs them and gets what is sent until it runs (see gateway-sessions.ts).
-      if (c) await closeResumably(c);
-      await serial.idle();
-      await sessions.stop(c !== undefined);
+      // The sessions stay resumable, their last handled message recorded (session-handover.ts).
+      await handover.stop(c, () => serial.idle());
       await c?.destroy();
       shardStates.clear();
     },

@@ -82,7 +82,12 @@ export function catchUp(options: CatchUpOptions): Promise<CatchUpResult> {
         if (packet.t === 'RESUMED') {
           resumed = true;
           const messages = handling.length;
-          void Promise.allSettled(handling).then(() => finish({ outcome: 'resumed', replayed, messages }));
+          void Promise.allSettled(handling).then((settled) => {
+            const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+            if (!failed) return finish({ outcome: 'resumed', replayed, messages });
+            const why = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
+            finish({ outcome: 'failed', reason: `replayed messages could not be handed over (${why})` });
+          });
           return;
         }
         replayed += 1;

@@ -1,0 +1,130 @@
+import type { Client } from 'discord.js';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { errorFields } from '../../src/logger.js';
+import { catchUp } from './catch-up.js';
+import { GatewaySessions, type GatewaySession, type RawPacket } from './gateway-sessions.js';
+
+/**
+ * The close code a stopping process closes its shards with: any code but 1000/1001 keeps the
+ * session resumable (4200 is what @discordjs/ws itself uses to resume), so the next process can
+ * RESUME it. discord.js's own `destroy()` closes with 1000, which ends the session.
+ */
+const RESUMABLE_CLOSE = 4200;
+
+/** The parts of discord.js's internal gateway manager a handover needs (not in its typings). */
+interface GatewayInternals {
+  handlePacket?: (packet: unknown, shard: unknown) => boolean;
+  shards: { get(id: number): unknown };
+  _ws?: { destroy(options: { code: number; reason: string }): Promise<void> } | null;
+}
+
+/**
+ * Shards handed from one process to the next without losing messages: this process's sessions
+ * are recorded (gateway-sessions.ts) and left resumable when it stops; sessions earlier processes
+ * left are caught up on (catch-up.ts) once this client is ready.
+ */
+export interface SessionHandover {
+  /** Every raw packet of the client (its `raw` event). */
+  onPacket(packet: RawPacket, shardId: number, shardCount: number): void;
+  /** A message's handling, which settles once it is stored (or dropped on purpose). */
+  track(messageId: string, done: Promise<void>): void;
+  /** The client is ready (catch-ups start) or no longer (undefined: being replaced). */
+  setClient(client: Client | undefined): void;
+  /**
+   * Ends the catch-ups (`signal` aborted by then), closes the client's shards resumably, waits
+   * for `drained` (every message received handled) and records the sessions as stopped.
+   */
+  stop(client: Client | undefined, drained: () => Promise<void>): Promise<void>;
+}
+
+export function createSessionHandover(deps: { redis: Redis; prefix: string; token: string; logger: Logger; signal: AbortSignal }): SessionHandover {
+  const { logger } = deps;
+  /** Messages being handled, by message ID: a catch-up waits for those it replayed. */
+  const handling = new Map<string, Promise<void>>();
+  /** Sessions of processes before this one, to catch up on once the client is ready. */
+  const predecessors: GatewaySession[] = [];
+  const catchUps = new Set<Promise<void>>();
+  let client: Client | undefined;
+  const sessions = new GatewaySessions({
+    redis: deps.redis,
+    prefix: deps.prefix,
+    logger,
+    onPredecessor: (previous) => {
+      predecessors.push(previous);
+      startCatchUps();
+    },
+  });
+
+  function startCatchUps(): void {
+    const c = client;
+    if (!c || deps.signal.aborted) return;
+    for (const previous of predecessors.splice(0)) {
+      const run: Promise<void> = catchUpOn(c, previous).finally(() => catchUps.delete(run));
+      catchUps.add(run);
+    }
+  }
+
+  /** RESUMEs a session another process left and hands the replayed messages to this client. */
+  async function catchUpOn(c: Client, seen: GatewaySession): Promise<void> {
+    const shardId = seen.shardId;
+    // Its process may still run (a deploy starting the new process first): wait until it is gone.
+    const previous = await sessions.whenGone(seen, deps.signal);
+    if (!previous || deps.signal.aborted) return;
+    const internals = c.ws as unknown as GatewayInternals;
+    const result = await catchUp({
+      session: previous,
+      token: deps.token,
+      signal: deps.signal,
+      onMessage: async (packet) => {
+        if (typeof internals.handlePacket !== 'function') throw new Error('discord.js no longer has WebSocketManager.handlePacket');
+        // As if it had come on this client's own connection: the same listeners handle it.
+        internals.handlePacket(packet, internals.shards.get(shardId));
+        const id = (packet.d as { id?: unknown } | undefined)?.id;
+        await (typeof id === 'string' ? handling.get(id) : undefined);
+      },
+    });
+    if (result.outcome !== 'failed' || result.reason !== 'stopped') {
+      await sessions.forget(previous).catch((err: unknown) => logger.warn({ ...errorFields(err), shardId }, 'discord gateway session record could not be removed'));
+    }
+    if (result.outcome === 'resumed') {
+      logger.info({ shardId, replayed: result.replayed, messages: result.messages }, 'discord shard caught up on the session its previous process left');
+    } else if (result.outcome === 'expired') {
+      logger.warn(
+        { shardId },
+        "discord could not resume the session this shard's previous process left (it ended, or Discord's resume window passed): " +
+          'messages sent to this shard while no process held it were not received',
+      );
+    } else if (result.reason !== 'stopped') {
+      logger.error({ shardId, reason: result.reason }, "discord catch-up on the shard's previous session failed: messages sent while no process held it may be missing");
+    }
+  }
+
+  return {
+    onPacket: (packet, shardId, shardCount) => sessions.onPacket(packet, shardId, shardCount),
+    track(messageId, done) {
+      handling.set(messageId, done);
+      void done.finally(() => {
+        if (handling.get(messageId) === done) handling.delete(messageId);
+        sessions.handled(messageId);
+      });
+    },
+    setClient(c) {
+      client = c;
+      startCatchUps();
+    },
+    async stop(c, drained) {
+      client = undefined;
+      // Halted by now: catch-ups end at once, leaving those sessions resumable.
+      await Promise.allSettled([...catchUps]);
+      if (c) {
+        await (c.ws as unknown as GatewayInternals)._ws
+          ?.destroy({ code: RESUMABLE_CLOSE, reason: 'agent-bridge restarting' })
+          .catch((err: unknown) => logger.warn({ ...errorFields(err) }, 'discord shards could not be closed resumably'));
+      }
+      await drained();
+      // The next process for these shards RESUMEs them and gets what is sent until it runs.
+      await sessions.stop(c !== undefined);
+    },
+  };
+}
