@@ -8,6 +8,11 @@ export interface RedisStallProxy {
   url: string;
   /** Holds every command sent from now on (Redis looks stalled to the bridge alone). */
   stall(): void;
+  /**
+   * Lets commands through until one whose bytes match `pattern` has gone, then stalls (a moment
+   * between two commands made as wide as the test needs); resolves once it has.
+   */
+  stallAfter(pattern: RegExp): Promise<void>;
   /** Sends the held commands, in order, and lets new ones through. */
   resume(): void;
   close(): Promise<void>;
@@ -20,6 +25,7 @@ export interface RedisStallProxy {
 export async function startRedisStallProxy(): Promise<RedisStallProxy> {
   const upstream = new URL(SHARED_REDIS);
   let stalled = false;
+  let trigger: { pattern: RegExp; stalled: () => void } | undefined;
   const held: Array<{ to: Socket; chunk: Buffer }> = [];
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
@@ -32,7 +38,15 @@ export async function startRedisStallProxy(): Promise<RedisStallProxy> {
         redis.destroy();
       });
     }
-    client.on('data', (chunk) => (stalled ? held.push({ to: redis, chunk }) : redis.write(chunk)));
+    client.on('data', (chunk: Buffer) => {
+      if (stalled) return void held.push({ to: redis, chunk });
+      redis.write(chunk);
+      if (trigger?.pattern.test(chunk.toString('latin1'))) {
+        stalled = true;
+        trigger.stalled();
+        trigger = undefined;
+      }
+    });
     redis.on('data', (chunk) => client.write(chunk));
     client.on('close', () => redis.destroy());
     redis.on('close', () => client.destroy());
@@ -45,6 +59,7 @@ export async function startRedisStallProxy(): Promise<RedisStallProxy> {
     stall: () => {
       stalled = true;
     },
+    stallAfter: (pattern) => new Promise<void>((resolve) => (trigger = { pattern, stalled: resolve })),
     resume: () => {
       stalled = false;
       for (const { to, chunk } of held.splice(0)) if (to.writable) to.write(chunk);

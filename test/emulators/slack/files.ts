@@ -26,6 +26,8 @@ export interface AddFileOptions {
    * files in Slack Connect channels: the full object comes from `files.info`.
    */
   stub?: boolean;
+  /** How long the file host takes before it answers a download of this file (a slow link). @defaultValue 0 */
+  delayMs?: number;
 }
 
 /** Which of the emulated hosts answered a GET. */
@@ -48,7 +50,7 @@ export interface FileDownload {
  * followed where it must not is on record. Records who downloaded what, with which Authorization.
  */
 export async function startFileHost(state: SlackState) {
-  const files = new Map<string, EmulatedFile & { team: string; redirect: FileRedirect }>();
+  const files = new Map<string, EmulatedFile & { team: string; redirect: FileRedirect; delayMs: number }>();
   /** Like Slack: the bot token of the file's own workspace (the single-workspace token, or that workspace's installation). */
   const mayRead = (authorization: string | undefined, team: string | undefined) => {
     const token = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
@@ -60,10 +62,11 @@ export async function startFileHost(state: SlackState) {
   const downloads: FileDownload[] = [];
   const bases: Partial<Record<FileHostName, string>> = {};
 
-  const answer = (host: FileHostName) => (req: IncomingMessage, res: ServerResponse) => {
+  const answer = (host: FileHostName) => async (req: IncomingMessage, res: ServerResponse) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     downloads.push({ host, path, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
     const file = files.get(path);
+    if (file?.delayMs) await new Promise((resolve) => setTimeout(resolve, file.delayMs));
     if (!mayRead(req.headers.authorization, file?.team)) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       return res.end('<!DOCTYPE html><html><body>Sign in to Slack</body></html>');
@@ -82,7 +85,8 @@ export async function startFileHost(state: SlackState) {
   };
 
   const listen = async (host: FileHostName, address: string): Promise<Server> => {
-    const server = createServer(answer(host));
+    const serve = answer(host);
+    const server = createServer((req, res) => void serve(req, res));
     await new Promise<void>((r) => server.listen(0, address, r));
     bases[host] = `http://${address}:${(server.address() as AddressInfo).port}`;
     return server;
@@ -99,7 +103,7 @@ export async function startFileHost(state: SlackState) {
       const team = options.team ?? state.identity.teamId;
       const id = state.nextId('F');
       const path = `/files-pri/${team}-${id}/download/${encodeURIComponent(file.name)}`;
-      files.set(path, { ...file, team, redirect: options.redirect ?? 'none' });
+      files.set(path, { ...file, team, redirect: options.redirect ?? 'none', delayMs: options.delayMs ?? 0 });
       const size = typeof file.content === 'string' ? Buffer.byteLength(file.content) : file.content.length;
       const full = {
         id,
