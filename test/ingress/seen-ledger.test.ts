@@ -68,6 +68,49 @@ describe('seen ledger', () => {
     expect(await a.accepted('web', 'm4')).toBe(true);
   });
 
+  it('a lease: one delivery at a time, renewed while held, lapsing within seconds once its holder is gone', async () => {
+    const [a, b] = [createSeenLedger({ redis, prefix, logger, leaseMs: 600 }), createSeenLedger({ redis, prefix, logger, leaseMs: 600 })];
+    const key = keys.seen('slack', 'L1');
+    const first = await a.lease('slack', 'L1');
+    if (first.kind !== 'taken') throw new Error(`expected a lease, got ${first.kind}`);
+    expect(await redis.get(key)).toMatch(/^claiming:/);
+    expect(await b.lease('slack', 'L1')).toEqual({ kind: 'busy' });
+    // Held past its length: renewed.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(await b.lease('slack', 'L1')).toEqual({ kind: 'busy' });
+    // Its holder gone (no more renewals): it lapses, and the next delivery takes it.
+    first.lease.stop();
+    await new Promise((r) => setTimeout(r, 700));
+    const second = await b.lease('slack', 'L1');
+    expect(second.kind).toBe('taken');
+    // The first holder's late settle or release leaves the new holder's lease alone.
+    await first.lease.settle();
+    await first.lease.release();
+    expect(await redis.get(key)).toMatch(/^claiming:/);
+    if (second.kind !== 'taken') return;
+    // Handled on the record: 'delivered' for the claim's hour, and a repeat.
+    await second.lease.settle();
+    expect(await redis.get(key)).toBe('delivered');
+    expect(await redis.ttl(key)).toBeGreaterThan(3_500);
+    expect(await a.lease('slack', 'L1')).toEqual({ kind: 'handled' });
+  });
+
+  it('a lease released (not handed on) lets the next delivery in; one the push stored stays a repeat', async () => {
+    const [a, b] = twoProcesses();
+    const first = await a.lease('slack', 'L2');
+    if (first.kind !== 'taken') throw new Error(`expected a lease, got ${first.kind}`);
+    await first.lease.release();
+    expect(await redis.exists(keys.seen('slack', 'L2'))).toBe(0);
+    const second = await b.lease('slack', 'L2');
+    if (second.kind !== 'taken') throw new Error(`expected a lease, got ${second.kind}`);
+    await redis.set(keys.seen('slack', 'L2'), 'queued', 'EX', 86_400); // as push-6.lua does
+    second.lease.stop();
+    expect(await a.lease('slack', 'L2')).toEqual({ kind: 'handled' });
+    // A lease is not an accepted message (a quota is charged once it is stored, not before).
+    await redis.set(keys.seen('slack', 'L3'), 'claiming:x', 'PX', 5_000);
+    expect(await a.accepted('slack', 'L3')).toBe(false);
+  });
+
   it('while Redis is away, lets a message through once per process and says so in the log', async () => {
     const port = await closedPort();
     const down = new Redis(`redis://127.0.0.1:${port}`, { lazyConnect: true, enableOfflineQueue: false, maxRetriesPerRequest: 0, retryStrategy: () => null });

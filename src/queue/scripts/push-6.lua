@@ -10,7 +10,8 @@
   Input:
     KEYS[1] seen        string  `seen:<platform>:<messageId>`, the ingress's seen ledger
                                 (src/ingress/seen-ledger.ts): absent, 'delivered' (an adapter
-                                claimed the first delivery) or 'queued' (set here)
+                                claimed the first delivery), 'claiming:<token>' (a delivery's
+                                lease, lease-seen-1.lua) or 'queued' (set here)
     KEYS[2] mailbox     list    message IDs of the conversation, oldest first
     KEYS[3] messages    hash    the conversation's message records (see mailbox.ts for fields)
     KEYS[4] pending     zset    the channel's unfinished message IDs, scored by arrival (ms)
@@ -29,7 +30,7 @@
   Output:
     {1, pending, held}  accepted; pending = the channel's unfinished messages, this one included
     {0, 0, held}        queued before (a redelivery): nothing written. Any value but
-                        'delivered' counts (the '1' earlier versions wrote, too)
+                        'delivered' and a lease counts (the '1' earlier versions wrote, too)
     {-1, pending, 0}    refused: the channel already has `ARGV[6]` unfinished messages
 
     held: 0 no job held the conversation: the lease is now ARGV[8]'s (queue that job); 1 a job

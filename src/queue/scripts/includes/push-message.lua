@@ -16,7 +16,8 @@ local function pushMessage(K, A)
   end
 
   local seen = rcall('GET', K[1])
-  if seen and seen ~= 'delivered' then return {0, 0, held()} end
+  -- 'delivered' and a delivery's lease ('claiming:…') are claims, not a stored message.
+  if seen and seen ~= 'delivered' and string.sub(seen, 1, 9) ~= 'claiming:' then return {0, 0, held()} end
   local ttl = tonumber(A[4])
   -- Entries older than a message's lifetime belong to messages that expired unfinished.
   rcall('ZREMRANGEBYSCORE', K[4], '-inf', tonumber(A[5]) - ttl * 1000)
