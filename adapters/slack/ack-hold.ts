@@ -13,10 +13,23 @@ export class AckHold {
   private released = false;
   private started = false;
   private flush: (() => void) | undefined;
+  /** Set by {@link refuse}: the answer says "not now", so Slack sends the event again. */
+  refused = false;
 
   /** Bolt's middleware has the event: a listener will release the hold, or the middleware will. */
   begin(): void {
     this.started = true;
+  }
+
+  /**
+   * Another delivery of the message is still at work on it (it may yet die): answer so that
+   * Slack sends this event again later (HTTP 503, no Socket Mode ack) instead of a 200 that
+   * would be Slack's last word on it. No effect once the answer went (released, or late).
+   */
+  refuse(): void {
+    if (this.released) return;
+    this.refused = true;
+    this.release();
   }
 
   /** The message is stored (or will never be): the 200 may go. Safe to call more than once. */
@@ -105,6 +118,12 @@ function deferResponse(res: Response, held: () => boolean, hold: AckHold, maxHol
     deferring = true;
     const status = head ?? [200];
     const send = () => {
+      // Refused: any non-2xx makes Slack retry (immediately, then after 1 and 5 minutes).
+      if (hold.refused) {
+        writeHead(503, { 'content-type': 'text/plain' });
+        end('another delivery of this message is under way; send it again');
+        return;
+      }
       writeHead(...status);
       end(...args);
     };
@@ -145,7 +164,8 @@ export function holdSocketModeAcks(
     if (name !== 'slack_event' || typeof event?.ack !== 'function' || !isHeldEvent(event.body)) return emit(name, ...args);
     const hold = new AckHold();
     const ack = event.ack;
-    const send = (response?: Record<string, unknown>) => () => void ack(response).catch((err: unknown) => options.onAckError?.(err));
+    // Refused: no ack, and Slack redelivers the envelope.
+    const send = (response?: Record<string, unknown>) => () => void (hold.refused ? undefined : ack(response).catch((err: unknown) => options.onAckError?.(err)));
     const held: SocketModeEvent = {
       ...event,
       [ACK_HOLD_KEY]: hold,
