@@ -220,7 +220,9 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       ? { files: createSlackFileReader({ botToken: fileToken, fileInfo, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars, apiUrl: slack.apiUrl }) }
       : {}),
   };
-  registerMessageListeners(app, messageDeps);
+  // One handler for message events and assistant threads: each knows what the other has under way.
+  const handleMessage = createMessageHandler(messageDeps);
+  registerMessageListeners(app, handleMessage);
   if (installations) {
     registerUninstallListeners(app, {
       installations,
@@ -239,7 +241,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     prompts: createSuggestedPromptStore({ redis: ctx.redis, prefix: storePrefix }),
     bindings: ctx.bindings,
     logger,
-    handleMessage: createMessageHandler(messageDeps),
+    handleMessage,
     seen: ctx.seen,
   });
   registerFeedbackAction(app, {

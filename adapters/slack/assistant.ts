@@ -142,11 +142,12 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
         const own = { userId: context.botUserId, botId: context.botId };
         const kind = (await deps.threads.kind(dm, threadTs).catch(() => 'assistant' as const)) ?? (await recognise(client, dm, threadTs, ts, own));
         if (kind !== 'assistant') {
-          await deps.handleMessage(body);
+          await deps.handleMessage(body, undefined, context);
           return;
         }
         const contextChannel = await deps.threads.contextChannel(dm, threadTs).catch(() => undefined);
-        const outcome = await deps.handleMessage(body, (msg) => asAssistantMessage(msg, contextChannel));
+        // Bolt's context carries the ack hold: a delivery refused while another is under way is not acked.
+        const outcome = await deps.handleMessage(body, (msg) => asAssistantMessage(msg, contextChannel), context);
         if (outcome?.status !== 'queued') return;
         const text = str(m.text);
         const user = str(m.user);

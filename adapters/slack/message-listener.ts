@@ -4,7 +4,7 @@ import type { IncomingMessage } from '../../src/core/message.js';
 import type { ReplyPort } from '../../src/core/reply-port.js';
 import type { BindingStore } from '../../src/bindings/types.js';
 import type { Ingress, IngressResult } from '../../src/ingress/types.js';
-import type { FirstDelivery } from '../../src/ingress/seen-ledger.js';
+import type { FirstDelivery, LeaseResult, SeenLease } from '../../src/ingress/seen-ledger.js';
 import type { Logger } from '../../src/logger.js';
 import type { SlackFileReader } from './files.js';
 import { normaliseSlackEvent, type BotIdentity } from './normalise.js';
@@ -17,9 +17,9 @@ export interface MessageListenerDeps {
   identity(): Promise<BotIdentity>;
   /**
    * The ingress's seen ledger: Slack sends one message as `app_mention` and `message`, and
-   * redelivers when an ack is late; only the first delivery gets past a claim, so the user
-   * gets at most one notice ("not bound", "over quota") per message. A plain message's claim
-   * is the ingress's to take (see HandleOptions.claim).
+   * redelivers when an ack is late; only one delivery at a time gets past a claim (a short
+   * lease, SeenLedger.lease), so the user gets at most one notice ("not bound", "over quota")
+   * per message. A plain message's claim is the ingress's to take (see HandleOptions.claim).
    */
   seen: FirstDelivery;
   /** Reads `file_share` files into the message; without it files are left to the ingress's notice. */
@@ -44,16 +44,40 @@ export interface SlackEventContext {
 /** Changes a normalised message before the ingress sees it (assistant threads pick their binding). */
 export type AdjustMessage = (message: IncomingMessage) => IncomingMessage | Promise<IncomingMessage>;
 
+/** How long a delivery waits for another delivery of the same message to finish storing it. */
+const OTHER_DELIVERY_WAIT_MS = 1_000;
+/** How often it looks again at another process's lease meanwhile. */
+const LEASE_POLL_MS = 100;
+
 /**
  * `message` and `app_mention`: normalise, read attached text files, hand to the ingress, done.
  * Over HTTP, Slack's 200 waits (at most 2 s) until the ingress has decided; see ack-hold.ts.
+ *
+ * A claim taken before the message is stored (files to read, an assistant thread, a quota to
+ * charge, a notice) is a short lease (SeenLedger.lease), so a delivery killed in between leaves
+ * nothing that outlives it by more than seconds. Another delivery of the message (the other
+ * event of Slack's `app_mention` + `message` pair, a redelivery) that finds the work still under
+ * way waits for it up to OTHER_DELIVERY_WAIT_MS, then is refused (AckHold.refuse) so that Slack
+ * sends it again rather than taking an ack as its last word: the first delivery may yet die.
  * Never throws.
  */
 export function createMessageHandler(deps: MessageListenerDeps) {
+  /** Messages this process is handing on now, and how that ends: stored or handled (true), or not (false). */
+  const inFlight = new Map<string, Promise<boolean>>();
+
   return async function onSlackEvent(body: unknown, adjust?: AdjustMessage, context: SlackEventContext = {}): Promise<IngressResult | undefined> {
     let messageId: string | undefined;
+    let lease: SeenLease | undefined;
+    let handled = false;
+    let finish: ((handled: boolean) => void) | undefined;
     // Slack's 200 waits until the ingress has the message (HTTP mode; see ack-hold.ts).
     const hold = ackHoldIn(context);
+    /** Not this delivery's to do now: Slack is asked to send it again. */
+    const refuse = (id: string) => {
+      deps.logger.debug({ messageId: id }, 'another delivery of this Slack message is under way: asked Slack to send it again');
+      hold?.refuse();
+      return undefined;
+    };
     try {
       // Callers without Bolt's context (assistant threads) still have the envelope's authorizations.
       if (deps.multiWorkspace && !context.botUserId) context = contextFromBody(body);
@@ -69,28 +93,87 @@ export function createMessageHandler(deps: MessageListenerDeps) {
       let message = result.message;
       if (deps.multiWorkspace) message.reply = { ...message.reply, installation: installationKey(context) };
       const id = message.messageId;
-      // Files to read and assistant threads are work a repeat must not do again: claim first.
-      // A plain message leaves its claim to the ingress, which needs none to queue it.
-      const claimNow = message.hasAttachments || Boolean(adjust);
-      if (!(claimNow ? await deps.seen.first('slack', id) : deps.seen.firstHere('slack', id))) {
+      // The other event of the pair, or a redelivery, while this process hands the message on.
+      const running = inFlight.get(id);
+      if (running) {
+        if (!(await within(running, OTHER_DELIVERY_WAIT_MS))) return refuse(id);
+        deps.logger.debug({ messageId: id }, 'Slack delivery already handled');
+        return undefined;
+      }
+      if (!deps.seen.firstHere('slack', id)) {
         deps.logger.debug({ messageId: id }, 'Slack delivery already handled');
         return undefined;
       }
       messageId = id;
+      inFlight.set(id, new Promise<boolean>((resolve) => (finish = resolve)));
+      // Files to read and assistant threads are work a repeat must not do again: lease first.
+      // A plain message leaves its lease to the ingress, which needs none to queue it.
+      if (message.hasAttachments || adjust) {
+        const got = await leaseOf(deps, id);
+        if (got.kind === 'busy') return refuse(id);
+        if (got.kind === 'handled') {
+          handled = true;
+          deps.logger.debug({ messageId: id }, 'Slack delivery already handled');
+          return undefined;
+        }
+        lease = got.lease;
+      }
       if (adjust) message = await adjust(message);
-      const claim = claimNow ? undefined : () => deps.seen.claim('slack', id);
-      const outcome = await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files, claim, () => hold?.release());
-      // Another delivery of it (in another process) got there first: the push or the claim said so.
+      let busy = false;
+      const claim = lease
+        ? undefined
+        : async () => {
+            const got = await leaseOf(deps, id);
+            if (got.kind === 'taken') lease = got.lease;
+            busy = got.kind === 'busy';
+            return got.kind === 'taken';
+          };
+      // A refused delivery must not be acked as stored.
+      const outcome = await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files, claim, () => {
+        if (!busy) hold?.release();
+      });
+      if (busy) return refuse(id);
+      handled = true;
+      if (outcome.status === 'dropped' && outcome.reason === 'redis_unavailable') await lease?.release();
+      // Handled on the record (a notice, a refusal): repeats are for the claim's hour.
+      else if (outcome.status === 'dropped') await lease?.settle();
+      // Queued: the push turned the lease into its mark. Duplicate: another delivery got there first.
+      else lease?.stop();
       if (outcome.status === 'duplicate') deps.logger.debug({ messageId: id }, 'Slack delivery already handled');
       return outcome;
     } catch (err) {
-      if (messageId) await deps.seen.forget('slack', messageId);
+      if (messageId) await (lease ? lease.release() : deps.seen.forget('slack', messageId));
       deps.logger.error({ messageId, ...errorFields(err) }, 'could not hand a Slack message to the ingress');
       return undefined;
     } finally {
+      if (messageId) {
+        inFlight.delete(messageId);
+        finish?.(handled);
+      }
       hold?.release();
     }
   };
+}
+
+/** A lease on the message; while another delivery's is live, looked at again for OTHER_DELIVERY_WAIT_MS. */
+async function leaseOf(deps: MessageListenerDeps, id: string): Promise<LeaseResult> {
+  const until = Date.now() + OTHER_DELIVERY_WAIT_MS;
+  for (;;) {
+    const got = await deps.seen.lease('slack', id);
+    if (got.kind !== 'busy' || Date.now() + LEASE_POLL_MS > until) return got;
+    await new Promise((resolve) => setTimeout(resolve, LEASE_POLL_MS));
+  }
+}
+
+/** What `p` resolved to within `ms`, else false. */
+async function within(p: Promise<boolean>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  try {
+    return await Promise.race([p, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -148,8 +231,8 @@ function contextFromBody(body: unknown): SlackEventContext {
   };
 }
 
-export function registerMessageListeners(app: App, deps: MessageListenerDeps): void {
-  const handler = createMessageHandler(deps);
+/** `handler`: the one createMessageHandler of the adapter (assistant threads share it, and so its deliveries under way). */
+export function registerMessageListeners(app: App, handler: ReturnType<typeof createMessageHandler>): void {
   app.event('message', async ({ body, context }) => void (await handler(body, undefined, context)));
   app.event('app_mention', async ({ body, context }) => void (await handler(body, undefined, context)));
 }

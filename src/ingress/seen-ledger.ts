@@ -72,7 +72,7 @@ export interface SeenLedger {
 }
 
 /** The part of the ledger an adapter uses (through its `AdapterContext`). */
-export type FirstDelivery = Pick<SeenLedger, 'first' | 'firstHere' | 'claim' | 'forget'>;
+export type FirstDelivery = Pick<SeenLedger, 'first' | 'firstHere' | 'lease' | 'forget'>;
 
 /** Options of {@link createSeenLedger}. */
 export interface SeenLedgerOptions {

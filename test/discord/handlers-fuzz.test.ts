@@ -65,7 +65,7 @@ beforeAll(async () => {
         return { status: 'dropped', reason: 'not_bound' };
       },
     },
-    seen: { first: async () => true, firstHere: () => true, claim: async () => true, forget: async () => {} },
+    seen: { first: async () => true, firstHere: () => true, lease: async () => ({ kind: 'taken', lease: { settle: async () => {}, release: async () => {}, stop: () => {} } }), forget: async () => {} },
     commands: fakeCommands(),
     http: {} as Express,
     redis: {} as Redis,

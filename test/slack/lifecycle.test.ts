@@ -30,7 +30,7 @@ describe('Slack adapter start-up', () => {
       logger: createLogger({ level: 'debug', destination: new LogCapture() }),
       secrets: new SecretRegistry(),
       ingress: { handle: async () => ({ status: 'dropped', reason: 'not_bound' }) },
-      seen: { first: async () => true, firstHere: () => true, claim: async () => true, forget: async () => {} },
+      seen: { first: async () => true, firstHere: () => true, lease: async () => ({ kind: 'taken', lease: { settle: async () => {}, release: async () => {}, stop: () => {} } }), forget: async () => {} },
       commands: {} as Commands,
       http: express(),
       redis,

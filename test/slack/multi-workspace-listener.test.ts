@@ -10,7 +10,7 @@ function rig() {
     ingress: { handle: async (m) => (seen.push(m), { status: 'queued', jobId: 'j' }) },
     logger: pino({ level: 'silent' }),
     identity: () => Promise.reject(new Error('no single bot token with Add to Slack')),
-    seen: { first: async () => true, firstHere: () => true, claim: async () => true, forget: async () => {} },
+    seen: { first: async () => true, firstHere: () => true, lease: async () => ({ kind: 'taken', lease: { settle: async () => {}, release: async () => {}, stop: () => {} } }), forget: async () => {} },
     multiWorkspace: true,
   });
   return { handler, seen };
