@@ -28,6 +28,8 @@ export interface AddFileOptions {
   stub?: boolean;
   /** How long the file host takes before it answers a download of this file (a slow link). @defaultValue 0 */
   delayMs?: number;
+  /** How many downloads of it are that slow, the first ones; later ones are answered at once. @defaultValue all */
+  delayedDownloads?: number;
 }
 
 /** Which of the emulated hosts answered a GET. */
@@ -50,7 +52,7 @@ export interface FileDownload {
  * followed where it must not is on record. Records who downloaded what, with which Authorization.
  */
 export async function startFileHost(state: SlackState) {
-  const files = new Map<string, EmulatedFile & { team: string; redirect: FileRedirect; delayMs: number }>();
+  const files = new Map<string, EmulatedFile & { team: string; redirect: FileRedirect; delayMs: number; delayedDownloads: number }>();
   /** Like Slack: the bot token of the file's own workspace (the single-workspace token, or that workspace's installation). */
   const mayRead = (authorization: string | undefined, team: string | undefined) => {
     const token = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
@@ -66,7 +68,10 @@ export async function startFileHost(state: SlackState) {
     const path = new URL(req.url ?? '/', 'http://x').pathname;
     downloads.push({ host, path, ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}) });
     const file = files.get(path);
-    if (file?.delayMs) await new Promise((resolve) => setTimeout(resolve, file.delayMs));
+    if (file?.delayMs && file.delayedDownloads > 0) {
+      file.delayedDownloads--;
+      await new Promise((resolve) => setTimeout(resolve, file.delayMs));
+    }
     if (!mayRead(req.headers.authorization, file?.team)) {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       return res.end('<!DOCTYPE html><html><body>Sign in to Slack</body></html>');
@@ -103,7 +108,7 @@ export async function startFileHost(state: SlackState) {
       const team = options.team ?? state.identity.teamId;
       const id = state.nextId('F');
       const path = `/files-pri/${team}-${id}/download/${encodeURIComponent(file.name)}`;
-      files.set(path, { ...file, team, redirect: options.redirect ?? 'none', delayMs: options.delayMs ?? 0 });
+      files.set(path, { ...file, team, redirect: options.redirect ?? 'none', delayMs: options.delayMs ?? 0, delayedDownloads: options.delayedDownloads ?? Infinity });
       const size = typeof file.content === 'string' ? Buffer.byteLength(file.content) : file.content.length;
       const full = {
         id,
