@@ -11,7 +11,7 @@ import { isDmBindingChannel } from '../bindings/dm.js';
  * and gets each key as the text around the ID, made here (Mailbox.fetchAcquireArgs).
  *
  * The stores outside src/queue with one or two keys take them from here too (the failure log,
- * the drop log, suggested prompts, workspace accounts). Stores with a family of keys name them in
+ * the drop log, suggested prompts, workspace accounts, credential fingerprints). Stores with a family of keys name them in
  * their own module under the same base: `bindings` (src/bindings), `{quota}:*` (src/quota),
  * `audit:*` (src/audit), `feedback:*` (src/feedback), `web:*` (adapters/web). Adapters build no
  * key of their own for de-duplication: they claim a message through the ingress's seen ledger.
@@ -55,6 +55,11 @@ export function queueKeys(base: string) {
     dropLog: (platform: Platform, channelId: string) => `${base}:why:${platform}:${encodeURIComponent(channelId)}`,
     /** Hash: Slack's suggested prompts per channel, field `<platform>:<channelId>` (src/prompts). */
     prompts: `${base}:prompts`,
+    /**
+     * Sorted set: fingerprints (keyed HMACs, never the value) of credential values admins
+     * added, by when, for the answers' redaction (src/crypto/credential-fingerprints.ts).
+     */
+    credentialFingerprints: `${base}:credential-fingerprints`,
     /** String: a workspace's sealed agent account (src/accounts/account-store.ts). */
     account: (platform: Platform, workspaceId: string) => `${base}:account:${platform}:${workspaceId}`,
     /** BullMQ's lock of a job (value = the worker's token); read by the fenced scripts, never written. */

@@ -1,0 +1,226 @@
+import { createHmac, hkdfSync } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { REDACTED } from '../core/scrub.js';
+import { errorFields, type Logger } from '../logger.js';
+import { isRedisConnectionError } from '../redis-errors.js';
+import { queueKeys } from '../queue/keys.js';
+
+/**
+ * Credential values an admin added, recognised in the agent's answers by every process of the
+ * deployment, for as long as the agent service may quote them.
+ *
+ * The value is never kept, in clear or sealed: a Redis sorted set holds an HMAC-SHA256 of it
+ * under a key derived from a secret every process has and Redis does not, so whoever reads
+ * Redis cannot even try guesses against it. A new fingerprint is announced on pub/sub, and each
+ * process loads the set when its subscription starts (and again after every reconnect, since
+ * announcements made meanwhile were missed). The answer's redaction hashes candidate parts of
+ * each word and compares; with no credential added it does nothing at all.
+ */
+export interface CredentialFingerprints {
+  /** Stores the value's fingerprint (and announces it); rejects when Redis did not take it. */
+  add(value: string): Promise<void>;
+  /** `text` with every word part that is a known credential replaced by [REDACTED]. */
+  redact(text: string): string;
+  /** Resolves once the subscription is live and the set loaded. */
+  ready(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** How long a fingerprint is kept after its value was last added (every add refreshes it). */
+export const FINGERPRINT_TTL_MS = 90 * 24 * 3600_000;
+/** Fingerprints kept at most; the oldest go first. */
+export const MAX_FINGERPRINTS = 1_000;
+/** The logger's rule: a shorter value would blank ordinary words. */
+const MIN_CHARS = 4;
+/** Candidates remembered as checked (a few MB at most). */
+const MAX_CHECKED = 20_000;
+
+/** A key of 32 bytes for the fingerprints, from one of the deployment's secrets. */
+export function fingerprintKey(secret: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', secret, 'agent-bridge', 'credential fingerprints v1', 32));
+}
+
+/**
+ * The in-memory side: fingerprints of one key, and the matching. Members are `<keyId>.<hmac>`:
+ * the key's ID tells a fingerprint made with another key (a process configured with another
+ * secret, or the secret changed) from a value never added.
+ */
+export class FingerprintSet {
+  readonly keyId: string;
+  private readonly digests = new Set<string>();
+  /**
+   * Candidates already hashed, and whether they were known: an HMAC costs microseconds, every
+   * answer is redacted twice (as written, then each rendered chunk), and words repeat. Emptied
+   * when a fingerprint comes in, and when full.
+   */
+  private readonly checked = new Map<string, boolean>();
+  /** Members seen that were made with another key. */
+  foreign = 0;
+
+  constructor(private readonly key: Buffer) {
+    this.keyId = this.hmac('key id').slice(0, 8);
+  }
+
+  get size(): number {
+    return this.digests.size;
+  }
+
+  /** The member stored for `value`. */
+  member(value: string): string {
+    return `${this.keyId}.${this.hmac(value)}`;
+  }
+
+  /** Takes a member in; false when it is not one of this key's. */
+  addMember(member: string): boolean {
+    const [keyId, digest, extra] = member.split('.');
+    if (extra !== undefined || !digest || !/^[0-9a-f]{32}$/.test(digest)) return false;
+    if (keyId !== this.keyId) {
+      this.foreign += 1;
+      return false;
+    }
+    this.digests.delete(digest);
+    this.digests.add(digest);
+    this.checked.clear();
+    if (this.digests.size > MAX_FINGERPRINTS) this.digests.delete(this.digests.values().next().value!);
+    return true;
+  }
+
+  redact(text: string): string {
+    if (this.digests.size === 0) return text;
+    return text.replace(/\S+/g, (word) => this.redactWord(word));
+  }
+
+  private known(candidate: string): boolean {
+    if (candidate.length < MIN_CHARS) return false;
+    let known = this.checked.get(candidate);
+    if (known === undefined) {
+      known = this.digests.has(this.hmac(candidate));
+      if (this.checked.size >= MAX_CHECKED) this.checked.clear();
+      this.checked.set(candidate, known);
+    }
+    return known;
+  }
+
+  /**
+   * The word, or each part of it that could be the value as written: the whole word; without
+   * quotes, backticks, brackets or emphasis around it; also without sentence punctuation; the
+   * part after the first `=` or `:` (`KEY=value`, `token:value`), trimmed the same ways; each
+   * also with Markdown's backslash escapes removed (a chat client shows `sk\_live` as sk_live).
+   */
+  private redactWord(word: string): string {
+    if (word.length < MIN_CHARS) return word;
+    const spans: Array<[number, number]> = [];
+    const addSpans = (start: number, end: number) => {
+      spans.push([start, end], trim(word, start, end, WRAPPERS), trim(word, start, end, WRAPPERS_AND_PUNCTUATION));
+    };
+    addSpans(0, word.length);
+    for (const [start, end] of spans.slice()) {
+      const sep = word.slice(start, end).search(/[=:]/);
+      if (sep >= 0) addSpans(start + sep + 1, end);
+    }
+    const tried = new Set<string>();
+    for (const [start, end] of spans) {
+      const part = word.slice(start, end);
+      if (tried.has(part)) continue;
+      tried.add(part);
+      const unescaped = part.replace(/\\([!-/:-@[-`{-~])/g, '$1');
+      if (this.known(part) || (unescaped !== part && this.known(unescaped))) return `${word.slice(0, start)}${REDACTED}${word.slice(end)}`;
+    }
+    return word;
+  }
+
+  private hmac(text: string): string {
+    return createHmac('sha256', this.key).update(text).digest('hex').slice(0, 32);
+  }
+}
+
+const WRAPPERS = new Set('"\'`()[]{}<>*_~'.split(''));
+const WRAPPERS_AND_PUNCTUATION = new Set([...WRAPPERS, ...'.,;:!?'.split('')]);
+
+function trim(word: string, start: number, end: number, chars: Set<string>): [number, number] {
+  while (start < end && chars.has(word[start]!)) start++;
+  while (end > start && chars.has(word[end - 1]!)) end--;
+  return [start, end];
+}
+
+export interface CredentialFingerprintsOptions {
+  /** The bridge's connection; duplicated for the subscription. */
+  redis: Redis;
+  /** The bridge's store prefix (`<QUEUE_PREFIX>:chat`); the key is src/queue/keys.ts's. */
+  prefix: string;
+  /** A secret every process of the deployment has, and Redis does not (see app.ts). */
+  secret: string;
+  logger: Pick<Logger, 'warn'>;
+  /** Clock, for tests. @defaultValue Date.now */
+  now?: () => number;
+}
+
+export function createCredentialFingerprints(options: CredentialFingerprintsOptions): CredentialFingerprints {
+  const { redis, logger } = options;
+  const now = options.now ?? Date.now;
+  const key = queueKeys(options.prefix).credentialFingerprints;
+  const channel = `${key}:added`;
+  const set = new FingerprintSet(fingerprintKey(options.secret));
+  let warned = false;
+  const warnForeign = () => {
+    if (set.foreign === 0 || warned) return;
+    warned = true;
+    logger.warn(
+      { fingerprints: set.foreign },
+      'credential fingerprints in Redis were made with another key, so those values are not hidden in answers here: every process needs the same INSTALLATION_ENCRYPTION_KEY (or, without it, AGENT_API_KEY); credentials added before that key changed must be added again',
+    );
+  };
+
+  const load = async () => {
+    const members = await redis.zrangebyscore(key, now() - FINGERPRINT_TTL_MS, '+inf');
+    for (const m of members) set.addMember(m);
+    warnForeign();
+  };
+
+  const sub = redis.duplicate({ connectionName: `${options.prefix}:credential-fingerprints` });
+  sub.on('error', (err) => {
+    if (!isRedisConnectionError(err)) logger.warn({ ...errorFields(err) }, 'credential fingerprint subscription error');
+  });
+  sub.on('message', (ch: string, member: string) => {
+    if (ch !== channel) return;
+    set.addMember(member);
+    warnForeign();
+  });
+  // Subscribed before loading, so a fingerprint added in between is heard or read.
+  const start = async () => {
+    await sub.subscribe(channel);
+    await load();
+  };
+  let started = start();
+  started.catch(() => {});
+  let readies = 0;
+  sub.on('ready', () => {
+    if (readies++ === 0) return; // the first 'ready' is the start above
+    started = start();
+    started.catch((err: unknown) => logger.warn({ ...errorFields(err) }, 'could not reload the credential fingerprints'));
+  });
+
+  return {
+    async add(value) {
+      if (value.length < MIN_CHARS) return;
+      const member = set.member(value);
+      set.addMember(member);
+      const at = now();
+      const results = await redis
+        .multi()
+        .zadd(key, at, member)
+        .zremrangebyscore(key, '-inf', at - FINGERPRINT_TTL_MS)
+        .zremrangebyrank(key, 0, -(MAX_FINGERPRINTS + 1))
+        .pexpire(key, FINGERPRINT_TTL_MS)
+        .exec();
+      const failed = results?.find(([err]) => err)?.[0];
+      if (!results || failed) throw failed ?? new Error('the credential fingerprint was not stored');
+      await redis.publish(channel, member);
+    },
+    redact: (text) => set.redact(text),
+    ready: () => started,
+    async close() {
+      await sub.quit().catch(() => sub.disconnect());
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, describe, expect, it } from 'vitest';
+import {
+  createCredentialFingerprints,
+  fingerprintKey,
+  FingerprintSet,
+  FINGERPRINT_TTL_MS,
+  type CredentialFingerprints,
+} from '../../src/crypto/credential-fingerprints.js';
+import { createLogger } from '../../src/logger.js';
+import { LogCapture } from '../support/log-capture.js';
+import { deleteKeys, dumpKeys, SHARED_REDIS } from '../support/redis-cleanup.js';
+import { until } from '../support/until.js';
+
+const VALUE = 'sk-live-CANARYfp_value-0987654321';
+
+function setWith(...values: string[]): FingerprintSet {
+  const set = new FingerprintSet(fingerprintKey('deployment-secret'));
+  for (const v of values) set.addMember(set.member(v));
+  return set;
+}
+
+describe('FingerprintSet: the answer redaction', () => {
+  it('leaves text alone when no credential was added', () => {
+    const set = setWith();
+    const text = `Your key is ${VALUE}`;
+    expect(set.redact(text)).toBe(text);
+  });
+
+  it('redacts the value as a word, quoted, in brackets, after KEY= or key:, and Markdown-escaped', () => {
+    const set = setWith(VALUE);
+    const cases: Array<[string, string]> = [
+      [`Your key is ${VALUE}`, 'Your key is [REDACTED]'],
+      [`Your key is ${VALUE}.`, 'Your key is [REDACTED].'],
+      [`use \`${VALUE}\` here`, 'use `[REDACTED]` here'],
+      [`("${VALUE}")`, '("[REDACTED]")'],
+      [`**${VALUE}**,`, '**[REDACTED]**,'],
+      [`OPENAI_API_KEY=${VALUE}`, 'OPENAI_API_KEY=[REDACTED]'],
+      [`OPENAI_API_KEY="${VALUE}";`, 'OPENAI_API_KEY="[REDACTED]";'],
+      [`key:${VALUE}`, 'key:[REDACTED]'],
+      [`<${VALUE}>`, '<[REDACTED]>'],
+      [VALUE.replace(/[-_]/g, '\\$&'), '[REDACTED]'],
+      [`line one\n  ${VALUE}\tand more`, 'line one\n  [REDACTED]\tand more'],
+    ];
+    for (const [text, expected] of cases) expect(set.redact(text), text).toBe(expected);
+  });
+
+  it('keeps every other word, and a value that only contains or is part of a word', () => {
+    const set = setWith(VALUE);
+    const text = `the key sk-live-CANARY and ${VALUE}x and x${VALUE} stay`;
+    expect(set.redact(text)).toBe(text);
+  });
+
+  it('a value ending in punctuation is still found as written', () => {
+    const set = setWith('p4ss.word!');
+    expect(set.redact('it is p4ss.word! now')).toBe('it is [REDACTED] now');
+  });
+
+  it('ignores values shorter than 4 characters and members of another key', () => {
+    const set = setWith('abc');
+    expect(set.redact('abc abc')).toBe('abc abc');
+    const other = new FingerprintSet(fingerprintKey('another-secret'));
+    expect(set.addMember(other.member(VALUE))).toBe(false);
+    expect(set.foreign).toBe(1);
+    expect(set.addMember('not a member')).toBe(false);
+  });
+});
+
+describe('credential fingerprints in Redis', () => {
+  const prefix = `fp-${randomUUID().slice(0, 8)}`;
+  const store = `${prefix}:chat`;
+  const redis = new Redis(SHARED_REDIS);
+  const opened: CredentialFingerprints[] = [];
+  const open = async (secret = 'deployment-secret', logger = createLogger({ level: 'warn', destination: new LogCapture() })) => {
+    const fp = createCredentialFingerprints({ redis, prefix: store, secret, logger });
+    opened.push(fp);
+    await fp.ready();
+    return fp;
+  };
+  afterAll(async () => {
+    for (const fp of opened) await fp.close();
+    redis.disconnect();
+    await deleteKeys(prefix);
+  });
+
+  it('a value added in one process is redacted by another, heard at once and loaded at start; Redis holds no form of it', async () => {
+    const ingress = await open();
+    const worker = await open();
+    await ingress.add(VALUE);
+    expect(ingress.redact(`key ${VALUE}`)).toBe('key [REDACTED]');
+    await until(() => worker.redact(VALUE) === '[REDACTED]', 'the worker heard the fingerprint');
+    const restarted = await open();
+    expect(restarted.redact(`key=${VALUE}`)).toBe('key=[REDACTED]');
+
+    const dump = await dumpKeys(prefix);
+    expect(dump).toContain(`${store}:credential-fingerprints`);
+    for (const form of [VALUE, encodeURIComponent(VALUE), Buffer.from(VALUE).toString('base64'), 'CANARY']) expect(dump).not.toContain(form);
+    const ttl = await redis.pttl(`${store}:credential-fingerprints`);
+    expect(ttl).toBeGreaterThan(FINGERPRINT_TTL_MS - 60_000);
+  });
+
+  it('a process with another key recognises none of them and says why', async () => {
+    const capture = new LogCapture();
+    const other = await open('another-secret', createLogger({ level: 'warn', destination: capture }));
+    expect(other.redact(VALUE)).toBe(VALUE);
+    expect(capture.matching(/made with another key/)).toHaveLength(1);
+  });
+});
