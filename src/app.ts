@@ -5,6 +5,7 @@ import type { AgentApi, AgentCallEvent } from './agent-api/types.js';
 import { createAccountStore, type AgentAccount } from './accounts/account-store.js';
 import { perWorkspaceAccounts, sharedAccount, type AgentAccounts } from './accounts/agent-accounts.js';
 import { createSealedBox } from './crypto/sealed-box.js';
+import { createCredentialFingerprints, type CredentialFingerprints } from './crypto/credential-fingerprints.js';
 import { createSuggestedPromptStore } from './prompts/suggested-prompts.js';
 import { createFeedbackStore } from './feedback/index.js';
 import { createAuditLog } from './audit/audit-log.js';
@@ -158,6 +159,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     instanceLabel: (id) => instanceLabel.label(id),
   });
   const failures = new FailureLog(redis, storePrefix);
+  const fingerprints = credentialFingerprints(config, redis, storePrefix, logger);
   // Whose account pays: the deployment's (AGENT_API_KEY) or each workspace's own (/agent setup).
   const accounts: AgentAccounts =
     config.agentAccountMode === 'per-workspace'
@@ -190,6 +192,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       queueStats: () => queue.counts(),
       logger,
       secrets,
+      ...(fingerprints ? { credentialFingerprints: fingerprints } : {}),
       commandName: vocabulary.command,
       workspaceNoun: vocabulary.workspace,
       prompts,
@@ -239,6 +242,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   let worker: ChatWorker | undefined;
   let workerRedis: Redis | undefined;
   if (config.role !== 'ingress') {
+    // An answer quoting a credential added before this start must be recognised from the first job.
+    await fingerprints?.ready();
     const blocking = createRedis(config.redis, { blocking: true, name: 'agent-bridge-worker' }) as Redis;
     blocking.on('error', () => {});
     workerRedis = blocking;
@@ -256,7 +261,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       callGuarantee: config.queue.callGuarantee,
       maxReplyChunks: config.queue.maxReplyChunks,
       workingIndicatorDelayMs: config.queue.workingIndicatorDelayMs,
-      redact: (text) => secrets.redact(text),
+      // The registry knows this process's secrets; the fingerprints, credentials added anywhere.
+      redact: fingerprints ? (text) => fingerprints.redact(secrets.redact(text)) : (text) => secrets.redact(text),
       vocabularies,
     });
     metrics.watchRepliesWaiting(() => processor.repliesWaiting);
@@ -309,7 +315,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       await queue.close().catch(() => {});
       // The worker's connection may still carry commands of jobs cut off by the timeout.
       workerRedis?.disconnect();
-      await Promise.allSettled([bindings.close(), redis.quit(), bullRedis.quit()]);
+      await Promise.allSettled([bindings.close(), fingerprints?.close(), redis.quit(), bullRedis.quit()]);
       logger.info('stopped');
     })();
     return stopping;
@@ -351,6 +357,21 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     metrics,
     stop,
   };
+}
+
+/**
+ * The credential fingerprints, keyed with a secret every process of the deployment has and
+ * Redis does not: INSTALLATION_ENCRYPTION_KEY, which every process needs once one does
+ * (per-workspace accounts, Slack installations), else AGENT_API_KEY, which every worker needs in
+ * shared mode. Without either (an ingress with only a dashboard session), none are recorded here.
+ */
+function credentialFingerprints(config: Readonly<Config>, redis: Redis, prefix: string, logger: Logger): CredentialFingerprints | undefined {
+  const secret = config.encryptionKey ?? config.agent?.apiKey;
+  if (secret) return createCredentialFingerprints({ redis, prefix, secret, logger });
+  if (config.role !== 'worker') {
+    logger.warn('neither INSTALLATION_ENCRYPTION_KEY nor AGENT_API_KEY is set: a credential value added here is hidden in answers only by this process, for 10 minutes');
+  }
+  return undefined;
 }
 
 export { RedisUnavailableError };

@@ -35,6 +35,7 @@ function scrubber(value: string): (text: string) => string {
  * `credential`: checks the key name, calls the agent service at once, and confirms with the
  * key's name. The value never reaches a reply, the audit log or a log line: it is registered
  * with the logger's secret registry while the call runs, and scrubbed from every error text.
+ * Its fingerprint (never the value) is recorded first, so answers quoting it are redacted.
  */
 export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: CommandCaller) => AgentApi) {
   const { audit, logger, commandName } = deps;
@@ -72,6 +73,19 @@ export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: C
       if (typeof value !== 'string' || value.length === 0 || value.trim().length === 0) {
         await record({ instanceId: id, key: name, outcome: 'failed', detail: 'empty value' });
         return reply(false, TITLE, ['The credential value is empty. Enter the secret value and try again.']);
+      }
+
+      // Before the value leaves: the agent will have it, and may quote it in any later answer,
+      // which a worker in another process (or after a restart) posts. A value that cannot be
+      // recognised there is not sent.
+      try {
+        await deps.credentialFingerprints?.add(value);
+      } catch (err) {
+        logger.warn({ ...scrubbedErrorFields(err, scrub), action: 'credential', instanceId: id, key: name }, 'could not record the credential fingerprint; not sent');
+        await record({ instanceId: id, key: name, outcome: 'failed', detail: 'fingerprint not recorded (Redis)' });
+        return reply(false, TITLE, [
+          'The bridge could not record what it needs to hide this value in answers (Redis did not answer), so it was not sent. Try again in a moment.',
+        ]);
       }
 
       let problem: string;

@@ -8,6 +8,7 @@ import type { BindingStore } from '../bindings/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
 import type { Logger, SecretRegistry } from '../logger.js';
 import type { Quota } from '../quota/quota.js';
+import type { CredentialFingerprints } from '../crypto/credential-fingerprints.js';
 
 /** Job counts of the chat queue, as `/agent status` shows them. */
 export type QueueStats = QueueCounts;
@@ -53,13 +54,18 @@ export interface CommandsOptions {
    * @defaultValue the process-wide registry of src/logger.ts
    */
   secrets?: SecretRegistry;
+  /**
+   * Where `credential` records the value's fingerprint before sending it, so every process's
+   * worker hides it in answers (src/crypto/credential-fingerprints.ts). Unset: not recorded.
+   */
+  credentialFingerprints?: Pick<CredentialFingerprints, 'add'>;
   /** Clock, for tests. @defaultValue Date.now */
   now?: () => number;
 }
 
 /** The options with defaults applied, as the handler files receive them. */
 export interface CommandsDeps
-  extends Required<Omit<CommandsOptions, 'secrets' | 'prompts' | 'feedback' | 'accounts'>>,
-    Pick<CommandsOptions, 'prompts' | 'feedback' | 'accounts'> {
+  extends Required<Omit<CommandsOptions, 'secrets' | 'prompts' | 'feedback' | 'accounts' | 'credentialFingerprints'>>,
+    Pick<CommandsOptions, 'prompts' | 'feedback' | 'accounts' | 'credentialFingerprints'> {
   secrets: SecretRegistry;
 }

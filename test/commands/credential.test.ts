@@ -53,6 +53,30 @@ describe('credential', () => {
     expectNoValue(await everywhere(t, r));
   });
 
+  it('records the value\'s fingerprint before the value leaves, so every process can redact it', async () => {
+    const order: string[] = [];
+    const t = setup(redis, prefix, { credentialFingerprints: { add: async (v) => void order.push(`fingerprint ${v === VALUE}`) } });
+    t.agentApi.onAdd = () => void order.push('sent');
+    expect((await t.commands.credential(caller, 'inst_a', 'OPENAI_API_KEY', VALUE)).ok).toBe(true);
+    expect(order).toEqual(['fingerprint true', 'sent']);
+  });
+
+  it('does not send a value whose fingerprint could not be recorded, and says why', async () => {
+    const t = setup(redis, prefix, {
+      credentialFingerprints: {
+        add: async () => {
+          throw new Error(`Connection is closed (${VALUE})`);
+        },
+      },
+    });
+    const r = await t.commands.credential(caller, 'inst_a', 'OPENAI_API_KEY', VALUE);
+    expect(r.ok).toBe(false);
+    expect(text(r)).toMatch(/could not record .* so it was not sent/);
+    expect(t.agentApi.added).toEqual([]);
+    expect((await t.audit.recent(1))[0]).toMatchObject({ outcome: 'failed', key: 'OPENAI_API_KEY', detail: 'fingerprint not recorded (Redis)' });
+    expectNoValue(await everywhere(t, r));
+  });
+
   it('accepts key names with digits, dots, dashes and underscores', async () => {
     const t = setup(redis, prefix);
     expect((await t.commands.credential(caller, 'inst_a', 'a.B-c_9', VALUE)).ok).toBe(true);
