@@ -22,6 +22,8 @@ describe('a credential added through the ingress, quoted by the agent, posted by
   let ingress: RunningApp;
   let worker: RunningApp;
   let ingressUrl: string;
+  let startWorker: () => Promise<RunningApp>;
+  const workerOutput: string[] = [];
   const redis = new Redis(SHARED_REDIS);
 
   beforeAll(async () => {
@@ -45,11 +47,16 @@ describe('a credential added through the ingress, quoted by the agent, posted by
       AGENT_SESSION_COOKIE: agent.sessionCookie,
       LOG_LEVEL: 'debug',
     });
-    const [ingressPort, workerPort] = [await freeLoopbackPort(), await freeLoopbackPort()];
+    startWorker = async () => {
+      const port = await freeLoopbackPort();
+      const app = spawnApp(env('worker', port));
+      await waitForHealth(app, `http://127.0.0.1:${port}`);
+      return app;
+    };
+    const ingressPort = await freeLoopbackPort();
     ingress = spawnApp(env('ingress', ingressPort));
-    worker = spawnApp(env('worker', workerPort));
     ingressUrl = `http://127.0.0.1:${ingressPort}`;
-    await Promise.all([waitForHealth(ingress, ingressUrl), waitForHealth(worker, `http://127.0.0.1:${workerPort}`)]);
+    [, worker] = await Promise.all([waitForHealth(ingress, ingressUrl), startWorker()]);
   }, 120_000);
 
   afterAll(async () => {
@@ -59,27 +66,32 @@ describe('a credential added through the ingress, quoted by the agent, posted by
     await deleteKeys(prefix);
   });
 
+  const who = { channel: 'general', userName: 'Ann' };
+  const store = createWebEventStore({ redis, prefix });
+  /** Sends a message in #general and resolves with the text of its reply, as posted. */
+  const ask = async (text: string) => {
+    const messageId = randomUUID();
+    expect((await post('messages', { ...who, messageId, text, mention: true })).status).toBe(200);
+    const replies = await until(async () => {
+      const events = await store.history('general', { count: 50 });
+      const texts = events.flatMap((e) => (e.type === 'reply' && e.replyTo === messageId ? [e.text] : []));
+      return texts.length > 0 && texts;
+    }, 'the worker posted the answer', 30_000);
+    return replies.join('\n');
+  };
+
   const post = async (path: string, body: unknown) => {
     const res = await fetch(`${ingressUrl}/playground/api/${path}`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
     return { status: res.status, json: (await res.json()) as Record<string, unknown> };
   };
 
   it('posts [REDACTED] for every quoted form; Redis and the logs hold no trace of the value', async () => {
-    const who = { channel: 'general', userName: 'Ann' };
     expect((await post('bind', { ...who, instanceId: INSTANCE, mode: 'all' })).status).toBe(200);
     const added = await post('credential', { ...who, instanceId: INSTANCE, key: 'OPENAI_API_KEY', value: VALUE });
     expect(added.json.reply).toMatchObject({ ok: true });
     expect(agent.credentials.get(INSTANCE)?.get('OPENAI_API_KEY')).toBe(VALUE);
 
-    const messageId = randomUUID();
-    expect((await post('messages', { ...who, messageId, text: 'which key do you use?', mention: true })).status).toBe(200);
-    const store = createWebEventStore({ redis, prefix });
-    const replies = await until(async () => {
-      const events = await store.history('general', { count: 50 });
-      const texts = events.flatMap((e) => (e.type === 'reply' && e.replyTo === messageId ? [e.text] : []));
-      return texts.length > 0 && texts;
-    }, 'the worker posted the answer', 30_000);
-    const posted = replies.join('\n');
+    const posted = await ask('which key do you use?');
 
     expect(posted).toContain('Your key is [REDACTED].');
     expect(posted).toContain('OPENAI_API_KEY=[REDACTED]');
@@ -94,5 +106,19 @@ describe('a credential added through the ingress, quoted by the agent, posted by
     expect(dump).not.toContain('CANARY');
     expect(ingress.output()).not.toContain('CANARY');
     expect(worker.output()).not.toContain('CANARY');
+  });
+
+  it('a worker started after the credential was added (a restart, a new replica) redacts it too', async () => {
+    await until(() => /message answered/.test(worker.output()), 'the first worker answered');
+    await worker.stop();
+    workerOutput.push(worker.output());
+    worker = await startWorker();
+    const posted = await ask('and now?');
+    expect(posted).toContain('Your key is [REDACTED].');
+    expect(posted).not.toContain('CANARY');
+    await until(() => /message answered/.test(worker.output()), 'the new worker logged the answer');
+    expect(worker.output()).not.toContain('CANARY');
+    expect(workerOutput.join('\n')).not.toContain('CANARY');
+    expect(await dumpKeys(prefix)).not.toContain('CANARY');
   });
 });
