@@ -18,7 +18,9 @@ const TITLE = 'Add a credential';
 /**
  * How long a platform keeps a submitted credential value registered for redaction after its
  * request. The agent service may quote it later (a refusal such as "instance stopped:
- * OPENAI_API_KEY=..."), and the worker's notice and failure log must still recognise it.
+ * OPENAI_API_KEY=..."), and this process's log lines and errors must still recognise it.
+ * Answers, which any worker posts, are redacted by its fingerprint for far longer
+ * (src/crypto/credential-fingerprints.ts).
  */
 export const CREDENTIAL_REDACT_FOR_MS = 10 * 60_000;
 
