@@ -160,6 +160,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   });
   const failures = new FailureLog(redis, storePrefix);
   const fingerprints = credentialFingerprints(config, redis, storePrefix, logger);
+  // Log lines too: an agent error a worker logs may quote a credential another process took.
+  const releaseRedactor = fingerprints ? secrets.addRedactor((line) => fingerprints.redactLogLine(line)) : undefined;
   // Whose account pays: the deployment's (AGENT_API_KEY) or each workspace's own (/agent setup).
   const accounts: AgentAccounts =
     config.agentAccountMode === 'per-workspace'
@@ -261,7 +263,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       callGuarantee: config.queue.callGuarantee,
       maxReplyChunks: config.queue.maxReplyChunks,
       workingIndicatorDelayMs: config.queue.workingIndicatorDelayMs,
-      // The registry knows this process's secrets; the fingerprints, credentials added anywhere.
+      // The registry: this process's secrets, and the fingerprints as a log line's words are
+      // cut; then the fingerprints with an answer's words (between spaces only).
       redact: fingerprints ? (text) => fingerprints.redact(secrets.redact(text)) : (text) => secrets.redact(text),
       vocabularies,
     });
@@ -316,6 +319,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       // The worker's connection may still carry commands of jobs cut off by the timeout.
       workerRedis?.disconnect();
       await Promise.allSettled([bindings.close(), fingerprints?.close(), redis.quit(), bullRedis.quit()]);
+      releaseRedactor?.();
       logger.info('stopped');
     })();
     return stopping;

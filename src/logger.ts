@@ -12,6 +12,17 @@ export type { Logger };
 export class SecretRegistry {
   private readonly values = new Map<string, number>();
   private pattern: RegExp | null = null;
+  private readonly redactors = new Set<(text: string) => string>();
+
+  /**
+   * Another redaction every line also goes through, for secrets this registry cannot list
+   * (credential values known only by their fingerprint). Returns its removal.
+   */
+  addRedactor(redactor: (text: string) => string): () => void {
+    const own = (text: string) => redactor(text);
+    this.redactors.add(own);
+    return () => void this.redactors.delete(own);
+  }
 
   add(value: string | undefined): () => void {
     if (!value || value.length < 4) return () => {};
@@ -28,6 +39,12 @@ export class SecretRegistry {
   }
 
   redact(text: string): string {
+    let out = this.redactValues(text);
+    for (const redactor of this.redactors) out = redactor(out);
+    return out;
+  }
+
+  private redactValues(text: string): string {
     if (this.values.size === 0) return text;
     this.pattern ??= new RegExp(
       [...this.values.keys()]

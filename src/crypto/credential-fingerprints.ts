@@ -21,6 +21,11 @@ export interface CredentialFingerprints {
   add(value: string): Promise<void>;
   /** `text` with every word part that is a known credential replaced by [REDACTED]. */
   redact(text: string): string;
+  /**
+   * The same for a JSON log line, where a `"` also ends a word: a value quoted in an error
+   * message is followed by the line's next field, with no space between.
+   */
+  redactLogLine(line: string): string;
   /** Resolves once the subscription is live and the set loaded. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -85,9 +90,10 @@ export class FingerprintSet {
     return true;
   }
 
-  redact(text: string): string {
+  /** `words` picks the words out of the text: the answer's are between spaces. */
+  redact(text: string, words: RegExp = ANSWER_WORDS): string {
     if (this.digests.size === 0) return text;
-    return text.replace(/\S+/g, (word) => this.redactWord(word));
+    return text.replace(words, (word) => this.redactWord(word));
   }
 
   private known(candidate: string): boolean {
@@ -133,6 +139,10 @@ export class FingerprintSet {
     return createHmac('sha256', this.key).update(text).digest('hex').slice(0, 32);
   }
 }
+
+const ANSWER_WORDS = /\S+/g;
+/** In a JSON line, `"` ends a word too (a `"` inside a value is escaped, so a value with one is not found there). */
+export const LOG_LINE_WORDS = /[^\s"]+/g;
 
 const WRAPPERS = new Set('"\'`()[]{}<>*_~'.split(''));
 const WRAPPERS_AND_PUNCTUATION = new Set([...WRAPPERS, ...'.,;:!?'.split('')]);
@@ -218,6 +228,7 @@ export function createCredentialFingerprints(options: CredentialFingerprintsOpti
       await redis.publish(channel, member);
     },
     redact: (text) => set.redact(text),
+    redactLogLine: (line) => set.redact(line, LOG_LINE_WORDS),
     ready: () => started,
     async close() {
       await sub.quit().catch(() => sub.disconnect());

@@ -121,4 +121,15 @@ describe('a credential added through the ingress, quoted by the agent, posted by
     expect(workerOutput.join('\n')).not.toContain('CANARY');
     expect(await dumpKeys(prefix)).not.toContain('CANARY');
   });
+
+  it('an agent error quoting the value, which the worker logs and files, is redacted there too', async () => {
+    agent.failNext(1, { status: 400, body: { error: `instance stopped: OPENAI_API_KEY=${VALUE}` } }, { endpoint: 'chat' });
+    const messageId = randomUUID();
+    expect((await post('messages', { ...who, messageId, text: 'fail please', mention: true })).status).toBe(200);
+    await until(() => /gave up on a message/.test(worker.output()), 'the worker gave up on the message', 30_000);
+    await until(async () => (await dumpKeys(prefix)).includes('OPENAI_API_KEY=[REDACTED]'), 'the failure log holds the redacted reason');
+    expect(worker.output()).toMatch(/OPENAI_API_KEY=\[REDACTED\]/);
+    expect(worker.output()).not.toContain('CANARY');
+    expect(await dumpKeys(prefix)).not.toContain('CANARY');
+  });
 });
