@@ -81,7 +81,8 @@ export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: C
       // which a worker in another process (or after a restart) posts. A value that cannot be
       // recognised there is not sent.
       try {
-        await deps.credentialFingerprints?.add(value);
+        // Trimmed: spaces around a pasted value are not what the agent will quote.
+        await deps.credentialFingerprints?.add(value.trim());
       } catch (err) {
         logger.warn({ ...scrubbedErrorFields(err, scrub), action: 'credential', instanceId: id, key: name }, 'could not record the credential fingerprint; not sent');
         await record({ instanceId: id, key: name, outcome: 'failed', detail: 'fingerprint not recorded (Redis)' });
