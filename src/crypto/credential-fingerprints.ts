@@ -177,7 +177,7 @@ export function createCredentialFingerprints(options: CredentialFingerprintsOpti
     warned = true;
     logger.warn(
       { fingerprints: set.foreign },
-      'credential fingerprints in Redis were made with another key, so those values are not hidden in answers here: every process needs the same INSTALLATION_ENCRYPTION_KEY (or, without it, AGENT_API_KEY); credentials added before that key changed must be added again',
+      'credential fingerprints in Redis were made with another key, so those values are not hidden here (answers, log lines): every process needs the same INSTALLATION_ENCRYPTION_KEY (or, without it, AGENT_API_KEY); credentials added before that key changed must be added again',
     );
   };
 
