@@ -11,7 +11,8 @@ import type { Fence, Mailbox, MailboxHead, ProgressFields } from '../queue/mailb
 import { MessageScope, patiently } from './message-scope.js';
 import type { ChatMessage, GaveUp } from '../queue/types.js';
 import { decide, type Decision, type RetryPolicy } from './error-policy.js';
-import { answerLostNotice, newReference, replyCutNote } from './plain-words.js';
+import { answerLostNotice, newReference } from './plain-words.js';
+import { renderReply } from './render-reply.js';
 import { buildThreadPrompt } from './thread-context.js';
 import { noticesByPlatform } from '../ingress/notices.js';
 import type { PlatformVocabulary } from '../core/platform-context.js';
@@ -31,22 +32,6 @@ function giveUpReason(err: unknown): NoAnswerReason {
 
 /** Platform error kinds that mean the platform answered and stored nothing. */
 const REFUSED_POST: ReadonlySet<ErrorKind> = new Set(['rate_limited', 'refused', 'bad_request', 'unauthorized', 'forbidden', 'not_found']);
-/**
- * Characters of an answer rendered per message it may be posted as: above every platform's
- * message size (Slack's chunks are 3,800, Discord's 2,000), so a cut never loses what fits.
- */
-const RENDER_CHARS_PER_CHUNK = 4_000;
-
-/** Text with every Markdown punctuation escaped: rendered, it shows as written, with no structure to parse. */
-function escapeMarkdown(text: string): string {
-  return text.replace(/[\\`*_{}[\]()#+\-.!|>~<&]/g, '\\$&');
-}
-
-/** Whether a rendered chunk shows anything: not only spaces and invisible format characters. */
-function isVisible(chunk: string): boolean {
-  return /[^\s\p{Cf}]/u.test(chunk);
-}
-
 /**
  * Under at-least-once, the calls of one message a worker may die during: after the second, the
  * message is not called a third time (the user reads that the answer was lost).
@@ -240,7 +225,7 @@ export class MessageProcessor {
 
   /** Posts a recorded answer's chunks from `first` on, each after its fenced record. */
   private async deliver({ m, messageId, port, progress, scope, indicator, reply, first, recordedAt, agentMessageId, agentMs }: Delivery): Promise<StepResult> {
-    const chunks = this.render(port, reply, scope.log());
+    const chunks = renderReply(port, reply, { maxChunks: this.options.maxReplyChunks ?? 10, redact: (t) => this.redact(t), log: scope.log() });
     // The answer's record also marked chunk `first` as under way and renewed the job's lock;
     // unless the wait for this turn outlasted half that lock, the post needs no other check.
     const postingRecorded = recordedAt !== undefined && scope.ownedUntilFrom(recordedAt) > performance.now();
@@ -270,36 +255,6 @@ export class MessageProcessor {
       'message answered',
     );
     return { outcome: 'replied' };
-  }
-
-  /**
-   * The port's chunks of a reply, at most `maxReplyChunks`: the last of a cut reply says so.
-   * Only what can be posted is rendered: a Markdown renderer may take time that grows faster
-   * than the text (300 KB of `*a` blocked the process for a minute), so the text is cut to what
-   * `maxReplyChunks` messages can hold first. A renderer that throws on what the agent sent
-   * (3,000 nested quotes overflow the stack) gets the text again with its Markdown escaped,
-   * shown as written: the answer is billed, so it is posted rather than retried forever.
-   */
-  private render(port: ReplyPort, reply: string, log: Logger): string[] {
-    const max = this.options.maxReplyChunks ?? 10;
-    const cut = reply.length > max * RENDER_CHARS_PER_CHUNK;
-    const text = cut ? clipAtWord(reply, max * RENDER_CHARS_PER_CHUNK) : reply;
-    let chunks: string[];
-    try {
-      chunks = port.render(text);
-    } catch (err) {
-      log.warn({ ...errorFields(err), chars: text.length }, 'could not render the answer as Markdown; posting it as plain text');
-      chunks = port.render(escapeMarkdown(text));
-    }
-    // A renderer decodes what the answer's redaction could not see: `&#45;` entities and
-    // backslash escapes rebuild a secret the agent quoted in that form.
-    chunks = chunks.map((c) => this.redact(c));
-    // An answer that renders to nothing (blank, invisible characters, only link definitions) still gets a word.
-    if (!chunks.some((c) => isVisible(c))) chunks = port.render('_(The agent sent an empty reply.)_');
-    if (!cut && chunks.length <= max) return chunks;
-    // The note is a chunk of its own: appended to a full chunk it could pass the platform's limit.
-    const note = port.render(replyCutNote(max))[0] ?? replyCutNote(max);
-    return [...chunks.slice(0, max - 1), note];
   }
 
   /**
