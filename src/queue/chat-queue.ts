@@ -2,7 +2,8 @@ import { Queue, type ConnectionOptions } from 'bullmq';
 import type { QueueCounts } from '../core/platform-context.js';
 import type { Redis } from 'ioredis';
 import { Mailbox } from './mailbox.js';
-import { PushAdd } from './push-add.js';
+import { luaScript } from './lua-script.js';
+import { PushAdd, pushAddLua } from './push-add.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData, type ChatMessage } from './types.js';
 
 export interface ChatQueueOptions {
@@ -46,6 +47,16 @@ export function retryAfterThrowMs(attemptsMade: number): number {
  * What became of an accepted message. `behindRetry`: it waits behind a message of its
  * conversation that is waiting out a retry (worth explaining in `/agent why`).
  */
+/**
+ * Whether a message the ingress stopped waiting for is stored (`stored`), or now never will be:
+ * refused by this caller (`refused`, its notice to post) or by another (`refused-elsewhere`).
+ */
+export type Unstored = 'stored' | 'refused' | 'refused-elsewhere';
+
+const refuseUnstoredScript = luaScript('refuse-unstored-1.lua');
+/** As long as a push counts as a redelivery (the mailbox's seen TTL). */
+const REFUSED_TTL_SECONDS = 86_400;
+
 export type EnqueueResult = { status: 'queued' | 'duplicate'; jobId: string; behindRetry?: boolean } | { status: 'busy'; pending: number };
 
 /** The producer side: accepts a message into its conversation's mailbox and queues its job. */
@@ -100,6 +111,20 @@ export class ChatQueue {
     if (pushed.status === 'busy') return pushed;
     if (pushed.held) return { status: pushed.status, jobId, behindRetry: pushed.status === 'queued' && pushed.behindRetry };
     return { status: pushed.status, jobId };
+  }
+
+  /**
+   * After a push of this message went unanswered (Redis stalled or away): whether the message
+   * is stored, and if not, marks it refused so that a push of it still on its way stores nothing
+   * when Redis resumes (scripts/refuse-unstored-1.lua). `mark` is the caller's own
+   * (`refused:<unique token>`): asking again with it after a lost answer still says `refused`.
+   * It runs on the push's connection, so Redis runs it after every push sent before it (not so
+   * when BullMQ's scripts could not be fused: the answer is still final, only less often `stored`).
+   */
+  async refuseUnstored(platform: ChatMessage['platform'], messageId: string, mark: string): Promise<Unstored> {
+    const client = pushAddLua() ? ((await this.queue.backend.client) as unknown as Redis) : this.options.redis;
+    const reply = await refuseUnstoredScript(client, [this.mailbox.keys.seen(platform, messageId)], [mark, REFUSED_TTL_SECONDS]);
+    return reply === 1 ? 'refused' : reply === 0 ? 'refused-elsewhere' : 'stored';
   }
 
   /**

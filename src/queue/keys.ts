@@ -33,7 +33,9 @@ export function queueKeys(base: string) {
      * String: how far this platform message got, the ingress's seen ledger
      * (src/ingress/seen-ledger.ts). `delivered`: an adapter claimed its first delivery (1 h, so
      * Slack's `app_mention` + `message` pair and redeliveries get one pass); `queued`: the
-     * mailbox accepted it (seen TTL, 1 day), and a redelivery is a duplicate.
+     * mailbox accepted it (seen TTL, 1 day), and a redelivery is a duplicate; `refused:<token>`:
+     * the ingress gave up on it while Redis was away and told the user (refuse-unstored-1.lua),
+     * so a push of it that runs late stores nothing.
      */
     seen: (platform: Platform, messageId: string) => `${base}:seen:${platform}:${messageId}`,
     /** Sorted set: a channel's unfinished message IDs by arrival, for fairness and its cap. */
