@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { dmBindingChannel } from '../bindings/dm.js';
 import type { Binding, BindingStore } from '../bindings/types.js';
 import type { DropLogWriter } from '../diagnostics/drop-log.js';
@@ -10,7 +11,7 @@ import type { IncomingMessage } from '../core/message.js';
 import type { ReplyPorts } from '../core/reply-port.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
-import type { ChatQueue } from '../queue/chat-queue.js';
+import type { ChatQueue, EnqueueResult, Unstored } from '../queue/chat-queue.js';
 import { jobIdFor, type ChatMessage } from '../queue/types.js';
 import type { PlatformVocabulary } from '../core/platform-context.js';
 import { notices, noticesByPlatform } from './notices.js';
@@ -47,6 +48,12 @@ export interface IngressOptions {
   drops?: DropLogWriter;
   /** How long to keep trying to enqueue while Redis is unreachable. @defaultValue 10000 */
   enqueueRetryMs?: number;
+  /**
+   * After that, how long to wait for Redis to say whether the message was stored before telling
+   * the user anything (a push already written may still run when a stalled Redis resumes).
+   * @defaultValue 20000
+   */
+  enqueueSettleMs?: number;
   /** Per-workspace agent accounts: messages of a workspace without one are not queued. */
   accounts?: AgentAccounts;
   /**
@@ -79,6 +86,7 @@ const BOT_TURN_WINDOW_SECONDS = 600;
 /** The single entry point of every adapter (see src/ingress/types.ts). */
 export function createIngress(options: IngressOptions): Ingress {
   const retryFor = options.enqueueRetryMs ?? 10_000;
+  const settleFor = options.enqueueSettleMs ?? 20_000;
   /** The notices in the words of the message's platform. */
   const noticesOf = noticesByPlatform(options.vocabularies);
 
@@ -181,7 +189,7 @@ export function createIngress(options: IngressOptions): Ingress {
         if (!isRedisConnectionError(err)) throw err;
         return null;
       });
-      if (binding === null) return drop(m, 'redis_unavailable', notices.unavailable);
+      if (binding === null) return unstored(m, [], drop);
       const explicitlyAddressed = m.isDirect || m.mentionsBot || m.repliesToBot;
       if (!binding) {
         // A workspace without an agent account can bind nothing yet: say what comes first.
@@ -244,29 +252,114 @@ export function createIngress(options: IngressOptions): Ingress {
         ...(m.origin ? { origin: m.origin } : {}),
       };
 
-      const result = await withRedisRetry(() => options.queue.enqueue(message), Math.max(deadline, Date.now() + 1000), options.logger).catch(
-        (err: unknown) => {
-          if (!isRedisConnectionError(err)) throw err;
-          return undefined;
-        },
-      );
-      if (!result) return drop(m, 'redis_unavailable', notices.unavailable);
-      if (result.status === 'busy') {
-        const tell = await firstNotice(m, 'busy', BUSY_NOTICE_WINDOW_SECONDS);
-        return drop(m, 'channel_busy', tell ? notices.busy(result.pending) : undefined);
-      }
-      options.metrics.ingress.inc({ platform: m.platform, result: result.status });
-      if (result.status === 'duplicate') return { status: 'duplicate', jobId: result.jobId };
-      if (result.behindRetry) {
-        // It waits behind a message that is being retried: worth explaining in `/agent why`.
-        await options.drops
-          ?.record(m.platform, m.bindingChannelId, { messageId: m.messageId, userId: m.userId, reason: 'queued', at: Date.now(), conversationId })
-          .catch(() => {});
-      }
-      if (m.hasAttachments) notify(m, notices.attachments);
-      return { status: 'queued', jobId: result.jobId };
+      // Every push sent, kept: one that timed out may still run when Redis answers again.
+      const pushes: Array<Tracked<EnqueueResult>> = [];
+      const push = () => {
+        const tracked = track(options.queue.enqueue(message));
+        pushes.push(tracked);
+        return tracked.promise;
+      };
+      const result = await withRedisRetry(push, Math.max(deadline, Date.now() + 1000), options.logger).catch((err: unknown) => {
+        if (!isRedisConnectionError(err)) throw err;
+        return undefined;
+      });
+      if (!result) return unstored(m, pushes, drop);
+      return enqueued(m, result, conversationId, drop);
     },
   };
+
+  /** A drop with the message's claim (Ingress.handle's). */
+  type Drop = (m: IncomingMessage, reason: DropReason, notice?: string) => Promise<IngressResult>;
+
+  /** What follows the push's answer: the busy notice, the `/agent why` record, the attachments note. */
+  async function enqueued(m: IncomingMessage, result: EnqueueResult, conversationId: string, drop: Drop): Promise<IngressResult> {
+    if (result.status === 'busy') {
+      const tell = await firstNotice(m, 'busy', BUSY_NOTICE_WINDOW_SECONDS);
+      return drop(m, 'channel_busy', tell ? notices.busy(result.pending) : undefined);
+    }
+    options.metrics.ingress.inc({ platform: m.platform, result: result.status });
+    if (result.status === 'duplicate') return { status: 'duplicate', jobId: result.jobId };
+    if (result.behindRetry) {
+      // It waits behind a message that is being retried: worth explaining in `/agent why`.
+      await options.drops
+        ?.record(m.platform, m.bindingChannelId, { messageId: m.messageId, userId: m.userId, reason: 'queued', at: Date.now(), conversationId })
+        .catch(() => {});
+    }
+    if (m.hasAttachments) notify(m, notices.attachments);
+    return { status: 'queued', jobId: result.jobId };
+  }
+
+  /**
+   * Redis gave no answer within the retry bound. A push already written is not withdrawn (ioredis
+   * keeps it, and a stalled Redis runs it when it resumes: a slow fsync, a BGSAVE fork, a network
+   * stall, a failover), so "couldn't accept" is said only once Redis says the message is not
+   * stored, by the mark that also keeps a late push from storing it (ChatQueue.refuseUnstored),
+   * and only by the caller that set the mark: one notice per message across ingress processes.
+   * A push that answers meanwhile decides instead. When Redis says nothing for `settleFor` more:
+   * with every push failed (Redis unreachable throughout), the user is told now; with an answer
+   * still awaited, when it comes, if it says refused.
+   */
+  async function unstored(m: IncomingMessage, pushes: Array<Tracked<EnqueueResult>>, drop: Drop): Promise<IngressResult> {
+    const mark = `refused:${randomUUID()}`;
+    const until = Date.now() + settleFor;
+    const ask = () => track(options.queue.refuseUnstored(m.platform, m.messageId, mark));
+    let fence = ask();
+    // A push that failed decides nothing (it may have run before its connection dropped): the fence does.
+    const pushed = pushes.map((p) => p.promise.then((result) => ({ result }), () => new Promise<never>(() => {})));
+    for (;;) {
+      const outcome = await withTimeout(
+        Promise.race([fence.promise.then((said) => ({ said }), (err: unknown) => ({ err })), ...pushed]),
+        Math.max(0, until - Date.now()),
+        () => undefined,
+      );
+      if (outcome && 'result' in outcome) return enqueued(m, outcome.result, encodeConversationId(m.conversation), drop);
+      if (outcome && 'said' in outcome) {
+        if (outcome.said === 'refused') return drop(m, 'redis_unavailable', notices.unavailable);
+        // Stored: by this push (its answer, already read, is still passing through BullMQ), or by
+        // another process's. Or refused by another process, which tells the user.
+        const own = outcome.said === 'stored' && pushed.length > 0 ? await withTimeout(Promise.race(pushed), 1000, () => undefined) : undefined;
+        return own ? enqueued(m, own.result, encodeConversationId(m.conversation), drop) : duplicate(m);
+      }
+      if (outcome && Date.now() < until) {
+        // The fence failed without reaching Redis: ask again, with the same mark.
+        await new Promise((r) => setTimeout(r, Math.min(500, Math.max(0, until - Date.now()))));
+        fence = ask();
+        continue;
+      }
+      break;
+    }
+    // Redis said nothing within the bound. Told only when it is known the message is not stored:
+    // Redis says so, or every push failed (it was unreachable throughout; the last fence, sent
+    // after them on their connection, failed too).
+    const tell = (said: Unstored | undefined) => {
+      if (said === 'refused' || (said === undefined && pushes.every((p) => p.settled))) return drop(m, 'redis_unavailable', notices.unavailable);
+      if (said) return Promise.resolve(duplicate(m));
+      options.logger.error({ platform: m.platform, messageId: m.messageId }, 'Redis has not said whether a message was stored, and a push of it may still run; the user is not told');
+      return Promise.resolve<IngressResult>({ status: 'dropped', reason: 'redis_unavailable' });
+    };
+    const said = fence.promise.then((x): Unstored | undefined => x, () => undefined);
+    if (fence.settled) return tell(await said);
+    // The answer is still on its way (a connection that neither answers nor closes): the user
+    // hears when it comes.
+    options.logger.error({ platform: m.platform, messageId: m.messageId }, 'Redis has not said yet whether a message was stored; the user hears when it does, if it was not');
+    void said.then(tell);
+    return { status: 'dropped', reason: 'redis_unavailable' };
+  }
+}
+
+/** A promise, and whether it has settled yet. */
+interface Tracked<T> {
+  promise: Promise<T>;
+  settled: boolean;
+}
+
+function track<T>(promise: Promise<T>): Tracked<T> {
+  const tracked: Tracked<T> = { promise, settled: false };
+  promise.then(
+    () => (tracked.settled = true),
+    () => (tracked.settled = true),
+  );
+  return tracked;
 }
 
 /** Retries while Redis is unreachable, until `deadline`; rejects when it never answered. */
@@ -280,7 +373,7 @@ async function withRedisRetry<T>(fn: () => Promise<T>, deadline: number, logger:
     } catch (err) {
       if (!isRedisConnectionError(err)) throw err;
       if (Date.now() >= deadline) {
-        logger.error({ ...errorFields(err) }, 'could not accept a message: Redis is unavailable');
+        logger.warn({ ...errorFields(err) }, 'Redis did not answer within the retry bound; waiting to learn whether the message was stored');
         throw err;
       }
       logger.warn({ attempt, ...errorFields(err) }, 'Redis unavailable; retrying');
