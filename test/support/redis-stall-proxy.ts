@@ -15,6 +15,13 @@ export interface RedisStallProxy {
   stallAfter(pattern: RegExp): Promise<void>;
   /** Sends the held commands, in order, and lets new ones through. */
   resume(): void;
+  /**
+   * Redis gone for this bridge: every connection is dropped (held commands with it, unsent) and
+   * new ones are refused (nothing listens on the port), until {@link restore}.
+   */
+  cut(): void;
+  /** Accepts connections again after {@link cut}, on the same port. */
+  restore(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -26,6 +33,7 @@ export async function startRedisStallProxy(): Promise<RedisStallProxy> {
   const upstream = new URL(SHARED_REDIS);
   let stalled = false;
   let trigger: { pattern: RegExp; stalled: () => void } | undefined;
+  let listening = true;
   const held: Array<{ to: Socket; chunk: Buffer }> = [];
   const sockets = new Set<Socket>();
   const server = createServer((client) => {
@@ -64,8 +72,23 @@ export async function startRedisStallProxy(): Promise<RedisStallProxy> {
       stalled = false;
       for (const { to, chunk } of held.splice(0)) if (to.writable) to.write(chunk);
     },
+    cut: () => {
+      if (!listening) return;
+      listening = false;
+      held.length = 0;
+      server.close();
+      for (const s of sockets) s.destroy();
+    },
+    restore: async () => {
+      if (listening) return;
+      listening = true;
+      server.listen(port, '127.0.0.1');
+      await once(server, 'listening');
+    },
     close: async () => {
       for (const s of sockets) s.destroy();
+      if (!listening) return;
+      listening = false;
       server.close();
       await once(server, 'close');
     },
