@@ -210,9 +210,11 @@ describe('Redis restarted during traffic', () => {
     expect(replied(lateAccepted.ts).length).toBeLessThanOrEqual(1);
     expect(replied(lateAccepted.ts).length + toldLate).toBeGreaterThan(0);
     expect(guard.errors).toEqual([]);
-    // Told once (app_mention and message are one message), within the bound, while Redis is still down.
+    // Told once (app_mention and message are one message), once Redis, back at 13 s, says the
+    // message was not stored (before, the notice went at 10 s, and a push still queued in the
+    // client could run afterwards and be answered: test/reliability/redis-stall-notice.test.ts).
     expect.soft(hs.slack.posted((c) => c.params.thread_ts === m.ts), 'notices for one message').toHaveLength(1);
-    // The bound is 10 s of retries per message plus ioredis's own reconnect attempts.
-    expect.soft(toldAfterMs, 'ms until the user was told').toBeLessThan(15_000);
+    // 10 s of retries, then up to 20 s more waiting for Redis to answer.
+    expect.soft(toldAfterMs, 'ms until the user was told').toBeLessThan(30_000);
   }, 180_000);
 });
