@@ -39,4 +39,14 @@ describe('refuseUnstored', () => {
     await pl.sink.waitFor((posts) => posts.some((x) => x.messageId === m.messageId && x.kind === 'chunk'), 20_000);
     expect(await pl.bridge.queue.refuseUnstored('web', m.messageId, 'refused:b')).toBe('stored');
   });
+
+  it("a delivery's lease ('claiming:<token>') is not a store: the message is refused", async () => {
+    const pl = closing(await startPipeline({ LOG_LEVEL: 'warn' }));
+    const m = webMessage('leased, then Redis stalled before its push');
+    const seenKey = pl.bridge.queue.mailbox.keys.seen('web', m.messageId);
+    await pl.bridge.redis.set(seenKey, 'claiming:lease-1', 'PX', 5_000);
+    expect(await pl.bridge.queue.refuseUnstored('web', m.messageId, 'refused:a')).toBe('refused');
+    expect(await pl.bridge.redis.get(seenKey)).toBe('refused:a');
+  });
 });
+
