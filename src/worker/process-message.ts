@@ -13,12 +13,12 @@ import type { ChatMessage, GaveUp } from '../queue/types.js';
 import { decide, type Decision, type RetryPolicy } from './error-policy.js';
 import { answerLostNotice, newReference } from './plain-words.js';
 import { renderReply } from './render-reply.js';
-import { buildThreadPrompt } from './thread-context.js';
+import { promptFor } from './thread-context.js';
 import { noticesByPlatform } from '../ingress/notices.js';
 import type { PlatformVocabulary } from '../core/platform-context.js';
 import type { Platform } from '../core/conversation.js';
 import type { FailureLog } from '../diagnostics/failure-log.js';
-import { BridgeError, CALL_MAY_HAVE_RUN, THREAD_UNREADABLE, type ErrorKind } from '../core/errors.js';
+import { BridgeError, CALL_MAY_HAVE_RUN, type ErrorKind } from '../core/errors.js';
 import { WorkingIndicator } from './working-indicator.js';
 import { DELIVERY_MAX_HOLD_MS, DELIVERY_PLACES, DeliveryGate } from './delivery-gate.js';
 
@@ -187,7 +187,7 @@ export class MessageProcessor {
       indicator.begin();
       let prompt: string;
       try {
-        prompt = await this.prompt(m, port, scope);
+        prompt = await promptFor(m, port, this.options.threadContext, () => scope.log());
       } catch (err) {
         // The platform's 429 on the thread, before the billed call: retried, at no cost.
         indicator.settle();
@@ -389,24 +389,5 @@ export class MessageProcessor {
     await port.stopWorking?.(m.reply, m.errorPolicy === 'silent' ? 'ok' : 'failed').catch(() => {});
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
     return { outcome: 'gave_up' };
-  }
-
-  private async prompt(m: ChatMessage, port: ReplyPort, scope: MessageScope): Promise<string> {
-    // Each port decides what "the thread" is (Slack/Discord threads; the playground's channel).
-    if (m.context !== 'thread' || !port.fetchThread) return m.text;
-    try {
-      const earlier = await port.fetchThread(m.reply, this.options.threadContext.maxMessages);
-      // The earlier lines name people; the new message's speaker is named too, not an ID.
-      const speaker = earlier.length > 0 && !m.userName ? await port.nameOf?.(m.reply, m.userId).catch(() => undefined) : undefined;
-      return buildThreadPrompt(earlier, m, this.options.threadContext.maxChars, speaker);
-    } catch (err) {
-      // Rate limited: wait and read it again rather than answer without the conversation. Marked
-      // so that a give-up says the thread could not be read, not that the reply could not be posted.
-      if (err instanceof BridgeError && err.kind === 'rate_limited') {
-        throw new BridgeError(err.source, err.kind, err.message, { code: THREAD_UNREADABLE, status: err.status, retryAfterMs: err.retryAfterMs, cause: err });
-      }
-      scope.log().warn({ ...errorFields(err) }, 'could not fetch the thread; sending the message without context');
-      return m.text;
-    }
   }
 }

@@ -1,5 +1,30 @@
-import type { ThreadMessage } from '../core/reply-port.js';
+import type { ReplyPort, ThreadMessage } from '../core/reply-port.js';
+import { BridgeError, THREAD_UNREADABLE } from '../core/errors.js';
+import { errorFields, type Logger } from '../logger.js';
 import type { ChatMessage } from '../queue/types.js';
+
+/**
+ * What the agent is sent for `m`: its text, or with thread context on, the thread's earlier
+ * messages before it. Each port decides what "the thread" is (Slack/Discord threads; the
+ * playground's channel). `log` is asked for only when there is something to say.
+ */
+export async function promptFor(m: ChatMessage, port: ReplyPort, threadContext: { maxMessages: number; maxChars: number }, log: () => Logger): Promise<string> {
+  if (m.context !== 'thread' || !port.fetchThread) return m.text;
+  try {
+    const earlier = await port.fetchThread(m.reply, threadContext.maxMessages);
+    // The earlier lines name people; the new message's speaker is named too, not an ID.
+    const speaker = earlier.length > 0 && !m.userName ? await port.nameOf?.(m.reply, m.userId).catch(() => undefined) : undefined;
+    return buildThreadPrompt(earlier, m, threadContext.maxChars, speaker);
+  } catch (err) {
+    // Rate limited: wait and read it again rather than answer without the conversation. Marked
+    // so that a give-up says the thread could not be read, not that the reply could not be posted.
+    if (err instanceof BridgeError && err.kind === 'rate_limited') {
+      throw new BridgeError(err.source, err.kind, err.message, { code: THREAD_UNREADABLE, status: err.status, retryAfterMs: err.retryAfterMs, cause: err });
+    }
+    log().warn({ ...errorFields(err) }, 'could not fetch the thread; sending the message without context');
+    return m.text;
+  }
+}
 
 /**
  * Prefixes the message with a transcript of the thread's earlier messages (newest kept when

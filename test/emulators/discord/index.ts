@@ -18,66 +18,14 @@ import {
   modalSubmitInteraction,
   type InteractionBase,
 } from './interaction-payloads.js';
+import type { AttachmentInput, DiscordEmulatorOptions, SendMessageInput } from './options.js';
 import { CHANNEL_TYPES, allUsers, createWorld, snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
 
 /** Where the emulator serves attachment bytes (outside /api, as Discord's CDN is). */
 const ATTACHMENTS_PATH = '/attachments/';
 
 export type { EmuInteraction, RestCall, Fault, EmuChannel, EmuUser, World, Json, GatewayStats };
-
-export interface DiscordEmulatorOptions {
-  /** @defaultValue 'emulator-bot-token' */
-  token?: string;
-  /** When false, IDENTIFY with the MessageContent intent is closed with 4014. @defaultValue true */
-  allowMessageContent?: boolean;
-  /** @defaultValue 41250 (Discord's usual value) */
-  heartbeatIntervalMs?: number;
-  /**
-   * How long a session whose connection dropped stays resumable (Discord publishes no figure;
-   * a few minutes in practice). @defaultValue 120000
-   */
-  resumeWindowMs?: number;
-  /** Guilds beyond the main one (one text channel each), spread over shards. @defaultValue 0 */
-  extraGuilds?: number;
-  /**
-   * Permissions of @everyone and of the bot's role, as a decimal string: a guild set up sloppily
-   * (e.g. '0'). @defaultValue View Channel, Send Messages (in Threads), Read Message History
-   */
-  rolePermissions?: string;
-  /** `shards` that `GET /gateway/bot` recommends. @defaultValue 1 */
-  recommendedShards?: number;
-  /** `session_start_limit.max_concurrency` of `GET /gateway/bot`. @defaultValue 1 */
-  maxConcurrency?: number;
-  /**
-   * Session starts left (`session_start_limit.remaining`, one used per accepted IDENTIFY) and ms
-   * until Discord resets the daily count (`reset_after`). @defaultValue { remaining: 999, resetAfterMs: 0 }
-   */
-  sessionStartLimit?: { remaining?: number; resetAfterMs?: number };
-}
-
-/** A file attached to a user's message; the emulator serves it over HTTP at the attachment's `url`. */
-export interface AttachmentInput {
-  filename: string;
-  content: string | Buffer;
-  /** Omitted from the attachment object when null. @defaultValue 'text/plain; charset=utf-8' */
-  contentType?: string | null;
-  /** Overrides the `size` Discord reports (to test limits without large bodies). */
-  size?: number;
-}
-
-export interface SendMessageInput {
-  author: EmuUser;
-  channel: EmuChannel;
-  content: string;
-  /** Reply to this message (in the same channel). */
-  replyTo?: string;
-  /** A reply pings the replied-to author unless this is false (Discord's client default: ping). */
-  pingReply?: boolean;
-  /** A count of small placeholder text files, or the files themselves. */
-  attachments?: number | AttachmentInput[];
-  /** Message type (0 default, 19 reply, 7 member join…); derived when absent. */
-  type?: number;
-}
+export type { DiscordEmulatorOptions, AttachmentInput, SendMessageInput };
 
 export class DiscordEmulator extends EventEmitter {
   readonly world: World;
