@@ -223,6 +223,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   // One handler for message events and assistant threads: each knows what the other has under way.
   const handleMessage = createMessageHandler(messageDeps);
   registerMessageListeners(app, handleMessage);
+  const assistantThreads = createAssistantThreads(ctx.redis, storePrefix, ctx.config.threadContext);
   if (installations) {
     registerUninstallListeners(app, {
       installations,
@@ -233,9 +234,9 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       audit: ctx.audit,
       dropQueuedWork: ctx.dropQueuedWork,
       forgetAccount: ctx.forgetAccount,
+      forgetAssistantDms: (dms) => assistantThreads.forgetDms(dms),
     });
   }
-  const assistantThreads = createAssistantThreads(ctx.redis, storePrefix, ctx.config.threadContext);
   registerAssistant(app, {
     threads: assistantThreads,
     prompts: createSuggestedPromptStore({ redis: ctx.redis, prefix: storePrefix }),

@@ -52,11 +52,15 @@ export interface AssistantThreads {
   addTurns(dm: string, threadTs: string, turns: AssistantTurn[]): Promise<void>;
   /** The thread's recorded turns in the order added, and whether they are the whole thread. */
   turns(dm: string, threadTs: string): Promise<{ complete: boolean; turns: AssistantTurn[] }>;
+  /** Deletes every thread recorded in these DMs (the app left their workspace); returns how many. */
+  forgetDms(dms: Iterable<string>): Promise<number>;
 }
 
 export function createAssistantThreads(redis: Redis, prefix: string, bounds: TurnBounds = { maxMessages: 20, maxChars: 4000 }): AssistantThreads {
   const key = (dm: string, threadTs: string) => `${prefix}:slack:assistant:${dm}:${threadTs}`;
   const turnsKey = (dm: string, threadTs: string) => `${prefix}:slack:assistant-turns:${dm}:${threadTs}`;
+  // The threads recorded per DM, so that an uninstall finds them without scanning the keyspace.
+  const threadsOfKey = (dm: string) => `${prefix}:slack:assistant-threads:${dm}`;
   // A longer text could not be sent in a transcript anyway.
   const encode = (t: AssistantTurn) => JSON.stringify({ ...t, text: t.text.slice(0, bounds.maxChars) });
   const maxTurns = Math.max(1, bounds.maxMessages);
@@ -68,7 +72,8 @@ export function createAssistantThreads(redis: Redis, prefix: string, bounds: Tur
       if (channelId) tx.hset(k, 'channel', channelId);
       else tx.hdel(k, 'channel');
       // The turns live as long as the mark that says they are the whole thread.
-      await tx.expire(k, TTL_SECONDS).expire(turnsKey(dm, threadTs), TTL_SECONDS).exec();
+      tx.expire(k, TTL_SECONDS).expire(turnsKey(dm, threadTs), TTL_SECONDS);
+      await tx.sadd(threadsOfKey(dm), threadTs).expire(threadsOfKey(dm), TTL_SECONDS).exec();
     },
     async kind(dm, threadTs) {
       const [exists, plain] = (await redis.multi().exists(key(dm, threadTs)).hexists(key(dm, threadTs), 'plain').exec()) ?? [];
@@ -85,7 +90,7 @@ export function createAssistantThreads(redis: Redis, prefix: string, bounds: Tur
       const tk = turnsKey(dm, threadTs);
       const tx = redis.multi().hset(k, 'started', '1').hdel(k, 'plain');
       if (earlier?.complete) tx.hset(k, 'log', '1');
-      tx.expire(k, TTL_SECONDS);
+      tx.expire(k, TTL_SECONDS).sadd(threadsOfKey(dm), threadTs).expire(threadsOfKey(dm), TTL_SECONDS);
       if (earlier?.turns.length) tx.rpush(tk, ...earlier.turns.slice(-maxTurns).map(encode)).ltrim(tk, -maxTurns, -1).expire(tk, TTL_SECONDS);
       await tx.exec();
     },
@@ -119,6 +124,17 @@ export function createAssistantThreads(redis: Redis, prefix: string, bounds: Tur
         }
       }
       return { complete: complete?.[1] === 1, turns };
+    },
+    async forgetDms(dms) {
+      let forgotten = 0;
+      for (const dm of dms) {
+        const threads = await redis.smembers(threadsOfKey(dm));
+        // One key per command: with Redis Cluster the keys of one DM sit in different slots.
+        await Promise.all(threads.flatMap((ts) => [redis.unlink(key(dm, ts)), redis.unlink(turnsKey(dm, ts))]));
+        await redis.unlink(threadsOfKey(dm));
+        forgotten += threads.length;
+      }
+      return forgotten;
     },
   };
 }

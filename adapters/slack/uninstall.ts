@@ -19,6 +19,8 @@ export interface UninstallDeps {
   audit?: AuditLog | undefined;
   dropQueuedWork?: ((platform: Platform, workspaceId: string) => Promise<number>) | undefined;
   forgetAccount?: ((platform: Platform, workspaceId: string) => Promise<void>) | undefined;
+  /** Deletes the assistant threads (their transcripts) recorded in these DM channels. */
+  forgetAssistantDms?: ((dms: Iterable<string>) => Promise<number>) | undefined;
 }
 
 interface Where {
@@ -39,25 +41,32 @@ interface Where {
 export function registerUninstallListeners(app: App, deps: UninstallDeps): void {
   const prefix = bullPrefix(deps.config);
   const placesKey = (installation: string) => `${prefix}:slack:installation-places:${installation}`;
+  // The DM channels themselves (`team/D…`): their assistant threads hold transcripts to delete.
+  const dmsKey = (installation: string) => `${prefix}:slack:installation-dms:${installation}`;
   const recorded = new Set<string>();
+  const record = async (key: string, member: string) => {
+    if (recorded.has(`${key} ${member}`)) return;
+    await deps.redis.sadd(key, member).then(
+      () => (recorded.size < 50_000 ? recorded.add(`${key} ${member}`) : undefined),
+      (err: Error) => deps.logger.warn({ ...errorFields(err) }, 'could not record where a Slack installation is used'),
+    );
+  };
 
   app.use(async ({ body, context, next }) => {
     const place = placeOf(body as Record<string, unknown>, context.teamId);
     if (place && (context.teamId || context.enterpriseId)) {
       const installation = installationKey(context as Where);
-      const member = `${place.teamId}/${place.channelId}`;
-      if (!recorded.has(`${installation} ${member}`)) {
-        await deps.redis.sadd(placesKey(installation), member).then(
-          () => (recorded.size < 50_000 ? recorded.add(`${installation} ${member}`) : undefined),
-          (err: Error) => deps.logger.warn({ ...errorFields(err) }, 'could not record where a Slack installation is used'),
-        );
-      }
+      await record(placesKey(installation), `${place.teamId}/${place.channelId}`);
+      if (place.dm) await record(dmsKey(installation), `${place.teamId}/${place.dm}`);
     }
     await next();
   });
 
-  /** Unbinds `teams`' channels (of `places`) and DMs, drops their queued work and their own agent accounts. */
-  const clearWorkspaces = async (places: string[], teams: ReadonlySet<string>) => {
+  /**
+   * Unbinds `teams`' channels (of `places`) and DMs, drops their queued work and their own agent
+   * accounts, and deletes the assistant threads of their DM channels (`dms`, `team/D…`).
+   */
+  const clearWorkspaces = async (places: string[], dms: string[], teams: ReadonlySet<string>) => {
     // Their channels and each workspace's DM binding; never the shared `dm` (a place recorded
     // as `team/dm` before DM bindings were per workspace means that team's).
     const channels = new Set(places.map((p) => channelOfPlace(p)));
@@ -71,21 +80,25 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
     // Their own agent accounts too (per-workspace accounts): reinstalled later, a workspace must
     // run setup again rather than be billed, unasked, to the key of whoever set it up before.
     for (const team of teams) await deps.forgetAccount?.('slack', team);
+    // What users said to the agent in assistant threads: Slack asks apps to delete data on uninstall.
+    await deps.forgetAssistantDms?.(dms.filter((d) => teams.has(teamOfPlace(d))).map(channelOfDm));
     return { unbound, dropped };
   };
 
   const removeInstallation = async (where: Where, reason: string) => {
     const installation = installationKey(where);
     const places = await deps.redis.smembers(placesKey(installation));
-    const teams = new Set(places.map(teamOfPlace));
+    const dms = await deps.redis.smembers(dmsKey(installation));
+    const teams = new Set([...places, ...dms].map(teamOfPlace));
     if (where.teamId) teams.add(where.teamId);
-    const { unbound, dropped } = await clearWorkspaces(places, teams);
+    const { unbound, dropped } = await clearWorkspaces(places, dms, teams);
     await deps.installations.deleteInstallation({
       teamId: where.teamId,
       enterpriseId: where.enterpriseId,
       isEnterpriseInstall: where.isEnterpriseInstall === true,
     } as never);
     await deps.redis.del(placesKey(installation));
+    await deps.redis.del(dmsKey(installation));
     recorded.clear();
     await deps.audit?.record({
       action: 'uninstall',
@@ -109,8 +122,10 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
     const installation = installationKey(where);
     const teams = new Set(teamIds);
     const places = (await deps.redis.smembers(placesKey(installation))).filter((p) => teams.has(teamOfPlace(p)));
-    const { unbound, dropped } = await clearWorkspaces(places, teams);
+    const dms = (await deps.redis.smembers(dmsKey(installation))).filter((p) => teams.has(teamOfPlace(p)));
+    const { unbound, dropped } = await clearWorkspaces(places, dms, teams);
     if (places.length) await deps.redis.srem(placesKey(installation), ...places);
+    if (dms.length) await deps.redis.srem(dmsKey(installation), ...dms);
     recorded.clear();
     for (const team of teams) {
       await deps.audit?.record({
@@ -148,14 +163,18 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
 }
 
 /** The workspace and channel a request comes from (events, slash commands, interactions). */
-function placeOf(body: Record<string, unknown>, fallbackTeam: string | undefined): { teamId: string; channelId: string } | undefined {
+function placeOf(body: Record<string, unknown>, fallbackTeam: string | undefined): { teamId: string; channelId: string; dm?: string } | undefined {
   const event = (body.event ?? {}) as Record<string, unknown>;
   const channel = (body.channel ?? {}) as Record<string, unknown>;
   const team = (body.team ?? {}) as Record<string, unknown>;
   const channelId = str(event.channel) ?? str(body.channel_id) ?? str(channel.id);
   const teamId = str(body.team_id) ?? str(team.id) ?? fallbackTeam;
-  return channelId && teamId ? { teamId, channelId: channelId.startsWith('D') ? dmBindingChannel(teamId) : channelId } : undefined;
+  if (!channelId || !teamId) return undefined;
+  return channelId.startsWith('D') ? { teamId, channelId: dmBindingChannel(teamId), dm: channelId } : { teamId, channelId };
 }
+
+/** The DM channel of a recorded `team/D…`. */
+const channelOfDm = (dm: string) => dm.slice(dm.indexOf('/') + 1);
 
 /** The workspace of a recorded `team/channel` place. */
 const teamOfPlace = (place: string) => place.slice(0, place.indexOf('/'));

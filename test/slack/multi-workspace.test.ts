@@ -181,8 +181,23 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     expect((await ask(ORG, 'still here?')).map((c) => c.params.text)).toEqual(['echo: still here?']);
   }, 40_000);
 
+  /** Opens an assistant thread in `team`'s DM `dm` (context: its channel), asks once, waits for the answer. */
+  async function assistantExchange(team: { teamId: string; channel: string }, dm: string) {
+    const started = h.slack.assistantThreadStarted({ user: 'UUSER0001', dm, contextChannel: team.channel });
+    await h.to.event(started.event, { team: { teamId: team.teamId } });
+    await h.slack.waitForCall('assistant.threads.setSuggestedPrompts', (c) => c.params.thread_ts === started.threadTs);
+    await h.to.event(h.slack.assistantMessage({ user: 'UUSER0001', dm, threadTs: started.threadTs, text: `private words in ${dm}` }).message, { team: { teamId: team.teamId } });
+    await until(() => h.slack.posted((c) => c.params.channel === dm && /private words/.test(c.params.text ?? '')).length > 0, `the answer in ${dm}`);
+    return started.threadTs;
+  }
+
   it('app_uninstalled in one workspace removes its installation, bindings and queued work, audited; the other goes on', async () => {
     const audit = createAuditLog({ redis, prefix: `${h.prefix}:chat` });
+    // An assistant thread in each workspace: its record holds what the user said to the agent.
+    const alphaThread = await assistantExchange(ALPHA, 'D0ALPHA01');
+    const betaThread = await assistantExchange(BETA, 'D0BETA001');
+    const transcript = (dm: string, ts: string) => redis.lrange(`${h.prefix}:chat:slack:assistant-turns:${dm}:${ts}`, 0, -1);
+    expect((await transcript('D0ALPHA01', alphaThread)).join()).toContain('private words in D0ALPHA01');
     // Work waits in the queue for both workspaces (the workers are paused).
     await h.bridge.queue.queue.pause();
     const waitingA = await post(ALPHA, 'queued in alpha');
@@ -198,6 +213,9 @@ describe('Slack for many workspaces ("Add to Slack")', () => {
     expect(await h.bridge.bindings.get('slack', BETA.channel)).toBeDefined();
     const entries = await audit.recent(10, { platform: 'slack', workspaceId: ALPHA.teamId });
     expect(entries.map((e) => e.action)).toEqual(['uninstall']);
+    // Alpha's assistant thread and its transcript are gone (Slack asks apps to delete data on uninstall); beta's stay.
+    expect(await redis.keys(`${h.prefix}:chat:slack:assistant*D0ALPHA01*`)).toEqual([]);
+    expect((await transcript('D0BETA001', betaThread)).join()).toContain('private words in D0BETA001');
     // Each workspace's audit holds only its own: beta's has the refused /agent attempt, and no uninstall.
     expect((await audit.recent(10, { platform: 'slack', workspaceId: BETA.teamId })).map((e) => e.action)).toEqual(['refused']);
     // Alpha's queued message is gone; beta's is still there and is answered once work resumes.
