@@ -37,7 +37,7 @@ export const FINGERPRINT_TTL_MS = 90 * 24 * 3600_000;
 export const MAX_FINGERPRINTS = 1_000;
 /** The logger's rule: a shorter value would blank ordinary words. */
 const MIN_CHARS = 4;
-/** Candidates remembered as checked (a few MB at most). */
+/** Candidates remembered with their HMAC (a few MB at most). */
 const MAX_CHECKED = 20_000;
 
 /** A key of 32 bytes for the fingerprints, from one of the deployment's secrets. */
@@ -45,20 +45,39 @@ export function fingerprintKey(secret: string): Buffer {
   return Buffer.from(hkdfSync('sha256', secret, 'agent-bridge', 'credential fingerprints v1', 32));
 }
 
+/** A value of several words, found in a text as that many words in a row. */
+interface Phrase {
+  digest: string;
+  words: number;
+  first: string;
+}
+
+/** A word of a value of several words this long is also a fingerprint of its own (a PEM block's lines). */
+const LONG_WORD_CHARS = 20;
+/** Longest value of several words looked for as a whole (a longer one is found by its long words). */
+const MAX_PHRASE_WORDS = 64;
+
 /**
- * The in-memory side: fingerprints of one key, and the matching. Members are `<keyId>.<hmac>`:
- * the key's ID tells a fingerprint made with another key (a process configured with another
- * secret, or the secret changed) from a value never added.
+ * The in-memory side: fingerprints of one key, and the matching. Members are `<keyId>.<hmac>`
+ * for a value of one word; a value of several words (a passphrase) is
+ * `<keyId>.<hmac of its words joined by one space>.<word count>.<hmac of its first word>`, and
+ * each of its words of 20 characters or more is a member of its own. The key's ID tells a
+ * fingerprint made with another key (a process configured with another secret, or the secret
+ * changed) from a value never added.
  */
 export class FingerprintSet {
   readonly keyId: string;
+  /** Members' bodies (without the key ID), oldest first: one-word digests and phrases. */
+  private readonly entries = new Map<string, Phrase | undefined>();
   private readonly digests = new Set<string>();
+  private readonly phrases = new Set<string>();
+  /** A phrase's first word's digest → the word counts of the phrases it starts. */
+  private readonly firstWords = new Map<string, Set<number>>();
   /**
-   * Candidates already hashed, and whether they were known: an HMAC costs microseconds, every
-   * answer is redacted twice (as written, then each rendered chunk), and words repeat. Emptied
-   * when a fingerprint comes in, and when full.
+   * Candidates already hashed: an HMAC costs microseconds, every answer is redacted twice (as
+   * written, then each rendered chunk), and words repeat. Emptied when full.
    */
-  private readonly checked = new Map<string, boolean>();
+  private readonly hashed = new Map<string, string>();
   /** Members seen that were made with another key. */
   foreign = 0;
 
@@ -67,69 +86,130 @@ export class FingerprintSet {
   }
 
   get size(): number {
-    return this.digests.size;
+    return this.entries.size;
   }
 
-  /** The member stored for `value`. */
+  /** The member stored for a value of one word. */
   member(value: string): string {
     return `${this.keyId}.${this.hmac(value)}`;
   }
 
+  /** The members stored for `value`: one for a value of one word; for several, see the class. */
+  members(value: string): string[] {
+    const words = value.split(/\s+/).filter(Boolean);
+    if (words.length <= 1) return [this.member(value)];
+    const own = words.filter((w) => w.length >= LONG_WORD_CHARS).map((w) => this.member(w));
+    if (words.length > MAX_PHRASE_WORDS) return own;
+    return [`${this.keyId}.${this.hmac(words.join(' '))}.${words.length}.${this.hmac(words[0]!)}`, ...own];
+  }
+
   /** Takes a member in; false when it is not one of this key's. */
   addMember(member: string): boolean {
-    const [keyId, digest, extra] = member.split('.');
-    if (extra !== undefined || !digest || !/^[0-9a-f]{32}$/.test(digest)) return false;
+    const [keyId, digest, count, first, extra] = member.split('.');
+    const hex = (d: string | undefined) => d !== undefined && /^[0-9a-f]{32}$/.test(d);
+    const words = Number(count);
+    const isPhrase = count !== undefined && Number.isInteger(words) && words >= 2 && words <= MAX_PHRASE_WORDS && hex(first);
+    if (extra !== undefined || !hex(digest) || (count !== undefined && !isPhrase)) return false;
     if (keyId !== this.keyId) {
       this.foreign += 1;
       return false;
     }
-    this.digests.delete(digest);
-    this.digests.add(digest);
-    this.checked.clear();
-    if (this.digests.size > MAX_FINGERPRINTS) this.digests.delete(this.digests.values().next().value!);
+    const body = member.slice(keyId.length + 1);
+    this.entries.delete(body);
+    this.entries.set(body, isPhrase ? { digest: digest!, words, first: first! } : undefined);
+    if (this.entries.size > MAX_FINGERPRINTS) this.entries.delete(this.entries.keys().next().value!);
+    this.index();
     return true;
+  }
+
+  private index(): void {
+    this.digests.clear();
+    this.phrases.clear();
+    this.firstWords.clear();
+    for (const [body, phrase] of this.entries) {
+      if (!phrase) {
+        this.digests.add(body);
+        continue;
+      }
+      this.phrases.add(phrase.digest);
+      const counts = this.firstWords.get(phrase.first) ?? new Set<number>();
+      counts.add(phrase.words);
+      this.firstWords.set(phrase.first, counts);
+    }
   }
 
   /** `words` picks the words out of the text: the answer's are between spaces. */
   redact(text: string, words: RegExp = ANSWER_WORDS): string {
-    if (this.digests.size === 0) return text;
-    return text.replace(words, (word) => this.redactWord(word));
+    if (this.entries.size === 0) return text;
+    if (this.phrases.size === 0) return text.replace(words, (word) => this.redactWord(word));
+    const tokens = [...text.matchAll(words)];
+    let out = '';
+    let copied = 0;
+    for (let i = 0; i < tokens.length; i++) {
+      const at = tokens[i]!.index;
+      const phrase = this.phraseAt(tokens, i);
+      if (phrase) {
+        out += `${text.slice(copied, at + phrase.from)}${REDACTED}`;
+        copied = tokens[phrase.last]!.index + phrase.to;
+        i = phrase.last;
+        continue;
+      }
+      const word = tokens[i]![0];
+      out += text.slice(copied, at) + this.redactWord(word);
+      copied = at + word.length;
+    }
+    return out + text.slice(copied);
+  }
+
+  private hashOf(candidate: string): string {
+    let digest = this.hashed.get(candidate);
+    if (digest === undefined) {
+      digest = this.hmac(candidate);
+      if (this.hashed.size >= MAX_CHECKED) this.hashed.clear();
+      this.hashed.set(candidate, digest);
+    }
+    return digest;
   }
 
   private known(candidate: string): boolean {
-    if (candidate.length < MIN_CHARS) return false;
-    let known = this.checked.get(candidate);
-    if (known === undefined) {
-      known = this.digests.has(this.hmac(candidate));
-      if (this.checked.size >= MAX_CHECKED) this.checked.clear();
-      this.checked.set(candidate, known);
-    }
-    return known;
+    return candidate.length >= MIN_CHARS && this.digests.has(this.hashOf(candidate));
   }
 
   /**
-   * The word, or each part of it that could be the value as written: the whole word; without
-   * quotes, backticks, brackets or emphasis around it; also without sentence punctuation; the
-   * part after the first `=` or `:` (`KEY=value`, `token:value`), trimmed the same ways; each
-   * also with Markdown's backslash escapes removed (a chat client shows `sk\_live` as sk_live).
+   * A value of several words starting at word `i`: its first word found as `redactWord` finds a
+   * value (after `KEY=`, inside quotes…), the words between as written, the last trimmed at its
+   * end the same ways, compared with the words joined by one space. Where it starts in word `i`
+   * and ends in word `last`.
    */
+  private phraseAt(tokens: RegExpExecArray[], i: number): { from: number; last: number; to: number } | undefined {
+    const firstWord = tokens[i]![0];
+    for (const [start, end] of spansOf(firstWord)) {
+      const first = firstWord.slice(start, end);
+      const counts = this.firstWords.get(this.hashOf(first)) ?? this.firstWords.get(this.hashOf(withoutEscapes(first)));
+      if (!counts) continue;
+      for (const n of counts) {
+        const last = i + n - 1;
+        if (last >= tokens.length) continue;
+        const middle = tokens.slice(i + 1, last).map((t) => t[0]);
+        const lastWord = tokens[last]![0];
+        for (const to of new Set([lastWord.length, trim(lastWord, 0, lastWord.length, WRAPPERS)[1], trim(lastWord, 0, lastWord.length, WRAPPERS_AND_PUNCTUATION)[1]])) {
+          const candidate = [first, ...middle, lastWord.slice(0, to)].join(' ');
+          if (this.phrases.has(this.hashOf(candidate)) || this.phrases.has(this.hashOf(withoutEscapes(candidate)))) return { from: start, last, to };
+        }
+      }
+    }
+    return undefined;
+  }
+
+  /** The word, or the first part of it that is a value as written (see `spansOf`), redacted. */
   private redactWord(word: string): string {
     if (word.length < MIN_CHARS) return word;
-    const spans: Array<[number, number]> = [];
-    const addSpans = (start: number, end: number) => {
-      spans.push([start, end], trim(word, start, end, WRAPPERS), trim(word, start, end, WRAPPERS_AND_PUNCTUATION));
-    };
-    addSpans(0, word.length);
-    for (const [start, end] of spans.slice()) {
-      const sep = word.slice(start, end).search(/[=:]/);
-      if (sep >= 0) addSpans(start + sep + 1, end);
-    }
     const tried = new Set<string>();
-    for (const [start, end] of spans) {
+    for (const [start, end] of spansOf(word)) {
       const part = word.slice(start, end);
       if (tried.has(part)) continue;
       tried.add(part);
-      const unescaped = part.replace(/\\([!-/:-@[-`{-~])/g, '$1');
+      const unescaped = withoutEscapes(part);
       if (this.known(part) || (unescaped !== part && this.known(unescaped))) return `${word.slice(0, start)}${REDACTED}${word.slice(end)}`;
     }
     return word;
@@ -139,6 +219,27 @@ export class FingerprintSet {
     return createHmac('sha256', this.key).update(text).digest('hex').slice(0, 32);
   }
 }
+
+/**
+ * The parts of a word that could be a value as written: the whole word; without quotes,
+ * backticks, brackets or emphasis around it; also without sentence punctuation; the part after
+ * the first `=` or `:` (`KEY=value`, `token:value`), trimmed the same ways. Each is also tried
+ * with Markdown's backslash escapes removed (a chat client shows `sk\_live` as sk_live).
+ */
+function spansOf(word: string): Array<[number, number]> {
+  const spans: Array<[number, number]> = [];
+  const addSpans = (start: number, end: number) => {
+    spans.push([start, end], trim(word, start, end, WRAPPERS), trim(word, start, end, WRAPPERS_AND_PUNCTUATION));
+  };
+  addSpans(0, word.length);
+  for (const [start, end] of spans.slice()) {
+    const sep = word.slice(start, end).search(/[=:]/);
+    if (sep >= 0) addSpans(start + sep + 1, end);
+  }
+  return spans;
+}
+
+const withoutEscapes = (text: string) => text.replace(/\\([!-/:-@[-`{-~])/g, '$1');
 
 const ANSWER_WORDS = /\S+/g;
 /** In a JSON line, `"` ends a word too (a `"` inside a value is escaped, so a value with one is not found there). */
@@ -213,19 +314,19 @@ export function createCredentialFingerprints(options: CredentialFingerprintsOpti
   return {
     async add(value) {
       if (value.length < MIN_CHARS) return;
-      const member = set.member(value);
-      set.addMember(member);
+      const members = set.members(value);
+      for (const member of members) set.addMember(member);
       const at = now();
       const results = await redis
         .multi()
-        .zadd(key, at, member)
+        .zadd(key, ...members.flatMap((member) => [at, member]))
         .zremrangebyscore(key, '-inf', at - FINGERPRINT_TTL_MS)
         .zremrangebyrank(key, 0, -(MAX_FINGERPRINTS + 1))
         .pexpire(key, FINGERPRINT_TTL_MS)
         .exec();
       const failed = results?.find(([err]) => err)?.[0];
       if (!results || failed) throw failed ?? new Error('the credential fingerprint was not stored');
-      await redis.publish(channel, member);
+      for (const member of members) await redis.publish(channel, member);
     },
     redact: (text) => set.redact(text),
     redactLogLine: (line) => set.redact(line, LOG_LINE_WORDS),

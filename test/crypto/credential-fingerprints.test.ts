@@ -17,9 +17,11 @@ const VALUE = 'sk-live-CANARYfp_value-0987654321';
 
 function setWith(...values: string[]): FingerprintSet {
   const set = new FingerprintSet(fingerprintKey('deployment-secret'));
-  for (const v of values) set.addMember(set.member(v));
+  for (const v of values) for (const m of set.members(v)) set.addMember(m);
   return set;
 }
+
+const PASSPHRASE = 'correct horse Battery staple';
 
 describe('FingerprintSet: the answer redaction', () => {
   it('leaves text alone when no credential was added', () => {
@@ -67,6 +69,49 @@ describe('FingerprintSet: the answer redaction', () => {
   });
 });
 
+describe('FingerprintSet: a value of several words (a passphrase)', () => {
+  it('is found as a run of words, however spaced, quoted, after KEY=, Markdown-escaped, at the end of a sentence', () => {
+    const set = setWith(PASSPHRASE);
+    const cases: Array<[string, string]> = [
+      [`The passphrase is ${PASSPHRASE}.`, 'The passphrase is [REDACTED].'],
+      [`use "${PASSPHRASE}" there`, 'use "[REDACTED]" there'],
+      [`PASS="${PASSPHRASE}";`, 'PASS="[REDACTED]";'],
+      ['it is correct\n  horse   Battery\tstaple!', 'it is [REDACTED]!'],
+      ['`correct horse Battery staple`', '`[REDACTED]`'],
+      [`${PASSPHRASE} and again ${PASSPHRASE}`, '[REDACTED] and again [REDACTED]'],
+    ];
+    for (const [text, expected] of cases) expect(set.redact(text), text).toBe(expected);
+    // A chat client shows `my\_pass` as my_pass.
+    expect(setWith('my_pass word_two').redact('key: my\\_pass word\\_two.')).toBe('key: [REDACTED].');
+  });
+
+  it('keeps its words apart, in another order, or as part of a longer word; redacts one-word values beside it', () => {
+    const set = setWith(PASSPHRASE, VALUE);
+    const text = 'a correct horse, a Battery staple, correct horse Battery stapler';
+    expect(set.redact(text)).toBe(text);
+    expect(set.redact(`${VALUE} correct horse Battery staple`)).toBe('[REDACTED] [REDACTED]');
+  });
+
+  it("redacts a long word of a value of many words on its own (a PEM block's line)", () => {
+    const line = 'MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7';
+    const pem = `-----BEGIN PRIVATE KEY-----\n${line}\nAQIDAQAB\n-----END PRIVATE KEY-----`;
+    const set = setWith(pem);
+    expect(set.redact(`the key starts ${line} and`)).toBe('the key starts [REDACTED] and');
+    expect(set.redact(pem)).toBe('[REDACTED]');
+  });
+
+  it("a member of the old format or another key's is refused; a phrase member names its word count", () => {
+    const set = setWith();
+    const [phrase] = set.members(PASSPHRASE);
+    expect(phrase!.split('.')).toHaveLength(4);
+    expect(phrase!.split('.')[2]).toBe('4');
+    expect(set.addMember(`${phrase}.x`)).toBe(false);
+    expect(set.addMember(phrase!.replace('.4.', '.1.'))).toBe(false);
+    expect(set.addMember(phrase!)).toBe(true);
+    expect(set.redact(PASSPHRASE)).toBe('[REDACTED]');
+  });
+});
+
 describe('credential fingerprints in Redis', () => {
   const prefix = `fp-${randomUUID().slice(0, 8)}`;
   const store = `${prefix}:chat`;
@@ -98,6 +143,16 @@ describe('credential fingerprints in Redis', () => {
     for (const form of [VALUE, encodeURIComponent(VALUE), Buffer.from(VALUE).toString('base64'), 'CANARY']) expect(dump).not.toContain(form);
     const ttl = await redis.pttl(`${store}:credential-fingerprints`);
     expect(ttl).toBeGreaterThan(FINGERPRINT_TTL_MS - 60_000);
+  });
+
+  it('a passphrase added in one process is redacted by another; Redis holds none of its words', async () => {
+    const ingress = await open();
+    const worker = await open();
+    await ingress.add(PASSPHRASE);
+    await until(() => worker.redact(`it is ${PASSPHRASE}.`) === 'it is [REDACTED].', 'the worker heard the fingerprint');
+    expect((await open()).redact(`PASS=${PASSPHRASE}`)).toBe('PASS=[REDACTED]');
+    const dump = await dumpKeys(prefix);
+    for (const form of PASSPHRASE.split(' ')) expect(dump).not.toContain(form);
   });
 
   it('a process with another key recognises none of them and says why', async () => {
