@@ -20,6 +20,8 @@ const WARNING_EMOJI = '⚠️';
 const CANNOT_REPLY_WITHOUT_HISTORY = '160002';
 /** How often a channel where the bot may not react is named again in the log. */
 const REACTION_REFUSED_WARN_MS = 10 * 60_000;
+/** Pages of 100 read after the question when looking for a chunk a crashed worker may have posted. */
+const POSTED_LOOKUP_PAGES = 5;
 
 /** The part of `@discordjs/rest` the port uses, so tests can pass a fake. */
 export type RestLike = Pick<REST, 'get' | 'post' | 'put'>;
@@ -33,7 +35,8 @@ export interface DiscordReplyPortOptions {
 
 /**
  * Discord's `enforce_nonce` makes Discord itself drop a second create with the same nonce
- * for a few minutes, so a retried post after a crash cannot show up twice. At most 25 chars.
+ * for a few minutes, so a retried post soon after a crash cannot show up twice. At most 25
+ * chars. A later retry (the workers were down longer) looks for the post first: `findPosted`.
  */
 function nonceFor(target: ReplyTarget, part: string): string {
   return createHash('sha256').update(`${target.channelId}:${target.messageId}:${part}`).digest('base64url').slice(0, 25);
@@ -92,6 +95,42 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
 
   const key = (target: ReplyTarget) => `${target.channelId}:${target.messageId}`;
 
+  // The bot's own user ID, to know its posts when reading a channel back.
+  let ownId: Promise<string> | undefined;
+  const botId = () => {
+    ownId ??= (rest.get(Routes.user('@me')) as Promise<{ id: string }>).then((u) => u.id);
+    ownId.catch(() => (ownId = undefined));
+    return ownId;
+  };
+
+  /**
+   * Whether a worker that died after Discord took this chunk already posted it. Discord keeps
+   * no nonce on a message, so the post is known by what it is: the bot's, after the question,
+   * with the same content (Discord trims it), and for the first chunk a reply to the question. Read forward from
+   * the question, at most 500 messages; when the read fails or ends without it, the nonce is
+   * what is left (a duplicate only past both).
+   */
+  async function findPosted(target: ReplyTarget, content: string, index: number): Promise<boolean> {
+    try {
+      const own = await botId();
+      let after = target.messageId;
+      for (let page = 0; page < POSTED_LOOKUP_PAGES; page++) {
+        const query = new URLSearchParams({ after, limit: '100' });
+        const messages = (await rest.get(Routes.channelMessages(target.channelId), { query })) as APIMessage[];
+        const found = messages.some(
+          (m) => m.author.id === own && m.content.trim() === content.trim() && (index > 0 || m.message_reference?.message_id === target.messageId || !m.message_reference),
+        );
+        if (found) return true;
+        if (messages.length < 100) return false;
+        // Newest first: the next page starts after the newest of this one.
+        after = messages.reduce((max, m) => (BigInt(m.id) > BigInt(max) ? m.id : max), after);
+      }
+    } catch (err) {
+      logger.warn({ ...errorFields(toPlatformError(err, 'message lookup')), channelId: target.channelId }, 'could not read the channel back for a reply a stopped worker may have posted; relying on its nonce');
+    }
+    return false;
+  }
+
   return {
     platform: 'discord',
 
@@ -107,7 +146,9 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
       // `instanceId` is not part of ChunkInfo yet: read it when the worker adds it.
       const instanceId = (info as { instanceId?: string } | undefined)?.instanceId;
       const components = last ? feedbackRow(info.agentMessageId, instanceId) : undefined;
-      await create(target, chunk.slice(0, DISCORD_MAX_CHARS), index === 0, nonceFor(target, part), components);
+      const content = chunk.slice(0, DISCORD_MAX_CHARS);
+      if (info?.mayExist && (await findPosted(target, content, index))) return;
+      await create(target, content, index === 0, nonceFor(target, part), components);
     },
 
     async postNotice(target, text) {

@@ -68,6 +68,32 @@ describe('discord reply port (REST only, against the emulator)', () => {
     expect(emu.repliesTo(m.id)).toHaveLength(1);
   });
 
+  it("a chunk retried after Discord's nonce window is found in the channel, not posted again", async () => {
+    const { p, m, target } = asked();
+    const info = (mayExist: boolean) => ({ messageId: `bridge-${m.id}`, total: 3, mayExist });
+    const botPostsAfter = () => emu.botMessages(m.channel_id).filter((x) => BigInt(x.id) > BigInt(m.id)).map((x) => x.content);
+    // Other people talk meanwhile: more than one page of 100 after the question.
+    for (let i = 0; i < 120; i++) emu.sendMessage({ author: emu.world.users.bob, channel: emu.world.channels.general, content: `chatter ${i}` });
+    await p.postChunk(target, 'part one', 0, info(false));
+    for (let i = 0; i < 120; i++) emu.sendMessage({ author: emu.world.users.bob, channel: emu.world.channels.general, content: `more ${i}` });
+    await p.postChunk(target, '  part two\n', 1, info(false));
+    // The workers were down past the window: the nonce no longer drops a repeat.
+    emu.setNonceWindow(0);
+    try {
+      await p.postChunk(target, 'part one', 0, info(true));
+      await p.postChunk(target, '  part two\n', 1, info(true));
+      expect(botPostsAfter()).toEqual(['part one', 'part two']);
+      // A chunk that never went out is posted.
+      await p.postChunk(target, 'part three', 2, info(true));
+      expect(botPostsAfter()).toEqual(['part one', 'part two', 'part three']);
+      // Without the look-up (nothing may exist), a repeat past the window is a second post: what it guards.
+      await p.postChunk(target, 'part three', 2, info(false));
+      expect(botPostsAfter()).toHaveLength(4);
+    } finally {
+      emu.setNonceWindow(120_000);
+    }
+  });
+
   it('renders within 2000 characters and cuts an over-long notice', async () => {
     const p = port();
     expect(p.render('')).toEqual([]);

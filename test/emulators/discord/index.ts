@@ -68,6 +68,7 @@ export class DiscordEmulator extends EventEmitter {
       shards: options.recommendedShards ?? 1,
       maxConcurrency: options.maxConcurrency ?? 1,
       sessionStartLimit: { total: 1000, remaining: options.sessionStartLimit?.remaining ?? 999, resetAfterMs: options.sessionStartLimit?.resetAfterMs ?? 0 },
+      nonceWindowMs: options.nonceWindowMs ?? 120_000,
     };
     this.rest = new RestApi(this.world, this.store, this.token, () => this.wsUrl, this.gatewayInfo, {
       botMessage: (channel, message) => {
@@ -234,6 +235,11 @@ export class DiscordEmulator extends EventEmitter {
   /** Session starts left, as `GET /gateway/bot` reports them. */
   get sessionStartsRemaining(): number {
     return this.gatewayInfo.sessionStartLimit.remaining;
+  }
+
+  /** How long a repeated nonce is dropped from now on (Discord: a few minutes). */
+  setNonceWindow(ms: number): void {
+    this.gatewayInfo.nonceWindowMs = ms;
   }
 
   /** Discord's recommended shard count from now on (it grows as the bot joins guilds). */

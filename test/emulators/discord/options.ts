@@ -29,6 +29,12 @@ export interface DiscordEmulatorOptions {
    * until Discord resets the daily count (`reset_after`). @defaultValue { remaining: 999, resetAfterMs: 0 }
    */
   sessionStartLimit?: { remaining?: number; resetAfterMs?: number };
+  /**
+   * How long a create with `enforce_nonce` and a nonce already used in the channel returns the
+   * earlier message instead of posting (Discord: "the past few minutes"); `setNonceWindow`
+   * changes it while the emulator runs. @defaultValue 120000
+   */
+  nonceWindowMs?: number;
 }
 
 /** A file attached to a user's message; the emulator serves it over HTTP at the attachment's `url`. */

@@ -37,6 +37,8 @@ export interface GatewayInfo {
   maxConcurrency: number;
   /** Session starts left today (each accepted IDENTIFY uses one), and ms until the count resets. */
   sessionStartLimit: { total: number; remaining: number; resetAfterMs: number };
+  /** How long `enforce_nonce` drops a repeated nonce. */
+  nonceWindowMs: number;
 }
 
 type Handler = (ctx: Ctx) => Reply;
@@ -150,7 +152,9 @@ export class RestApi {
    * embeds, attachments and components of guild messages in REST answers too (the message object
    * is the same), except the bot's own and those that mention it; a referenced message likewise.
    */
-  private asRead(m: Json): Json {
+  private asRead(stored: Json): Json {
+    // Discord keeps no nonce: only the create's answer and the gateway's MESSAGE_CREATE carry it.
+    const { nonce: _nonce, ...m } = stored;
     if (this.hooks.messageContentAllowed() || m.guild_id === undefined) return m;
     const bot = this.world.bot.id;
     const exempt = m.author?.id === bot || (m.mentions as Json[] | undefined)?.some((u) => u.id === bot);
@@ -225,9 +229,10 @@ export class RestApi {
     if (customIds.some((id) => id.length === 0 || id.length > 100)) {
       return err(400, 50035, 'Invalid Form Body', { errors: { components: { _errors: [{ code: 'BASE_TYPE_BAD_LENGTH', message: 'Must be between 1 and 100 in length.' }] } } });
     }
+    // Discord checks a nonce "for uniqueness in the past few minutes" only.
     const nonceKey = body.enforce_nonce && body.nonce !== undefined ? `${ch.id}:${String(body.nonce)}` : undefined;
     const earlier = nonceKey ? this.store.nonces.get(nonceKey) : undefined;
-    if (earlier) return { status: 200, body: earlier };
+    if (earlier && Date.now() - earlier.at < this.gatewayInfo.nonceWindowMs) return { status: 200, body: earlier.message };
     const refId = body.message_reference?.message_id as string | undefined;
     if (refId && this.store.noReadHistory.has(ch.id)) return err(403, 160002, 'Cannot reply without permission to read message history');
     const referenced = refId ? this.store.findMessage(ch.id, refId) : undefined;
@@ -244,7 +249,8 @@ export class RestApi {
       id: snowflake(),
       channel: ch,
       author: this.world.bot,
-      content,
+      // Discord keeps the content without the whitespace around it.
+      content: content.trim(),
       world: this.world,
       mentions,
       mentionEveryone: parse.includes('everyone') && /@(everyone|here)/.test(content),
@@ -252,7 +258,7 @@ export class RestApi {
       ...(body.nonce !== undefined ? { nonce: String(body.nonce) } : {}),
       ...(Array.isArray(body.components) ? { components: body.components as Json[] } : {}),
     });
-    if (nonceKey) this.store.nonces.set(nonceKey, message);
+    if (nonceKey) this.store.nonces.set(nonceKey, { message, at: Date.now() });
     this.hooks.botMessage(ch, message);
     return { status: 200, body: message };
   }

@@ -52,8 +52,8 @@ export class Store {
   readonly noReadHistory = new Set<string>();
   /** Discord's per-channel bucket for message creates, when a test turns it on (`rateLimitMessageCreates`). */
   messageCreateBucket?: { limit: number; windowMs: number; windows: Map<string, { start: number; used: number }> };
-  /** nonce → message, per channel, for `enforce_nonce`. */
-  readonly nonces = new Map<string, Json>();
+  /** `<channel>:<nonce>` → the message it created and when, for `enforce_nonce`. */
+  readonly nonces = new Map<string, { message: Json; at: number }>();
   /** Attachment bytes by `<channel>/<attachment id>`. */
   readonly files = new Map<string, { body: Buffer; contentType: string | null }>();
   /** Every attachment download, with the Authorization header it carried (none is needed). */
@@ -69,11 +69,15 @@ export class Store {
     return this.messages.get(channelId)?.find((m) => m.id === messageId);
   }
 
-  /** Messages of a channel the way Discord pages them: newest first, `before`/`after` exclusive. */
+  /**
+   * Messages of a channel the way Discord pages them, newest first, `before`/`after` exclusive:
+   * with `after`, the `limit` messages right after it (paging forward), not the newest.
+   */
   page(channelId: string, query: Record<string, string>): Json[] {
     const limit = Math.min(100, Math.max(1, Number(query.limit ?? 50) || 50));
     let list = [...(this.messages.get(channelId) ?? [])];
     if (query.before) list = list.filter((m) => BigInt(m.id) < BigInt(query.before!));
+    if (query.after && !query.before) return list.filter((m) => BigInt(m.id) > BigInt(query.after!)).slice(0, limit).reverse();
     if (query.after) list = list.filter((m) => BigInt(m.id) > BigInt(query.after!));
     return list.reverse().slice(0, limit);
   }
