@@ -13,6 +13,7 @@ import { neutraliseMentions } from './escape.js';
 import { botIdentityOf, findPostedChunk, replyMetadata } from './posted-chunks.js';
 import { renderNotice, renderSlackReply } from './render.js';
 import { createAssistantThreads, type AssistantThreads } from './assistant-threads.js';
+import { createThreadReadGate, type ThreadReadGate } from './thread-read-gate.js';
 import { linesOfThread, linesOfTurns, readThread, compareTs, type BotIds } from './thread-transcript.js';
 import { bullPrefix } from '../../src/redis.js';
 import { createUserDirectory, type UserDirectory } from './user-directory.js';
@@ -60,6 +61,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   const ownIds = (): Promise<BotIds> => botIdentity().then((b) => ({ userId: b.userId, botId: b.botId }), () => ({}));
   // Assistant threads' own record of their exchange (adapters/slack/assistant-threads.ts).
   const threads = createAssistantThreads(deps.redis, `${bullPrefix(deps.config)}:chat`, deps.config.threadContext);
+  const readGate = createThreadReadGate(deps.redis, `${bullPrefix(deps.config)}:chat`);
 
   // Assistant threads whose status line this port set and no reply has cleared yet (Slack
   // clears it when the bot posts in the thread; a silent failure posts nothing).
@@ -186,7 +188,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
       if (outcome === 'failed' && gate.open()) await react(client, logger, gate, 'add', target, 'warning', 'already_reacted');
     },
 
-    fetchThread: async (target, limit) => fetchThread(client, users, threads, logger, target, limit, await ownIds()),
+    fetchThread: async (target, limit) => fetchThread(client, users, threads, readGate, logger, target, limit, await ownIds()),
     nameOf: (_target, userId) => users.get(userId).then((u) => u.name, () => undefined),
   };
 }
@@ -197,6 +199,9 @@ function feedbackBlocks(chunk: string, index: number, info?: ChunkInfo): KnownBl
   return replyWithFeedback(neutraliseMentions(chunk), { instanceId: info.instanceId, agentMessageId: info.agentMessageId });
 }
 
+
+/** Where a thread read was cut short. */
+const THREAD_GAP: ThreadMessage = { author: '', text: '', isBot: false, gap: true };
 
 /** Which message a working reaction is on. */
 const reactionKey = (target: ReplyTarget) => `${target.channelId}/${target.messageId}`;
@@ -247,10 +252,32 @@ async function removeWorkingReaction(client: WebClient, logger: Logger, gate: Re
 
 export { compareTs };
 
-async function fetchThread(client: WebClient, users: UserDirectory, threads: AssistantThreads, logger: Logger, target: ReplyTarget, limit: number, own: BotIds): Promise<ThreadMessage[]> {
+async function fetchThread(
+  client: WebClient,
+  users: UserDirectory,
+  threads: AssistantThreads,
+  gate: ThreadReadGate,
+  logger: Logger,
+  target: ReplyTarget,
+  limit: number,
+  own: BotIds,
+): Promise<ThreadMessage[]> {
   if (!target.threadId || target.inline || limit <= 0) return [];
   if (compareTs(target.threadId, target.messageId) >= 0) return [];
-  if (!target.assistantThread) return linesOfThread(users, (await readThread(client, target.channelId, target.threadId, target.messageId, MAX_THREAD_PAGES)).earlier, own, limit);
+  if (!target.assistantThread) {
+    await gate.check(target.installation);
+    let read;
+    try {
+      read = await readThread(client, target.channelId, target.threadId, target.messageId, MAX_THREAD_PAGES);
+    } catch (err) {
+      if (err instanceof PlatformError && err.kind === 'rate_limited') await gate.close(target.installation, err.retryAfterMs ?? 60_000).catch(() => {});
+      throw err;
+    }
+    if (read.refusedForMs !== undefined) await gate.close(target.installation, read.refusedForMs).catch(() => {});
+    const lines = await linesOfThread(users, read.earlier, own, limit);
+    // Read from the oldest: what a limit cut short is the newest part, just before the question.
+    return read.complete ? lines : [...lines, THREAD_GAP];
+  }
   // An assistant thread is a DM between one user and the bot: the bridge saw every message
   // and every reply, so its own record is the transcript, and Slack is not read at all.
   const record = await threads.turns(target.channelId, target.threadId);

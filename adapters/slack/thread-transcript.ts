@@ -48,6 +48,8 @@ export interface ThreadRead {
   root?: SlackThreadMessage;
   /** False when a page was refused (429) after the first: `earlier` is what came before. */
   complete: boolean;
+  /** When a later page was refused: the wait Slack asked for. */
+  refusedForMs?: number;
 }
 
 /** Orders Slack timestamps (`1700000000.000100`) exactly; a double loses the last digits. */
@@ -72,26 +74,33 @@ export async function readThread(client: WebClient, channel: string, threadTs: s
   let root: SlackThreadMessage | undefined;
   let cursor: string | undefined;
   let complete = false;
+  let refusedForMs: number | undefined;
   for (let page = 0; page < maxPages; page++) {
     let res;
     try {
       res = await client.conversations.replies({ channel, ts: threadTs, limit: 200, include_all_metadata: true, ...(cursor ? { cursor } : {}) });
     } catch (err) {
       const e = toPlatformError('conversations.replies', err);
-      if (e.kind === 'rate_limited' && page > 0) break;
+      if (e.kind === 'rate_limited' && page > 0) {
+        refusedForMs = e.retryAfterMs ?? 60_000;
+        break;
+      }
       throw e;
     }
+    let reached = false;
     for (const m of (res.messages ?? []) as SlackThreadMessage[]) {
       if (m.ts === threadTs) root = m;
       if (m.ts && compareTs(m.ts, beforeTs) < 0) earlier.push(m);
+      else if (m.ts) reached = true;
     }
     cursor = res.response_metadata?.next_cursor || undefined;
-    if (!res.has_more || !cursor) {
+    // Oldest first: once the message being answered is read, everything before it has been.
+    if (reached || !res.has_more || !cursor) {
       complete = true;
       break;
     }
   }
-  return { earlier: earlier.sort((a, b) => compareTs(a.ts!, b.ts!)), root, complete };
+  return { earlier: earlier.sort((a, b) => compareTs(a.ts!, b.ts!)), root, complete, ...(refusedForMs !== undefined ? { refusedForMs } : {}) };
 }
 
 /** The people's and the agent's messages of a thread read back, as the bridge records an assistant thread's turns. */

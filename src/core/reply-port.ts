@@ -6,6 +6,11 @@ export interface ThreadMessage {
   author: string;
   text: string;
   isBot: boolean;
+  /**
+   * Not a message: the place where the thread's later messages could not be read (the platform
+   * limited the read, or the thread is longer than a read takes). The agent is told so.
+   */
+  gap?: true;
 }
 
 /** Which chunk of which reply a post is. */

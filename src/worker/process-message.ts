@@ -187,7 +187,8 @@ export class MessageProcessor {
       indicator.begin();
       let prompt: string;
       try {
-        prompt = await promptFor(m, port, this.options.threadContext, () => scope.log());
+        // A message that already waited out a 429 does not wait for its thread again.
+        prompt = await promptFor(m, port, this.options.threadContext, () => scope.log(), progress.limited > 0);
       } catch (err) {
         // The platform's 429 on the thread, before the billed call: retried, at no cost.
         indicator.settle();
