@@ -69,7 +69,7 @@ describe('thread context when conversations.replies is rate limited', () => {
   });
 
   it('a burst of threaded questions under a one-read-a-window limit: each answered once, in about two windows, without a herd of refused reads', async () => {
-    const roots = [];
+    const roots: Array<Awaited<ReturnType<typeof say>>> = [];
     for (let i = 0; i < 8; i++) roots.push(await say(h, { channel: W.general, text: `${botMention(h)} burst root ${i}` }));
     await until(() => roots.every((r) => postsIn(h, W.general, r.ts).length >= 1), 'the roots answered', 20_000);
     // The test before left the workspace's reads closed for Slack's minute: a new window here.
