@@ -36,6 +36,7 @@ import { bullPrefix, createRedis } from './redis.js';
 import { RedisUnavailableError, waitForRedis } from './redis-startup.js';
 import { isRedisConnectionError } from './redis-errors.js';
 import { listenProblem } from './http/listen-problem.js';
+import { ANNOUNCE_EVERY_MS, announceIngressPlatforms, platformsWithoutWorker, workerCoverageProblem } from './worker/platform-coverage.js';
 import { agentReadiness, checkAgentAtStartUp, listingCredential } from './agent-api/reachability.js';
 import { startChatWorker, type ChatWorker } from './worker/chat-worker.js';
 import { FailureLog } from './diagnostics/failure-log.js';
@@ -105,6 +106,16 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   });
   redis.on('close', () => lost());
   await waitForRedis(redis, config.redis);
+  const ownPlatforms = options.platforms.map((p) => p.platform);
+  if (config.role === 'worker') {
+    // A worker takes every platform's jobs: one that cannot answer a platform an ingress serves must not start.
+    const missing = await platformsWithoutWorker(redis, storePrefix, ownPlatforms);
+    if (missing.length > 0) {
+      shuttingDown = true;
+      redis.disconnect();
+      throw workerCoverageProblem(missing);
+    }
+  }
 
   if (!options.agentApi && !config.agent) throw new Error('no agent service configured');
   // Metric labels name only instances the service listed; anything typed by hand is `other`.
@@ -284,7 +295,12 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     });
   }
 
+  let announcing: NodeJS.Timeout | undefined;
   if (config.role !== 'worker') {
+    const announce = () =>
+      announceIngressPlatforms(redis, storePrefix, ownPlatforms).catch((err: unknown) => logger.debug({ ...errorFields(err) }, 'could not record the platforms this ingress serves'));
+    await announce();
+    announcing = setInterval(() => void announce(), ANNOUNCE_EVERY_MS).unref();
     for (const p of options.platforms) {
       const adapter = p.createAdapter({
         config,
@@ -311,6 +327,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const stop = () => {
     stopping ??= (async () => {
       shuttingDown = true;
+      clearInterval(announcing);
       logger.info('shutting down');
       await Promise.allSettled(adapters.map((a) => a.stop()));
       await worker?.close(config.shutdownTimeoutMs);
