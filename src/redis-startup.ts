@@ -9,7 +9,7 @@ export class RedisUnavailableError extends Error {
 }
 
 /** Where the bridge looks for Redis: the settings a start-up error must name. */
-export type RedisTarget = Pick<Config['redis'], 'url' | 'sentinels' | 'sentinelName' | 'clusterNodes'>;
+export type RedisTarget = Pick<Config['redis'], 'url' | 'sentinels' | 'sentinelName' | 'clusterNodes'> & Partial<Pick<Config['redis'], 'defaulted'>>;
 
 /** The URL as it may be shown: without user name and password (which may hold a raw `@`). */
 export function redisWhere(url: string): string {
@@ -34,6 +34,13 @@ function describeTarget(target: RedisTarget): { label: string; unreachable: stri
     };
   }
   const where = redisWhere(target.url);
+  // REDIS_URL was set: the operator points at a Redis of their own, and a laptop's advice is beside the point.
+  if (target.defaulted === false) {
+    return {
+      label: `Redis at ${where}`,
+      unreachable: `Redis is not reachable at ${where} (REDIS_URL): check that it runs there and that this host can reach it (host, port, firewall; rediss:// for a TLS port), or fix REDIS_URL`,
+    };
+  }
   return {
     label: `Redis at ${where}`,
     unreachable: `Redis is not reachable at ${where}: start one with \`docker compose up -d redis\` or \`docker run -d -p 127.0.0.1:6379:6379 redis:7-alpine\`, or install it (Debian: \`apt-get install redis-server\`; macOS: \`brew install redis && brew services start redis\`), or set REDIS_URL`,

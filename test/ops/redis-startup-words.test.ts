@@ -11,6 +11,15 @@ describe('Redis start-up errors name the settings in use', () => {
     expect(describeRedisStartupError(refused, standalone('redis://127.0.0.1:6399'))).toMatch(/^Redis is not reachable at redis:\/\/127\.0\.0\.1:6399: .*or set REDIS_URL$/);
   });
 
+  it('REDIS_URL set by the operator: checks that address, no advice to start a local Redis on 6379', () => {
+    const line = describeRedisStartupError(refused, { ...standalone('redis://10.0.0.5:6390'), defaulted: false });
+    expect(line).toBe(
+      'Redis is not reachable at redis://10.0.0.5:6390 (REDIS_URL): check that it runs there and that this host can reach it (host, port, firewall; rediss:// for a TLS port), or fix REDIS_URL',
+    );
+    // The default address, unset: the newcomer's ways to get one.
+    expect(describeRedisStartupError(refused, { ...standalone('redis://127.0.0.1:6379'), defaulted: true })).toContain('docker compose up -d redis');
+  });
+
   it('Sentinels: names REDIS_SENTINELS and REDIS_SENTINEL_NAME, not the unused REDIS_URL host', () => {
     const line = describeRedisStartupError(refused, { url: 'redis://127.0.0.1:6379', sentinels: ['10.0.0.1:26379', '10.0.0.2:26379'], sentinelName: 'mymaster', clusterNodes: [] });
     expect(line).toContain('REDIS_SENTINELS=10.0.0.1:26379,10.0.0.2:26379');
