@@ -24,8 +24,10 @@ export function startMark(lockMs: number, sentAt: number) {
   return {
     lockMs,
     mark<H extends MailboxHead>(head: H): H {
-      // The script marks only a head that has a stored message and no reply.
-      if (lockMs && head.message && head.progress.reply === undefined) head.callFencedUntil = ownedUntil(sentAt, lockMs);
+      // The script marks only a head that has a stored message, no reply, no give-up and no call started before.
+      if (lockMs && head.message && head.progress.reply === undefined && head.progress.gaveUp === undefined && !(head.progress.started > 0)) {
+        head.callFencedUntil = ownedUntil(sentAt, lockMs);
+      }
       return head;
     },
   };

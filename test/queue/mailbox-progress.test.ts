@@ -60,15 +60,24 @@ describe('acquire and advance starting the call (startCall)', () => {
     expect(await started(m)).toBeNull();
   });
 
-  it('counts the starts of a call that recorded no answer: each start adds one, and the head shows the count from before it', async () => {
+  it('counts the starts of a call that recorded no answer: the first read marks it, later owners mark it themselves right before calling', async () => {
     const [a, b] = [message(), message()];
     for (const m of [a, b]) await mailbox.push(m);
-    // Each worker that dies during the call leaves its start behind; the next owner's read adds its own.
-    for (const [i, token] of ['first', 'second', 'third'].entries()) {
+    // The first owner's read marks the call started (and fences it): the head shows the count from before.
+    const first = { ...(await locked('job-1', 'first')), lockDurationMs: 30_000 };
+    const got1 = await mailbox.acquire(a.conversationId, first, { startCall: true });
+    expect(got1.status === 'ok' && got1.head?.progress.started).toBe(0);
+    expect(got1.status === 'ok' && got1.head?.callFencedUntil).toBeGreaterThan(0);
+    expect(await started(a)).toBe('1');
+    // It died during the call. The next owners' reads mark nothing (one killed before calling must
+    // not count as a call); each marks its own call with a fenced write, as the worker does.
+    for (const [i, token] of ['second', 'third'].entries()) {
       const fence = { ...(await locked('job-1', token)), lockDurationMs: 30_000 };
       const got = await mailbox.acquire(a.conversationId, fence, { startCall: true });
-      expect(got.status === 'ok' && got.head?.progress.started).toBe(i);
+      expect(got.status === 'ok' && got.head?.progress.started).toBe(i + 1);
+      expect(got.status === 'ok' && got.head?.callFencedUntil).toBeUndefined();
       expect(await started(a)).toBe(String(i + 1));
+      expect(await mailbox.record(a.conversationId, a.messageId, fence, { started: i + 2 })).toBe(true);
     }
     // A call answered with an error takes its own start back (the worker records the count from before it).
     const fence = { ...(await locked('job-1', 'fourth')), lockDurationMs: 30_000 };
