@@ -139,7 +139,8 @@ export function createCommands(options: CommandsOptions): Commands {
     },
 
     setup: (caller, apiKey, sessionToken) => setup(caller, apiKey, sessionToken),
-    accountMode: deps.accounts ? 'per-workspace' : 'shared',
+    // The deployment's AGENT_ACCOUNT_MODE: the composition root passes `accounts` in both modes.
+    accountMode: deps.accounts?.mode ?? 'shared',
 
     async refuse(caller, command) {
       await audit(caller, { action: 'refused', outcome: 'refused', detail: command });

@@ -17,7 +17,10 @@ export type QueueStats = QueueCounts;
 export interface CommandsOptions {
   /** The deployment's client (shared mode), also the instance list of callers without a workspace. */
   agentApi: AgentApi;
-  /** Per-workspace accounts (AGENT_ACCOUNT_MODE=per-workspace): each caller's workspace pays. */
+  /**
+   * Whose account pays (AGENT_ACCOUNT_MODE). Its `mode`, not its presence, decides: only
+   * `per-workspace` offers `setup` and picks each caller's workspace's account. Absent: shared.
+   */
   accounts?: AgentAccounts;
   bindings: BindingStore;
   quota: Quota;

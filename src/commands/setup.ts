@@ -25,7 +25,7 @@ export function createSetupHandler(deps: CommandsDeps, audit: AuditWriter, forge
     const session = String(sessionToken ?? '').trim();
     const releases = [deps.secrets.add(key), deps.secrets.add(session)];
     try {
-      if (!deps.accounts) {
+      if (deps.accounts?.mode !== 'per-workspace') {
         return reply(false, TITLE, [
           'This bridge uses one agent-service account for every workspace, set by whoever runs it (AGENT_ACCOUNT_MODE=shared): there is nothing to set up here.',
         ]);

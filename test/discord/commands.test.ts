@@ -74,6 +74,13 @@ describe('/agent through the real bridge', () => {
     expect(i.responses[0]).toMatchObject({ kind: 'callback', type: 5 });
   });
 
+  it('answers setup under the default AGENT_ACCOUNT_MODE=shared with nothing to set up, privately and without a key form', async () => {
+    const i = run(w().users.alice, 'setup');
+    expect(await answerOf(i, 'setup answer')).toMatch(/AGENT_ACCOUNT_MODE=shared[\s\S]*nothing to set up here/);
+    expect(i.original?.flags).toBe(EPHEMERAL);
+    expect(i.responses.some((r) => r.type === 9)).toBe(false);
+  });
+
   it('runs admin commands for a member with an admin role (DISCORD_ADMIN_ROLE_IDS)', async () => {
     const i = run(w().users.carol, 'bind', { instance: 'demo-helper' });
     expect(await answerOf(i, 'bind by role admin')).toMatch(/demo-helper/);

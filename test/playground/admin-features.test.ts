@@ -162,6 +162,15 @@ describe('issue 9 in the playground', () => {
     expect(secrets.redact(`instance stopped: PG_KEY=${canary}`)).not.toContain(canary);
   });
 
+  it('setup under the default AGENT_ACCOUNT_MODE=shared says there is nothing to set up, typed or posted, and stores no key', async () => {
+    expect(await command('general', 'setup')).toMatch(/AGENT_ACCOUNT_MODE=shared[\s\S]*nothing to set up here/);
+    const canary = `sk-pg-setup-${randomUUID()}`;
+    const posted = await api('setup', { channel: 'general', userName: 'Ada', apiKey: canary });
+    expect(posted.reply).toMatchObject({ ok: false, lines: [expect.stringContaining('nothing to set up here')] });
+    expect(logs.text).not.toContain('agent account setup failed');
+    expect(await dumpKeys(prefix)).not.toContain(canary);
+  });
+
   // Known gap (adapters/web): the web reply target has no threadId, and the worker only adds
   // context when `reply.threadId` is set, so `set context thread` does nothing in the playground.
   // Flip to `it` once the web adapter gives its reply targets the channel as the thread.

@@ -80,6 +80,14 @@ describe.each(['http', 'socket'] as const)('/agent over %s', (mode) => {
     expect(open.response.ok).toBe(true);
     expect(h.slack.callsOf('response_url', (c) => c.response.id === ack.responseUrlId)).toHaveLength(0);
   });
+
+  it('answers setup under the default AGENT_ACCOUNT_MODE=shared with nothing to set up, and opens no key form', async () => {
+    const ack = await h.to.command({ text: 'setup', user: W.admin, channel: W.general });
+    const call = await h.slack.waitForCall('response_url', (c) => c.response.id === ack.responseUrlId);
+    expect(call.params.blocks).toContain('AGENT_ACCOUNT_MODE=shared');
+    expect(call.params.blocks).toContain('nothing to set up here');
+    expect(h.slack.callsOf('views.open', (c) => c.params.trigger_id === ack.triggerId)).toHaveLength(0);
+  });
 });
 
 describe('/agent with SLACK_WORKSPACE_ADMINS=false', () => {
