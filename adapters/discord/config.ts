@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../../src/config/load.js';
-import { parseSettings, secretValues, type PlatformSettings } from '../../src/config/platform-settings.js';
+import { areSet, givenSettings, missingSetting, parseSettings, secretValues, type PlatformSettings } from '../../src/config/platform-settings.js';
 import { bool, httpUrl, list, optionalString } from '../../src/config/schema.js';
 
 export interface DiscordConfig {
@@ -74,6 +74,15 @@ export const discordSettings: PlatformSettings<DiscordConfig> = {
   platform: 'discord',
   toRunForReal: { variables: 'DISCORD_TOKEN', gives: 'Discord' },
   present: (env) => env.DISCORD_TOKEN !== undefined && env.DISCORD_TOKEN.trim() !== '',
+  givenWithoutToken(env) {
+    const given = givenSettings(discordSchema, env, ['DISCORD_TOKEN']);
+    if (given.length === 0) return undefined;
+    return missingSetting(
+      'DISCORD_TOKEN',
+      `${areSet(given)}, so Discord is meant to run`,
+      `set it to the bot token from the Discord Developer Portal (your application, Bot, Reset Token), or remove ${given.join(', ')} to run without Discord`,
+    );
+  },
   load(env) {
     const { data: e, problems } = parseSettings(discordSchema, env);
     if (!e) return { problems, secrets: [] };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Config } from '../../src/config/load.js';
-import { missingSetting, parseSettings, secretValues, type PlatformSettings } from '../../src/config/platform-settings.js';
+import { areSet, givenSettings, missingSetting, parseSettings, secretValues, type PlatformSettings } from '../../src/config/platform-settings.js';
 import { bool, httpUrl, list, optionalString } from '../../src/config/schema.js';
 
 /** "Add to Slack": Bolt's OAuth v2 installer, installations sealed in Redis. */
@@ -50,12 +50,25 @@ const FIX = {
 };
 
 const present = (v: string | undefined) => v !== undefined && v.trim() !== '';
+/** Any of these runs Slack; the other SLACK_ settings only shape it. */
+const RUNS_SLACK = ['SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CLIENT_ID'];
 
 /** Slack's settings, read by the one config loader (src/config) through this module. */
 export const slackSettings: PlatformSettings<SlackConfig> = {
   platform: 'slack',
   toRunForReal: { variables: 'SLACK_BOT_TOKEN + SLACK_SIGNING_SECRET', gives: 'Slack over HTTP (or SLACK_APP_TOKEN: Socket Mode)' },
-  present: (env) => ['SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CLIENT_ID'].some((name) => present(env[name])),
+  present: (env) => RUNS_SLACK.some((name) => present(env[name])),
+  givenWithoutToken(env) {
+    const given = givenSettings(slackSchema, env, RUNS_SLACK);
+    if (given.length === 0) return undefined;
+    // An OAuth app's secrets without its client ID: "Add to Slack" was meant.
+    const oauth = given.includes('SLACK_CLIENT_SECRET') || given.includes('SLACK_STATE_SECRET');
+    return missingSetting(
+      oauth ? 'SLACK_CLIENT_ID' : 'SLACK_BOT_TOKEN',
+      `${areSet(given)}, so Slack is meant to run`,
+      `${oauth ? 'set it to the Client ID from your Slack app (Basic Information) for "Add to Slack"' : FIX.SLACK_BOT_TOKEN}, or remove ${given.join(', ')} to run without Slack`,
+    );
+  },
   load(env, context) {
     const { data: e, problems } = parseSettings(slackSchema, env);
     if (!e) return { problems, secrets: [] };

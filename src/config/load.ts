@@ -150,7 +150,13 @@ export function loadConfig(platforms: readonly PlatformSettings[], raw: RawEnv =
   const e = parsed.data;
   const missing = (name: string, why: string) => problems.push(`${name} is missing (${why}): ${FIX[name] ?? 'set it'}`);
 
-  const platformConfigured = platforms.some((p) => p.present(raw));
+  // A platform's settings without its token, in a process that runs no platform: it was meant
+  // to run (the token is missing or misspelt), not the demo or the playground alone. Beside a
+  // running platform they may be another process's, from an environment the processes share.
+  const running = platforms.some((p) => p.present(raw));
+  const withoutToken = running ? [] : platforms.flatMap((p) => p.givenWithoutToken?.(raw) ?? []);
+  problems.push(...withoutToken);
+  const platformConfigured = running || withoutToken.length > 0;
   const mode = platformConfigured || e.AGENT_API_BASE_URL || e.AGENT_API_KEY ? 'real' : 'demo';
 
   let agent: AgentConfig | undefined;

@@ -36,6 +36,13 @@ export interface PlatformSettings<S = unknown> {
   /** Any of its settings is present: a real deployment (the demo runs only when none is). */
   present(env: RawEnv): boolean;
   load(env: RawEnv, context: PlatformSettingsContext): PlatformSettingsResult<S>;
+  /**
+   * Its other settings given without what runs it (`present` false): the problem naming them,
+   * the missing variable and the fix. The loader reports it when no platform runs in the
+   * process (with one running, they may be another process's, from a shared environment).
+   * @defaultValue nothing to report
+   */
+  givenWithoutToken?(env: RawEnv): string | undefined;
 }
 
 /** Parses with a platform's zod schema; each problem starts with the variable's name. */
@@ -48,6 +55,27 @@ export function parseSettings<T extends z.ZodType>(schema: T, env: RawEnv): { da
       return i.message.startsWith(name) ? i.message : `${name}: ${i.message}`;
     }),
   };
+}
+
+/**
+ * The variables of `schema` (but `except`) given in `env`: set to something other than what
+ * leaving them unset gives, so a default written out (as `.env.example` writes some)
+ * is not given, and a wrong value is.
+ */
+export function givenSettings(schema: z.ZodObject, env: RawEnv, except: readonly string[]): string[] {
+  return Object.entries(schema.shape)
+    .filter(([name]) => !except.includes(name) && env[name] !== undefined && env[name].trim() !== '')
+    .filter(([name, field]) => {
+      const given = field.safeParse(env[name]);
+      return !given.success || JSON.stringify(given.data) !== JSON.stringify(field.safeParse(undefined).data);
+    })
+    .map(([name]) => name);
+}
+
+/** `A and B are set`, `A, B and C are set`: the given settings a problem names. */
+export function areSet(names: readonly string[]): string {
+  const listed = names.length > 1 ? `${names.slice(0, -1).join(', ')} and ${names.at(-1)}` : (names[0] ?? '');
+  return `${listed} ${names.length > 1 ? 'are' : 'is'} set`;
 }
 
 /** `NAME is missing (why): fix`, the wording of every missing setting. */

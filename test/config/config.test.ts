@@ -111,6 +111,30 @@ describe('config', () => {
     expect(problem({ ...real, ADMIN_USER: 'ops' })).toMatch(/ADMIN_USER and ADMIN_PASSWORD go together/);
   });
 
+  it("refuses a platform's settings without its token, naming them, the token and the fix (audit D2)", () => {
+    const discord = { DISCORD_API_URL: 'http://127.0.0.1:9/api', DISCORD_GUILD_ID: '123', DISCORD_ADMIN_ROLE_IDS: '5', DISCORD_SHARD_IDS: '0' };
+    expect(problem({ ...real, ...discord })).toMatch(
+      /DISCORD_TOKEN is missing \(DISCORD_API_URL, DISCORD_GUILD_ID, DISCORD_ADMIN_ROLE_IDS and DISCORD_SHARD_IDS are set, so Discord is meant to run\): set it to the bot token .*, or remove DISCORD_API_URL, DISCORD_GUILD_ID, DISCORD_ADMIN_ROLE_IDS, DISCORD_SHARD_IDS to run without Discord/,
+    );
+    expect(problem({ ...real, SLACK_API_URL: 'http://127.0.0.1:9/api/', SLACK_ADMIN_USER_IDS: 'U1' })).toMatch(
+      /SLACK_BOT_TOKEN is missing \(SLACK_API_URL and SLACK_ADMIN_USER_IDS are set, so Slack is meant to run\): set it to the Bot User OAuth Token .*, or remove SLACK_API_URL, SLACK_ADMIN_USER_IDS to run without Slack/,
+    );
+    expect(problem({ ...real, SLACK_CLIENT_SECRET: 'secret-1' })).toMatch(/SLACK_CLIENT_ID is missing \(SLACK_CLIENT_SECRET is set, so Slack is meant to run\)/);
+    // Alone, not the demo: the demo would hide the missing token.
+    expect(problem({ DISCORD_GUILD_ID: '123' })).toMatch(/DISCORD_TOKEN is missing \(DISCORD_GUILD_ID is set/);
+    expect(problem({ SLACK_ADMIN_USER_IDS: 'U1' })).toMatch(/SLACK_BOT_TOKEN is missing \(SLACK_ADMIN_USER_IDS is set/);
+  });
+
+  it("counts a platform's default written out as unset, and another process's settings beside a running platform as not this one's", () => {
+    // .env.example's values: the playground alone, as with nothing set.
+    const written = { SLACK_COMMAND: '/agent', SLACK_WORKSPACE_ADMINS: 'true', SLACK_WORKING_REACTION: 'eyes', DISCORD_ALLOW_BOTS: 'false', DISCORD_REPLY_PING: 'false', DISCORD_SHARD_COUNT: 'auto', DISCORD_API_URL: '' };
+    expect(loadTestConfig({ ...real, ...written }).platforms).toEqual({ web: expect.anything() });
+    expect(loadTestConfig(written).mode).toBe('demo');
+    // docker-compose's Discord shard services: the shared settings' Slack ones, Slack's tokens emptied.
+    const shard = loadTestConfig({ ...real, DISCORD_TOKEN: 'discord-token', SLACK_BOT_TOKEN: '', SLACK_ADMIN_USER_IDS: 'U1', SLACK_API_URL: 'http://127.0.0.1:9/api/' });
+    expect(Object.keys(shard.platforms)).toEqual(['discord']);
+  });
+
   it('requires PLAYGROUND_TOKEN when HTTP_HOST exposes the playground', () => {
     expect(problem({ HTTP_HOST: '0.0.0.0' })).toMatch(/PLAYGROUND_TOKEN is missing/);
     expect(loadTestConfig({ HTTP_HOST: '0.0.0.0', PLAYGROUND_TOKEN: 'a-long-token' }).playground).toEqual({ enabled: true, token: 'a-long-token' });
