@@ -332,7 +332,12 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
           // BullMQ's close() can't be forced once a graceful close is under way, so stop waiting:
           // the jobs still running keep their locks until those lapse, and the stalled check then
           // returns them to the queue for another worker (their progress records say where to resume).
-          options.logger.warn({ timeoutMs }, 'in-flight jobs did not finish in time; returning them to the queue');
+          // Handing them back now would let another worker start while this one's step is under way.
+          const { lockDurationMs, stalledIntervalMs } = options;
+          options.logger.warn(
+            { timeoutMs, lockDurationMs, stalledIntervalMs },
+            'in-flight jobs did not finish in time: they stay locked, and another worker (or this one restarted) picks them up once their locks lapse, within about WORKER_LOCK_DURATION_MS + WORKER_STALLED_INTERVAL_MS',
+          );
           graceful.catch(() => {});
         }
       })();
