@@ -252,6 +252,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   await mountDashboard(http.app, { queues: [queue.queue], user: config.dashboard?.user, password: config.dashboard?.password, logger });
 
   const adapters: Adapter[] = [];
+  /** The bound port (HTTP_PORT=0 picks one), set before the adapters start. */
+  let httpPort = config.http.port;
   let worker: ChatWorker | undefined;
   let workerRedis: Redis | undefined;
   if (config.role !== 'ingress') {
@@ -310,6 +312,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         seen,
         commands: commandsFor(p.vocabulary(config)),
         http: http.app,
+        httpPort: () => httpPort,
         redis,
         replyPort: ports[p.platform]!,
         bindings,
@@ -347,7 +350,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   // refuses is not waited out, and one that refuses our credential stops start-up.
   const agentCheck = checkAgentAtStartUp(agentApi, { baseUrl: config.agent?.baseUrl, credential: listingCredential(config), logger });
   agentCheck.catch(() => {}); // Settled below, unless an adapter fails first.
-  let httpPort: number;
   try {
     httpPort = await http.listen().catch((err: NodeJS.ErrnoException) => {
       throw listenProblem(err, config.http);

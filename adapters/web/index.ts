@@ -73,7 +73,8 @@ function createWebAdapter(ctx: AdapterContext): Adapter {
     async start() {
       releaseToken ??= ctx.secrets.add(ctx.config.playground.token);
       await hub.start();
-      logger.info({ host: ctx.config.http.host, port: ctx.config.http.port }, 'playground ready at /playground/');
+      // The bound port: with HTTP_PORT=0 the configured one says nothing.
+      logger.info({ host: ctx.config.http.host, port: ctx.httpPort?.() ?? ctx.config.http.port }, 'playground ready at /playground/');
     },
     stop() {
       stopped ??= (async () => {

@@ -56,6 +56,12 @@ export interface AdapterContext {
   commands: Commands;
   /** The shared HTTP server's app (Slack mounts POST /slack/events here). */
   http: Express;
+  /**
+   * The port the shared HTTP server listens on: HTTP_PORT, or the one the system picked for
+   * HTTP_PORT=0. Known once the adapter's `start` runs.
+   * @defaultValue HTTP_PORT (contexts built without a server)
+   */
+  httpPort?(): number;
   /** A general-purpose Redis connection (caches); not for blocking commands. */
   redis: Redis;
   /** This platform's reply port, for ingress-time notices and replies to commands. */

@@ -162,6 +162,11 @@ describe('issue 9 in the playground', () => {
     expect(secrets.redact(`instance stopped: PG_KEY=${canary}`)).not.toContain(canary);
   });
 
+  it('logs the port it is ready at as bound (HTTP_PORT=0), not as configured', () => {
+    expect(bridge.httpPort).toBeGreaterThan(0);
+    expect(logs.matching(/playground ready/)).toEqual([expect.objectContaining({ port: bridge.httpPort })]);
+  });
+
   it('setup under the default AGENT_ACCOUNT_MODE=shared says there is nothing to set up, typed or posted, and stores no key', async () => {
     expect(await command('general', 'setup')).toMatch(/AGENT_ACCOUNT_MODE=shared[\s\S]*nothing to set up here/);
     const canary = `sk-pg-setup-${randomUUID()}`;
