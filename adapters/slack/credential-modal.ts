@@ -113,6 +113,10 @@ export function registerCredentialModal(app: App, deps: CredentialModalDeps): vo
     const early = await withTimeout(pending, budget, () => undefined);
 
     if (early) {
+      if (!early.ok && early.wholeForm) {
+        // Slack shows errors only next to an input: the form is replaced by the answer instead.
+        return ack({ response_action: 'update', view: infoView('Not added', { ...early, title: scrub(early.title), lines: early.lines.map(scrub) }) });
+      }
       if (!early.ok) return fieldError(KEY_BLOCK, [early.title, ...early.lines].join(': '));
       await ack({ response_action: 'clear' });
       return confirm(client, deps.logger, meta.c, user.id, early, scrub);

@@ -104,7 +104,7 @@ async function run(
     const rights = await rightsOf(caller, deps);
     if (rights !== 'admin') return rights === 'unknown' ? cannotCheckAdmin(deps, parsed.name) : c.refuse(caller, parsed.name);
   }
-  if (parsed.name === 'credential') return openCredentialModal(parsed.instanceId, command, client, deps);
+  if (parsed.name === 'credential') return (await c.credentialForm?.(caller)) ?? openCredentialModal(parsed.instanceId, command, client, deps);
   if (parsed.name === 'setup') return c.accountMode === 'per-workspace' ? openSetupModal(command, client, deps) : c.setup(caller, '');
   return runPlainCommand(c, caller, parsed);
 }

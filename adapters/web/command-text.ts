@@ -16,6 +16,8 @@ export async function runCommandText(commands: Commands, caller: CommandCaller, 
   const parsed = parseCommandText(text.replace(/^\s*\/agent(?=\s|$)\s*/i, ''));
   switch (parsed.name) {
     case 'credential': {
+      const cannot = await commands.credentialForm?.(caller);
+      if (cannot) return { reply: cannot };
       const known = await commands.cachedInstances().catch(() => undefined);
       if (known && !known.some((i) => i.id === parsed.instanceId)) {
         return {

@@ -22,6 +22,11 @@ export function workspaceAgent(accounts: AgentAccounts, platform: Platform, work
     chat: async (instanceId, message, signal) => (await client()).chat(instanceId, message, signal),
     listInstances: async (signal) => (await client()).listInstances(signal),
     addCredential: async (instanceId, key, value, signal) => (await client()).addCredential(instanceId, key, value, signal),
+    // No account: no session either (the credential form says to run setup first).
+    hasSession: async () => {
+      const found = await accounts.forWorkspace(platform, workspaceId);
+      return found ? ((await found.hasSession?.()) ?? true) : false;
+    },
     lastAnsweredAt: () => last?.lastAnsweredAt(),
   };
 }

@@ -124,6 +124,8 @@ export function createAgentApi(config: AgentConfig, options: AgentApiOptions = {
       });
     },
 
+    hasSession: async () => session !== undefined,
+
     lastAnsweredAt: () => answeredAt,
 
     calls: () => pool?.counts() ?? { waiting: 0, inFlight: 0 },

@@ -31,6 +31,11 @@ export interface AgentApi {
   chat(instanceId: string, message: string, signal?: AbortSignal): Promise<ChatReply>;
   listInstances(signal?: AbortSignal): Promise<Instance[]>;
   addCredential(instanceId: string, key: string, value: string, signal?: AbortSignal): Promise<CredentialResult>;
+  /**
+   * Whether a dashboard session is configured, so `addCredential` can be tried (it may still be
+   * refused). Asked before the credential form opens. Absent: unknown, the form opens.
+   */
+  hasSession?(): Promise<boolean>;
   /** When the service last answered any call (ms since epoch), for /readyz. */
   lastAnsweredAt(): number | undefined;
   /** Calls waiting for a connection and calls in flight in this client's pool (for metrics). */

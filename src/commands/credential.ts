@@ -92,6 +92,7 @@ export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: C
       }
 
       let problem: string;
+      let sessionRefused = false;
       try {
         const result = await agentFor(caller).addCredential(id, name, value);
         if (result.success) {
@@ -102,6 +103,7 @@ export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: C
         problem = 'The agent service did not confirm that the credential was added.';
       } catch (err) {
         problem = describeCredentialError(err, id, commandName);
+        sessionRefused = isSessionProblem(err);
         const ref = newReference();
         logger.warn(
           { ref, action: 'credential', instanceId: id, key: name, kind: err instanceof BridgeError ? err.kind : undefined, status: err instanceof BridgeError ? err.status : undefined, reason: scrub(problem) },
@@ -110,10 +112,43 @@ export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: C
       }
       const safe = scrub(problem);
       await record({ instanceId: id, key: name, outcome: 'failed', detail: safe.slice(0, 300) });
-      return reply(false, TITLE, [safe]);
+      // The session is the operator's, not what the admin typed: not shown on the Key field.
+      return sessionRefused ? { ...reply(false, TITLE, [safe]), wholeForm: true } : reply(false, TITLE, [safe]);
     } finally {
       release();
     }
+  };
+}
+
+/**
+ * Before the form opens: a deployment (or, per-workspace, a workspace's account) with no dashboard
+ * session can never add a credential, so the admin is told at once, in words naming who must act,
+ * instead of after typing the secret. Undefined: open the form. A session that is set but
+ * refused is only found when the form is sent.
+ */
+export function createCredentialFormCheck(deps: CommandsDeps, agentFor: (caller: CommandCaller) => AgentApi) {
+  const { commandName } = deps;
+  return async function credentialForm(caller: CommandCaller): Promise<CommandReply | undefined> {
+    if (deps.accounts?.mode === 'per-workspace') {
+      const account = await deps.accounts.forWorkspace(caller.platform, caller.workspaceId);
+      if (!account) {
+        return reply(false, TITLE, [
+          `This ${deps.workspaceNoun} has no agent account yet. Run \`${commandName} setup\` first (with a dashboard session, which adding credentials needs).`,
+        ]);
+      }
+      if ((await account.hasSession?.()) === false) {
+        return reply(false, TITLE, [
+          `Adding credentials needs a dashboard session, and this ${deps.workspaceNoun}'s agent account has none. Run \`${commandName} setup\` again and fill in the dashboard session as well as the API key.`,
+        ]);
+      }
+      return undefined;
+    }
+    if ((await agentFor(caller).hasSession?.()) === false) {
+      return reply(false, TITLE, [
+        'Adding credentials needs a dashboard session, and this bridge has none configured. Whoever runs the bridge must set AGENT_SESSION_COOKIE (or AGENT_SESSION_TOKEN) and restart it; nothing was asked or sent.',
+      ]);
+    }
+    return undefined;
   };
 }
 
@@ -124,6 +159,11 @@ export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: C
 export function scrubbedErrorFields(err: unknown, scrub: (text: string) => string): ReturnType<typeof errorFields> {
   const fields = errorFields(err);
   return { err: { ...fields.err, message: scrub(String(fields.err.message)) } };
+}
+
+/** The service had no session to check, or refused the one it was given. */
+function isSessionProblem(err: unknown): boolean {
+  return err instanceof BridgeError && (err.code === NO_SESSION_CODE || err.kind === 'unauthorized' || err.kind === 'forbidden');
 }
 
 /** The missing-session, unknown-instance and refusal cases in words an admin can act on. */

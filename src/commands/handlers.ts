@@ -4,7 +4,7 @@ import { newReference } from '../core/reference.js';
 import { secrets as processSecrets, errorFields } from '../logger.js';
 import { sentence } from './agent-errors.js';
 import { createBindingCommands, type AuditWriter } from './binding-commands.js';
-import { createCredentialHandler } from './credential.js';
+import { createCredentialFormCheck, createCredentialHandler } from './credential.js';
 import { code, reply } from './format.js';
 import { createInstanceCache } from './instance-cache.js';
 import { createSetupHandler } from './setup.js';
@@ -91,6 +91,7 @@ export function createCommands(options: CommandsOptions): Commands {
   const bindingCommands = createBindingCommands(deps, instancesFor, audit);
   const reports = createReportCommands(deps, instancesFor);
   const credential = createCredentialHandler(deps, (caller) => scopeOf(caller).agent);
+  const credentialForm = createCredentialFormCheck(deps, (caller) => scopeOf(caller).agent);
   const setup = createSetupHandler(deps, audit, (caller) => workspaces.delete(`${caller.platform}:${caller.workspaceId}`));
   const native = createNativeCommands(deps, audit);
 
@@ -135,6 +136,16 @@ export function createCommands(options: CommandsOptions): Commands {
         const ref = newReference();
         logger.error({ ref, command: 'credential' }, 'command failed');
         return reply(false, 'Something went wrong', [sentence(`adding the credential failed unexpectedly (reference ${code(ref)})`)]);
+      }
+    },
+
+    async credentialForm(caller) {
+      try {
+        return await credentialForm(caller);
+      } catch (err) {
+        // The submission meets the same problem and says so; the check must not block the form.
+        logger.warn({ ...errorFields(err), platform: caller.platform }, 'could not check for a dashboard session; opening the credential form');
+        return undefined;
       }
     },
 

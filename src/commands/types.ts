@@ -18,6 +18,11 @@ export interface CommandReply {
   /** Lines of text; `code` spans are written in backticks. */
   lines: string[];
   table?: { columns: string[]; rows: string[][] };
+  /**
+   * A form's answer whose problem is in none of its fields (the agent service refused the
+   * dashboard session): shown on the form as a whole, not next to an input.
+   */
+  wholeForm?: true;
 }
 
 /** Derived from the command table (`COMMANDS` in registry.ts). */
@@ -31,6 +36,11 @@ export interface Commands {
   status(caller: CommandCaller): Promise<CommandReply>;
   /** Calls the service at once (never through the queue). The reply names the key, never the value. */
   credential(caller: CommandCaller, instanceId: string, key: string, value: string): Promise<CommandReply>;
+  /**
+   * Asked before a platform opens the credential form: the reply that says why it cannot be
+   * used here (no dashboard session configured), or undefined to open it. Absent: open it.
+   */
+  credentialForm?(caller: CommandCaller): Promise<CommandReply | undefined>;
   /** `errors reply|reaction|silent`, `context off|thread`, `quota <user-per-minute|...> <n>`. */
   set(caller: CommandCaller, setting: string, value: string): Promise<CommandReply>;
   why(caller: CommandCaller): Promise<CommandReply>;

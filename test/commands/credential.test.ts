@@ -100,24 +100,27 @@ describe('credential', () => {
       'no dashboard session',
       new AgentApiError('unauthorized', NO_SESSION_MESSAGE, { code: NO_SESSION_CODE }),
       'adding credentials needs a dashboard session: set AGENT_SESSION_COOKIE (or AGENT_SESSION_TOKEN) where the bridge runs.',
+      true,
     ],
     // The code decides, not the wording: a refusal that mentions the session is still a refusal.
     [
       'a refused session (no code)',
       new AgentApiError('forbidden', 'the dashboard session may not add credentials', { status: 403 }),
       'The agent service refused the dashboard session (it may have expired): the dashboard session may not add credentials',
+      true,
     ],
     ['unknown instance', new AgentApiError('not_found', 'the agent service answered 404', { status: 404 }), 'No instance with ID `inst_a`. Run /agent instances to see them.'],
-    ['an expired session', new AgentApiError('unauthorized', 'the agent service answered 401: session expired', { status: 401 }), 'The agent service refused the dashboard session (it may have expired): the agent service answered 401: session expired'],
+    ['an expired session', new AgentApiError('unauthorized', 'the agent service answered 401: session expired', { status: 401 }), 'The agent service refused the dashboard session (it may have expired): the agent service answered 401: session expired', true],
     ['a refusal', new AgentApiError('bad_request', 'key already exists', { status: 409 }), 'The agent service refused: key already exists'],
     ['a timeout', new AgentApiError('timeout', 'no answer within 15000 ms'), "The agent service didn't answer in time. The credential may or may not have been added: check the instance before trying again."],
     ['rate limiting', new AgentApiError('rate_limited', 'slow down', { status: 429, retryAfterMs: 120_000 }), 'The agent service is rate limiting us; try again in 2 minutes.'],
     ['anything else', new TypeError('fetch failed'), 'Something went wrong while talking to the agent service.'],
-  ])('maps %s to words an admin can act on', async (_name, err, words) => {
+  ] as Array<[string, Error, string, boolean?]>)('maps %s to words an admin can act on', async (_name, err, words, session) => {
     const t = setup(redis, prefix);
     t.agentApi.addError = err;
     const r = await t.commands.credential(caller, 'inst_a', 'OPENAI_API_KEY', VALUE);
-    expect(r).toEqual({ ok: false, title: 'Add a credential', lines: [words] });
+    // A session problem is none of the form's fields: a form shows it as a whole.
+    expect(r).toEqual({ ok: false, title: 'Add a credential', lines: [words], ...(session ? { wholeForm: true } : {}) });
     expect((await t.audit.recent(1))[0]).toMatchObject({ action: 'credential', key: 'OPENAI_API_KEY', outcome: 'failed', detail: words });
     const ref = t.lines.find((l) => l.includes('adding a credential failed'));
     expect(ref).toBeDefined();

@@ -87,16 +87,33 @@ describe.each(['http', 'socket'] as const)('credential modal over %s', (mode) =>
   });
 });
 
-describe('credential modal without a dashboard session', () => {
+describe('credential command without a dashboard session', () => {
   let h: SlackHarness;
   openForAll(async () => (h = await startSlackBridge({ mode: 'http', env: { AGENT_SESSION_COOKIE: '' } })));
 
-  it('says in the modal that a session is needed; the API key alone is never used', async () => {
+  it('answers at once, privately, what the operator must set, and opens no form', async () => {
+    const ack = await h.to.command({ text: 'credential demo-helper', user: W.admin, channel: W.general });
+    const answer = await h.slack.waitForCall('response_url', (c) => c.response.id === ack.responseUrlId);
+    expect(answer.params.response_type).toBe('ephemeral');
+    expect(answer.params.blocks).toMatch(/needs a dashboard session/);
+    expect(answer.params.blocks).toContain('AGENT_SESSION_COOKIE');
+    expect(h.slack.callsOf('views.open')).toHaveLength(0);
+    expect(h.agent.calls.filter((c) => c.endpoint === 'credentials')).toHaveLength(0);
+  });
+});
+
+describe('credential modal with a dashboard session the service refuses', () => {
+  let h: SlackHarness;
+  openForAll(async () => (h = await startSlackBridge({ mode: 'http', env: { AGENT_SESSION_COOKIE: 'demo_session=expired' } })));
+
+  it('shows the refusal on the form as a whole, not on the Key field', async () => {
     const value = `sk-canary-${randomUUID()}`;
     const viewId = await openForm(h, 'demo-helper');
     const ack = await submit(h, viewId, 'OPENAI_API_KEY', value);
-    expect((ack.body as { errors: Record<string, string> }).errors[KEY_BLOCK]).toMatch(/dashboard session/);
-    expect(h.agent.calls.filter((c) => c.endpoint === 'credentials')).toHaveLength(0);
+    expect(ack.body).toMatchObject({ response_action: 'update' });
+    const view = JSON.stringify((ack.body as { view: unknown }).view);
+    expect(view).toMatch(/refused the dashboard session/);
+    expect(view).not.toContain(KEY_BLOCK);
     await expectNowhere(h, value);
   });
 });

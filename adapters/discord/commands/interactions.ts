@@ -82,6 +82,9 @@ async function onCommand(i: ChatInputCommandInteraction, deps: InteractionDeps):
     if (parsed.instanceId.length > MAX_MODAL_INSTANCE_ID) {
       return answer(i, problem('Credential', `That instance ID is too long (at most ${MAX_MODAL_INSTANCE_ID} characters).`), deps);
     }
+    // Without a dashboard session the form could never be sent: say so instead of opening it.
+    const cannot = await deps.commands.credentialForm?.(caller);
+    if (cannot) return answer(i, cannot, deps);
     // A modal must be the first answer: no deferring here.
     await i.showModal(credentialModal(parsed.instanceId));
     return;
