@@ -14,6 +14,25 @@ function run(h: DiscordHarness, user: EmuUser, subcommand: string, options: Reco
   return h.discord.runCommand({ user, channel, subcommand, options });
 }
 
+describe('/agent replies that fit where and how it was run', () => {
+  let h: DiscordHarness;
+  openForAll(async () => (h = await startDiscordBridge({ session: true })));
+  const w = () => h.discord.world;
+
+  it.each([
+    ['instances', {}],
+    ['bind', { instance: 'demo-poet' }],
+  ] as const)('in a DM, `%s` says to run /agent in a server channel, not that the admin is not one', async (sub, options) => {
+    const i = run(h, w().users.alice, sub, options, w().channels.dmAlice);
+    const text = await answerOf(h, i, `${sub} in a DM`);
+    expect(i.original?.flags).toBe(EPHEMERAL);
+    expect(text).toMatch(/server channel/);
+    expect(text).toContain('BINDINGS=discord:dm=');
+    expect(text).not.toMatch(/Only admins/);
+    expect(await h.bridge.bindings.get('discord', 'dm')).toMatchObject({ instanceId: 'demo-helper' });
+  });
+});
+
 describe('/agent credential without a dashboard session', () => {
   let h: DiscordHarness;
   openForAll(async () => (h = await startDiscordBridge({ session: false })));

@@ -61,6 +61,14 @@ async function answer(interaction: RepliableInteraction, reply: CommandReply, de
   for (const content of rest) await interaction.followUp({ content, flags: EPHEMERAL, allowedMentions: NO_MENTIONS });
 }
 
+/** An admin command run in a DM. Not audited: it names no server whose log it would go in. */
+function notInAServer(): CommandReply {
+  return problem(
+    'Run it in a server',
+    `\`/${COMMAND_NAME}\` works in a server channel, where it acts on that channel. Direct messages belong to no server: which instance answers them is set where the bridge runs, with \`BINDINGS=discord:dm=<instance-id>\`.`,
+  );
+}
+
 /** Capitalised command name, as the title of a problem with its options (`Bind`). */
 function titleOf(entry: CommandEntry): string {
   return `${entry.name.charAt(0).toUpperCase()}${entry.name.slice(1)}`;
@@ -72,6 +80,8 @@ async function onCommand(i: ChatInputCommandInteraction, deps: InteractionDeps):
   // Aliases (`?`) are for typed text: Discord sends only the names it was given.
   if (!entry || entry.name !== sub) return answer(i, problem('Unknown command', 'Try `/agent help`.'), deps);
   const caller = callerOf(i);
+  // A DM belongs to no server, so nobody is an admin there: say where the command works instead.
+  if (entry.admin && !i.inGuild()) return answer(i, notInAServer(), deps);
   if (entry.admin && !isAdmin(i, deps.adminRoleIds)) {
     await i.deferReply({ flags: EPHEMERAL });
     return answer(i, await deps.commands.refuse(caller, entry.name), deps);
