@@ -2,6 +2,7 @@ import type { Instance } from '../agent-api/types.js';
 import { describeAgentProblem } from '../agent-api/problem-words.js';
 import type { AuditEntry } from '../audit/audit-log.js';
 import type { Binding } from '../bindings/types.js';
+import { isDmBindingChannel } from '../bindings/dm.js';
 
 import { code, reply } from './format.js';
 import type { InstanceCache } from './instance-cache.js';
@@ -19,9 +20,13 @@ export type AuditWriter = (caller: CommandCaller, entry: Pick<AuditEntry, 'actio
 /** `bind`, `unbind` and `set`: the commands that change a channel's binding. */
 export function createBindingCommands(deps: CommandsDeps, instancesFor: (caller: CommandCaller) => InstanceCache, audit: AuditWriter) {
   const { bindings, commandName, now } = deps;
-  const notBound = (what: string) =>
+  /** In a DM the command acts on every direct message with the bot in the workspace (`dm:<team>`), not a channel. */
+  const dms = `Direct messages with the bot in this ${deps.workspaceNoun}`;
+  const notBound = (caller: CommandCaller, what: string) =>
     reply(false, 'Not bound', [
-      `This channel isn't bound to an agent instance, so there is nothing to ${what}. Bind it first: \`${commandName} bind <instance-id>\`.`,
+      isDmBindingChannel(caller.channelId)
+        ? `${dms} aren't bound to an agent instance, so there is nothing to ${what}. Bind them first: \`${commandName} bind <instance-id>\` here.`
+        : `This channel isn't bound to an agent instance, so there is nothing to ${what}. Bind it first: \`${commandName} bind <instance-id>\`.`,
     ]);
 
   /** The instance from the cached listing, or from a fresh one when the cache doesn't know it yet. */
@@ -62,14 +67,15 @@ export function createBindingCommands(deps: CommandsDeps, instancesFor: (caller:
       await bindings.set(caller.platform, caller.channelId, binding);
       await audit(caller, { action: 'bind', instanceId: id, outcome: 'ok', detail: `mode=${binding.mode}` });
 
-      const lines = [
-        `This channel now talks to ${code(instance.name || id)} (${code(id)}).`,
-        `Mode ${code(binding.mode)}: ${MODE_WORDS[binding.mode]}.`,
-      ];
+      const dm = isDmBindingChannel(caller.channelId);
+      // Every direct message is addressed to the bot, so the mode says nothing there.
+      const lines = dm
+        ? [`${dms} now go to ${code(instance.name || id)} (${code(id)}), whoever writes them.`]
+        : [`This channel now talks to ${code(instance.name || id)} (${code(id)}).`, `Mode ${code(binding.mode)}: ${MODE_WORDS[binding.mode]}.`];
       if (previous && previous.instanceId !== id) lines.push(`It was bound to ${code(previous.instanceId)} before.`);
       if (previous) lines.push(`Kept: error policy ${code(binding.errorPolicy)}, thread context ${code(binding.context)}${binding.quota ? ', quota overrides' : ''}.`);
       if (instance.status !== 'running') lines.push(`Note: the instance's status is ${code(instance.status)}, so it may not answer yet.`);
-      return reply(true, 'Channel bound', lines);
+      return reply(true, dm ? 'Direct messages bound' : 'Channel bound', lines);
     },
 
     async unbind(caller: CommandCaller): Promise<CommandReply> {
@@ -77,9 +83,14 @@ export function createBindingCommands(deps: CommandsDeps, instancesFor: (caller:
       const removed = await bindings.remove(caller.platform, caller.channelId);
       if (!removed || !previous) {
         await audit(caller, { action: 'unbind', outcome: 'failed', detail: 'not bound' });
-        return notBound('unbind');
+        return notBound(caller, 'unbind');
       }
       await audit(caller, { action: 'unbind', instanceId: previous.instanceId, outcome: 'ok' });
+      if (isDmBindingChannel(caller.channelId)) {
+        const lines = [`${dms} no longer go to ${code(previous.instanceId)}. The bot will not answer them.`];
+        if (previous.source === 'default') lines.push(`The BINDINGS default for direct messages stays off in this ${deps.workspaceNoun} until someone binds them again.`);
+        return reply(true, 'Direct messages unbound', lines);
+      }
       const lines = [`This channel no longer talks to ${code(previous.instanceId)}. The bot will not answer here.`];
       if (previous.source === 'default') lines.push('The BINDINGS default for this channel stays off until someone binds the channel again.');
       return reply(true, 'Channel unbound', lines);
@@ -89,7 +100,7 @@ export function createBindingCommands(deps: CommandsDeps, instancesFor: (caller:
       const parsed = parseSetting(setting, value);
       if (!parsed.ok) return reply(false, 'Setting not changed', [parsed.error]);
       const binding = await bindings.get(caller.platform, caller.channelId);
-      if (!binding) return notBound('configure');
+      if (!binding) return notBound(caller, 'configure');
 
       const change = parsed.change;
       const next: Binding = { ...binding, updatedBy: caller.userId, updatedAt: now() };

@@ -3,6 +3,7 @@ import { describeAgentProblem } from '../agent-api/problem-words.js';
 import { describeReason } from '../diagnostics/drop-log.js';
 import { errorFields } from '../logger.js';
 import { probeWithin } from './agent-errors.js';
+import { isDmBindingChannel } from '../bindings/dm.js';
 import { ago, code, reply, utcMinute } from './format.js';
 import type { InstanceCache } from './instance-cache.js';
 import type { CommandsDeps } from './options.js';
@@ -27,6 +28,7 @@ function userLimits(l: QuotaLimits): string {
 /** `status`, `why` and `audit`: read-only reports about a channel. */
 export function createReportCommands(deps: CommandsDeps, instancesFor: (caller: CommandCaller) => InstanceCache) {
   const { bindings, quota, dropLog, audit, queueStats, probeTimeoutMs, commandName, now, logger } = deps;
+  const dms = `Direct messages with the bot in this ${deps.workspaceNoun}`;
 
   return {
     async status(caller: CommandCaller): Promise<CommandReply> {
@@ -41,11 +43,17 @@ export function createReportCommands(deps: CommandsDeps, instancesFor: (caller: 
       probe.abort();
 
       const lines: string[] = [];
+      // In a DM the command reports on the workspace's direct messages with the bot, where every message is addressed.
+      const dm = isDmBindingChannel(caller.channelId);
       if (binding) {
         lines.push(
-          `Bound to ${code(binding.instanceId)}${binding.source === 'default' ? ' (BINDINGS default)' : binding.updatedBy ? ` (by ${code(binding.updatedBy)})` : ''}.`,
-          `Mode ${code(binding.mode)}, error policy ${code(binding.errorPolicy)}, thread context ${code(binding.context)}.`,
+          `${dm ? `${dms}: bound` : 'Bound'} to ${code(binding.instanceId)}${binding.source === 'default' ? ' (BINDINGS default)' : binding.updatedBy ? ` (by ${code(binding.updatedBy)})` : ''}.`,
+          dm
+            ? `Error policy ${code(binding.errorPolicy)}, thread context ${code(binding.context)}.`
+            : `Mode ${code(binding.mode)}, error policy ${code(binding.errorPolicy)}, thread context ${code(binding.context)}.`,
         );
+      } else if (dm) {
+        lines.push(`${dms}: not bound, so the bot doesn't answer them. Bind them with \`${commandName} bind <instance-id>\` here.`);
       } else {
         lines.push(`Not bound: the bot doesn't answer here. Bind it with \`${commandName} bind <instance-id>\`.`);
       }
@@ -70,17 +78,18 @@ export function createReportCommands(deps: CommandsDeps, instancesFor: (caller: 
       if (usage.status === 'fulfilled') {
         const u = usage.value;
         // With no limit at all nothing may be counted, so a count would read as a misleading 0.
+        const where = dm ? 'Direct messages' : 'Messages in this channel';
         lines.push(
           u.limits.channelPerMinute === 0 && u.limits.channelPerDay === 0
-            ? 'Messages in this channel: no channel limits.'
-            : `Messages in this channel: ${usageText(u.minute, u.limits.channelPerMinute, 'minute')}, ${usageText(u.day, u.limits.channelPerDay, 'day')}.`,
+            ? `${where}: no channel limits.`
+            : `${where}: ${usageText(u.minute, u.limits.channelPerMinute, 'minute')}, ${usageText(u.day, u.limits.channelPerDay, 'day')}.`,
           userLimits(u.limits),
         );
       } else {
         logger.warn({ ...errorFields(usage.reason) }, 'status: usage unavailable');
         lines.push('Usage: unavailable right now.');
       }
-      return reply(true, 'Status of this channel', lines);
+      return reply(true, dm ? 'Status of direct messages' : 'Status of this channel', lines);
     },
 
     /**
@@ -93,9 +102,16 @@ export function createReportCommands(deps: CommandsDeps, instancesFor: (caller: 
         bindings.get(caller.platform, caller.channelId),
       ]);
       const lines: string[] = [];
-      if (!binding) lines.push(`This channel is not bound, so the bot answers nothing here. Bind it with \`${commandName} bind <instance-id>\`.`);
+      const dm = isDmBindingChannel(caller.channelId);
+      if (!binding) {
+        lines.push(
+          dm
+            ? `${dms} are not bound, so the bot answers none of them. Bind them with \`${commandName} bind <instance-id>\` here.`
+            : `This channel is not bound, so the bot answers nothing here. Bind it with \`${commandName} bind <instance-id>\`.`,
+        );
+      }
       if (entries.length === 0) {
-        lines.push('No unanswered messages were recorded in this channel in the last 7 days.');
+        lines.push(`No unanswered messages were recorded in ${dm ? 'direct messages' : 'this channel'} in the last 7 days.`);
       } else {
         const t = now();
         lines.push(`The last ${entries.length === 1 ? 'message' : `${entries.length} messages`} here that got no answer, newest first:`);

@@ -74,6 +74,22 @@ describe.each(['http', 'socket'] as const)('/agent over %s', (mode) => {
     await run(h, 'bind demo-helper', W.admin, 'D0ADMIN01');
   });
 
+  it("says in a DM that the workspace's direct messages with the bot are bound, with no channel mode", async () => {
+    const dm = mode === 'http' ? 'D0DMWORDS1' : 'D0DMWORDS2';
+    const bound = await run(h, 'bind demo-poet all', W.admin, dm);
+    expect(bound.text).toMatch(/Direct messages with the bot in this workspace now go to `Demo Poet` \(`demo-poet`\)/);
+    expect(bound.text).not.toMatch(/This channel|Mode `|mentioned/);
+    const status = await run(h, 'status', W.admin, dm);
+    expect(status.text).toMatch(/Direct messages with the bot in this workspace: bound to `demo-poet`/);
+    expect(status.text).not.toMatch(/this channel|Mode `/i);
+    const unbound = await run(h, 'unbind', W.admin, dm);
+    expect(unbound.text).toMatch(/Direct messages with the bot in this workspace no longer go to `demo-poet`/);
+    expect(unbound.text).not.toMatch(/This channel/);
+    const nothing = await run(h, 'unbind', W.admin, dm);
+    expect(nothing.text).toMatch(/Direct messages with the bot in this workspace aren't bound/);
+    await run(h, 'bind demo-helper', W.admin, dm);
+  });
+
   it('opens the credential modal for an admin without answering in the channel', async () => {
     const ack = await h.to.command({ text: 'credential demo-helper', user: W.admin, channel: W.general });
     const open = await h.slack.waitForCall('views.open', (c) => c.params.trigger_id === ack.triggerId);
