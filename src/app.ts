@@ -208,6 +208,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       ...(fingerprints ? { credentialFingerprints: fingerprints } : {}),
       commandName: vocabulary.command,
       workspaceNoun: vocabulary.workspace,
+      ...(vocabulary.arguments ? { argumentStyle: vocabulary.arguments } : {}),
       prompts,
       feedback,
     });

@@ -14,7 +14,7 @@ export { agentCommand } from './commands/definition.js';
  */
 export const discordPlatform: PlatformModule = {
   platform: 'discord',
-  vocabulary: () => ({ workspace: DISCORD_WORKSPACE_NOUN, command: '/agent' }),
+  vocabulary: () => ({ workspace: DISCORD_WORKSPACE_NOUN, command: '/agent', arguments: 'named' }),
   createReplyPort: (deps) => createDiscordReplyPort(deps),
   createAdapter: (ctx) => createDiscordAdapter(ctx),
 };

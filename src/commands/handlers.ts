@@ -29,6 +29,7 @@ export function createCommands(options: CommandsOptions): Commands {
     probeTimeoutMs: options.probeTimeoutMs ?? 3_000,
     commandName: options.commandName ?? '/agent',
     workspaceNoun: options.workspaceNoun ?? 'workspace',
+    argumentStyle: options.argumentStyle ?? 'words',
     secrets: options.secrets ?? processSecrets,
     now: options.now ?? Date.now,
   };
@@ -97,7 +98,7 @@ export function createCommands(options: CommandsOptions): Commands {
 
   return {
     help() {
-      return reply(true, 'agent-bridge commands', helpLines(commandName, deps.workspaceNoun));
+      return reply(true, 'agent-bridge commands', helpLines(commandName, deps.workspaceNoun, deps.argumentStyle));
     },
 
     instances: (caller) =>

@@ -9,6 +9,7 @@ import type { DropLog } from '../diagnostics/drop-log.js';
 import type { Logger, SecretRegistry } from '../logger.js';
 import type { Quota } from '../quota/quota.js';
 import type { CredentialFingerprints } from '../crypto/credential-fingerprints.js';
+import type { ArgumentStyle } from './registry.js';
 
 /** Job counts of the chat queue, as `/agent status` shows them. */
 export type QueueStats = QueueCounts;
@@ -52,6 +53,12 @@ export interface CommandsOptions {
    * @defaultValue 'workspace'
    */
   workspaceNoun?: string;
+  /**
+   * How the help text writes arguments: typed words (`bind <instance-id>`) or Discord's named
+   * options (`bind instance:<id>`, and no typed-only forms such as `set prompts`).
+   * @defaultValue 'words'
+   */
+  argumentStyle?: ArgumentStyle;
   /**
    * Registry the credential value is added to while its request runs, so the logger redacts it.
    * @defaultValue the process-wide registry of src/logger.ts

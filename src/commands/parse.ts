@@ -1,4 +1,4 @@
-import { DEFAULT_COMMAND, findCommand, parsedFrom, unknownCommand, type ParsedCommand } from './registry.js';
+import { DEFAULT_COMMAND, findCommand, parsedFrom, readText, unknownCommand, type ParsedCommand } from './registry.js';
 
 function parse(text: string): ParsedCommand {
   // Control and format characters count as spaces, so nothing invisible ends up in an ID.
@@ -12,7 +12,7 @@ function parse(text: string): ParsedCommand {
   const [first = DEFAULT_COMMAND, ...args] = words;
   const entry = findCommand(first);
   if (!entry) return unknownCommand(first);
-  return parsedFrom(entry, entry.parseText ? entry.parseText(args) : {});
+  return parsedFrom(entry, readText(entry, args));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { code } from './format.js';
-import { describeChange, parseSetting, QUOTA_NAMES, SET_FORMS, type SettingName } from './settings.js';
+import { describeChange, parseSetting, QUOTA_NAMES, SET_FORMS, SET_USAGE, type SettingName } from './settings.js';
 import type { CommandCaller, CommandReply, Commands } from './types.js';
 
 /**
@@ -24,6 +24,8 @@ export interface CommandOption {
   choices?: readonly { name: string; value: string }[];
   /** Longest value Discord accepts. */
   maxLength?: number;
+  /** What the help text shows for a value without choices: `instance:<id>`. @defaultValue the option's name */
+  placeholder?: string;
 }
 
 /** What a reader answers when the input cannot be used: words for the user. */
@@ -39,8 +41,19 @@ export function isInvalid(value: object): value is Invalid {
 export interface HelpLine {
   /** As typed after the command name: `bind <instance-id> [mention|all]`. */
   usage: string;
+  /**
+   * As chosen in named options (Discord): `set setting:errors value:reply|reaction|silent`.
+   * Absent in a form: it has none (Slack's `set prompts`), and that help leaves the line out.
+   */
+  named?: string;
   help: string;
 }
+
+/**
+ * How a platform's users give a command's arguments: typed words after its name (Slack, the
+ * playground: `/agent bind demo all`), or named options (Discord: `/agent bind instance:demo mode:all`).
+ */
+export type ArgumentStyle = 'words' | 'named';
 
 interface EntryFields<N extends string, A extends object> {
   name: N;
@@ -59,7 +72,7 @@ interface EntryFields<N extends string, A extends object> {
   options: readonly CommandOption[];
   /**
    * Reads the words typed after the command name. Never throws.
-   * @defaultValue no arguments; extra words are ignored
+   * @defaultValue no arguments; any word is refused ("Too many words: …")
    */
   parseText?(words: readonly string[]): A | Invalid;
   /**
@@ -97,6 +110,11 @@ function invalid(message: string): Invalid {
   return { invalid: message };
 }
 
+/** Words past what a command takes, refused the same way for every command, the words named. */
+function tooManyWords(extra: readonly string[], usage: string): Invalid {
+  return invalid(`Too many words: ${code(extra.join(' '), 40)}. Use \`${usage}\`.`);
+}
+
 /** An instance ID typed as a word: present and not too long. */
 function instanceWord(word: string | undefined, usage: string): string | Invalid {
   if (word === undefined || word === '') return invalid(`Name the instance: \`${usage}\`. Run \`instances\` to see the IDs.`);
@@ -110,6 +128,7 @@ const INSTANCE_OPTION = {
   required: true,
   autocompleteInstances: true,
   maxLength: MAX_INSTANCE_ID,
+  placeholder: 'id',
 } as const satisfies CommandOption;
 
 type Mode = 'mention' | 'all';
@@ -121,6 +140,8 @@ export const SETTING_CHOICES: readonly string[] = (Object.keys(SET_FORMS) as Set
 );
 
 const BIND_USAGE = 'bind <instance-id> [mention|all]';
+/** `set prompts`: typed only (Slack's assistant); Discord's `set` has no such choice. */
+const PROMPTS_FORM = 'set prompts <title> | <title> … (up to 4, or default)';
 const CREDENTIAL_USAGE = 'credential <instance-id>';
 
 /** The commands, in the order help and Discord list them. */
@@ -155,7 +176,7 @@ export const COMMANDS = [
     parseText(words) {
       const instanceId = instanceWord(words[0], BIND_USAGE);
       if (typeof instanceId !== 'string') return instanceId;
-      if (words.length > 2) return invalid(`Too many words. Use \`${BIND_USAGE}\`.`);
+      if (words.length > 2) return tooManyWords(words.slice(2), BIND_USAGE);
       const mode = words[1]?.toLowerCase();
       if (mode === undefined) return { instanceId };
       if (isMode(mode)) return { instanceId, mode };
@@ -239,10 +260,14 @@ export const COMMANDS = [
     usage: 'set <setting> <value>',
     help: 'change a setting of this channel',
     forms: [
-      { usage: SET_FORMS.errors, help: 'how failures show in this channel (reply in words, warning reaction only, or nothing)' },
-      { usage: SET_FORMS.context, help: "send a thread's earlier messages to the agent along with each message" },
-      { usage: SET_FORMS.quota, help: 'message limits for this channel (0 = unlimited, `default` = back to the default)' },
-      { usage: 'set prompts <title> | <title> … (up to 4, or default)', help: "what Slack's assistant suggests when a thread starts from this channel" },
+      { usage: SET_FORMS.errors, named: 'set setting:errors value:reply|reaction|silent', help: 'how failures show in this channel (reply in words, warning reaction only, or nothing)' },
+      { usage: SET_FORMS.context, named: 'set setting:context value:off|thread', help: "send a thread's earlier messages to the agent along with each message" },
+      {
+        usage: SET_FORMS.quota,
+        named: `set setting:quota-<${Object.keys(QUOTA_NAMES).join('|')}> value:<n|default>`,
+        help: 'message limits for this channel (0 = unlimited, `default` = back to the default)',
+      },
+      { usage: PROMPTS_FORM, help: "what Slack's assistant suggests when a thread starts from this channel" },
     ],
     summary: 'Change a setting of this channel',
     admin: true,
@@ -261,9 +286,12 @@ export const COMMANDS = [
       },
     ],
     parseText([setting, ...rest]) {
-      if (setting === undefined) return invalid('Say what to set: `set errors …`, `set context …` or `set quota …`.');
+      if (setting === undefined) return invalid('Say what to set: `set errors …`, `set context …`, `set quota …` or `set prompts …`.');
       // Prompt titles keep their case and words: the handler reads them.
       if (setting.toLowerCase() === 'prompts') return { setting: 'prompts', value: rest.join(' ') };
+      if (!Object.hasOwn(SET_FORMS, setting.toLowerCase())) {
+        return invalid(`There is no setting ${code(setting, 40)}. Use one of: ${SET_USAGE.join(', ')}, \`${PROMPTS_FORM}\`.`);
+      }
       const result = parseSetting(setting, rest.join(' '));
       return result.ok ? describeChange(result.change) : invalid(result.error);
     },
@@ -351,11 +379,32 @@ export function findCommand(word: string): CommandEntry<CommandName> | undefined
   return BY_WORD.get(word.toLowerCase());
 }
 
-/** The help text's lines, with the platform's command (`/agent`) in front of each usage and its noun for a workspace. */
-export function helpLines(commandName: string, workspaceNoun = 'workspace'): string[] {
+/** A command's usage in named options, from its options: `bind instance:<id> [mode:mention|all]`. */
+function namedUsage(entry: CommandEntry): string {
+  const options = entry.options.map((o) => {
+    const value = `${o.name}:${o.choices ? o.choices.map((c) => c.value).join('|') : `<${o.placeholder ?? o.name}>`}`;
+    return o.required ? value : `[${value}]`;
+  });
+  return [entry.name, ...options].join(' ');
+}
+
+/**
+ * The help text's lines, with the platform's command (`/agent`) in front of each usage, its noun
+ * for a workspace, and its way of giving arguments (a form without a named usage is left out).
+ */
+export function helpLines(commandName: string, workspaceNoun = 'workspace', style: ArgumentStyle = 'words'): string[] {
   return (COMMANDS as readonly CommandEntry[]).flatMap((entry) =>
-    (entry.forms ?? [{ usage: entry.usage, help: entry.help }]).map((line) => `\`${commandName} ${line.usage}\`: ${inWords(line.help, workspaceNoun)}`),
+    (entry.forms ?? [{ usage: entry.usage, named: namedUsage(entry), help: entry.help }]).flatMap((line) => {
+      const usage = style === 'named' ? line.named : line.usage;
+      return usage === undefined ? [] : [`\`${commandName} ${usage}\`: ${inWords(line.help, workspaceNoun)}`];
+    }),
   );
+}
+
+/** What a command reads from the words typed after its name; a command that takes none refuses any. */
+export function readText(entry: CommandEntry, words: readonly string[]): object {
+  if (entry.parseText) return entry.parseText(words);
+  return words.length > 0 ? tooManyWords(words, entry.usage) : {};
 }
 
 /** A text of the table in a platform's words: "workspace" is a Slack word (a Discord server). */

@@ -6,6 +6,7 @@ import type { Logger, SecretRegistry } from '../logger.js';
 import type { Ingress } from '../ingress/types.js';
 import type { FirstDelivery } from '../ingress/seen-ledger.js';
 import type { Commands } from '../commands/types.js';
+import type { ArgumentStyle } from '../commands/registry.js';
 import type { ReplyPort } from './reply-port.js';
 import type { Adapter } from './adapter.js';
 import type { Platform } from './conversation.js';
@@ -95,6 +96,12 @@ export interface PlatformVocabulary {
   workspace: string;
   /** The admin command as users type it (`/agent`, or SLACK_COMMAND). */
   command: string;
+  /**
+   * How its users give the admin command's arguments, as its help text writes them: typed
+   * words, or named options (Discord).
+   * @defaultValue 'words'
+   */
+  arguments?: ArgumentStyle;
   /**
    * Ingress's notices in this platform's own words, where the default wording (mentions, and
    * the admin command named with `command`) does not fit it.

@@ -145,7 +145,7 @@ describe('set', () => {
     const t = await boundToAlpha();
     expect(text(await t.commands.set(caller, 'errors', 'loud'))).toContain('`reply`, `reaction` or `silent`');
     expect(text(await t.commands.set(caller, 'quota', 'user-per-minute lots'))).toContain('whole number');
-    expect(text(await t.commands.set(caller, 'volume', '11'))).toContain('no such setting');
+    expect(text(await t.commands.set(caller, 'volume', '11'))).toContain('There is no setting `volume`');
     expect(await t.bindings.get('slack', 'C1')).toMatchObject({ errorPolicy: 'reply' });
   });
 

@@ -45,7 +45,7 @@ describe('parseCommandText', () => {
     ['set quota user-per-minute 1.5', /whole number/],
     ['set quota user-per-minute 99999999999', /whole number/],
     ['set quota user-per-minute', /set quota/],
-    ['set colour blue', /no such setting/],
+    ['set colour blue', /There is no setting `colour`/],
     ['frobnicate now', /Unknown command `frobnicate`/],
     [`bind ${'x'.repeat(201)}`, /too long/],
   ])('%j is invalid with a clear error', (text, error) => {

@@ -31,6 +31,24 @@ describe('/agent replies that fit where and how it was run', () => {
     expect(text).not.toMatch(/Only admins/);
     expect(await h.bridge.bindings.get('discord', 'dm')).toMatchObject({ instanceId: 'demo-helper' });
   });
+
+  it("helps in Discord's own option syntax, without Slack's typed-only forms", async () => {
+    const text = await answerOf(h, run(h, w().users.bob, 'help', {}, w().channels.general), 'help');
+    expect(text).toContain('`/agent bind instance:<id> [mode:mention|all]`');
+    expect(text).toContain('`/agent credential instance:<id>`');
+    expect(text).toContain('`/agent set setting:errors value:reply|reaction|silent`');
+    expect(text).not.toContain('<instance-id>');
+    expect(text).not.toMatch(/set prompts|Slack/);
+  });
+
+  it('refuses a set value with a word too many, naming it', async () => {
+    const channel = w().channels.bound;
+    const before = await h.bridge.bindings.get('discord', channel.id);
+    const text = await answerOf(h, run(h, w().users.alice, 'set', { setting: 'errors', value: 'reaction extra' }, channel), 'set');
+    expect(text).toMatch(/Too many words: `extra`/);
+    expect(await h.bridge.bindings.get('discord', channel.id)).toEqual(before);
+  });
+
 });
 
 describe('/agent credential without a dashboard session', () => {

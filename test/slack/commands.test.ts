@@ -61,6 +61,25 @@ describe.each(['http', 'socket'] as const)('/agent over %s', (mode) => {
     expect(await h.bridge.bindings.get('slack', channel)).toBeUndefined();
   });
 
+  it.each([
+    ['set errors reaction extra', /Too many words: `extra`\. Use `set errors reply\|reaction\|silent`/],
+    ['set errors loud', /not `loud`/],
+    ['set quota user-per-minute many', /not `many`/],
+    ['unbind now', /Too many words: `now`\. Use `unbind`/],
+    ['why now please', /Too many words: `now please`\. Use `why`/],
+    ['audit 5', /Too many words: `5`\. Use `audit`/],
+    ['bind demo-poet all extra', /Too many words: `extra`/],
+    ['set', /`set prompts …`/],
+    ['set frob 1', /There is no setting `frob`[\s\S]*`set prompts/],
+  ])('refuses `%s` naming the word it stops at, and changes nothing', async (text, words) => {
+    const channel = mode === 'http' ? 'C0WORDHTTP' : 'C0WORDSOCK';
+    await run(h, 'bind demo-helper', W.admin, channel);
+    const before = await h.bridge.bindings.get('slack', channel);
+    const a = await run(h, text, W.admin, channel);
+    expect(a.text).toMatch(words);
+    expect(await h.bridge.bindings.get('slack', channel)).toEqual(before);
+  });
+
   it('lets a workspace owner (per users.info) run admin commands', async () => {
     const a = await run(h, 'instances', W.owner);
     expect(a.text).toContain('*Instances*');
