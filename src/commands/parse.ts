@@ -1,4 +1,4 @@
-import { DEFAULT_COMMAND, findCommand, parsedFrom, readText, unknownCommand, type ParsedCommand } from './registry.js';
+import { DEFAULT_COMMAND, findCommand, parsedFrom, readText, unknownCommand, unquoted, type ParsedCommand } from './registry.js';
 
 function parse(text: string): ParsedCommand {
   // Control and format characters count as spaces, so nothing invisible ends up in an ID.
@@ -7,7 +7,8 @@ function parse(text: string): ParsedCommand {
     .trim()
     .split(/\s+/u)
     .filter(Boolean)
-    .map((w) => w.replace(/^(["'“”‘’])(.*)\1$/u, '$2'))
+    // `demo-helper` or "demo-helper" (a pasted code span, a quoted ID) is demo-helper.
+    .map(unquoted)
     .filter(Boolean);
   const [first = DEFAULT_COMMAND, ...args] = words;
   const entry = findCommand(first);

@@ -115,6 +115,17 @@ function tooManyWords(extra: readonly string[], usage: string): Invalid {
   return invalid(`Too many words: ${code(extra.join(' '), 40)}. Use \`${usage}\`.`);
 }
 
+/** Quotes, or backticks, around the whole of an ID typed as `demo` or "demo": not part of it. */
+export function unquoted(word: string): string {
+  let w = word;
+  for (let m; (m = /^(?:`+([^`]*)`+|"(.*)"|'(.*)'|“(.*)”|‘(.*)’)$/su.exec(w)); ) {
+    const inner = m.slice(1).find((g) => g !== undefined) ?? '';
+    if (inner === w) break;
+    w = inner.trim();
+  }
+  return w;
+}
+
 /** An instance ID typed as a word: present and not too long. */
 function instanceWord(word: string | undefined, usage: string): string | Invalid {
   if (word === undefined || word === '') return invalid(`Name the instance: \`${usage}\`. Run \`instances\` to see the IDs.`);
@@ -183,7 +194,7 @@ export const COMMANDS = [
       return invalid(`The mode is \`mention\` (answer when addressed) or \`all\` (every message). Use \`${BIND_USAGE}\`.`);
     },
     readOptions(option) {
-      const instanceId = option('instance');
+      const instanceId = unquoted(option('instance'));
       if (!instanceId) return invalid('Name the instance: `bind instance:<id>`.');
       const mode = option('mode');
       if (mode === '') return { instanceId };
@@ -233,7 +244,7 @@ export const COMMANDS = [
       return { instanceId };
     },
     readOptions(option) {
-      const instanceId = option('instance');
+      const instanceId = unquoted(option('instance'));
       return instanceId ? { instanceId } : invalid('Name the instance: `credential instance:<id>`.');
     },
   }),

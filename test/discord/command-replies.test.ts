@@ -49,6 +49,14 @@ describe('/agent replies that fit where and how it was run', () => {
     expect(await h.bridge.bindings.get('discord', channel.id)).toEqual(before);
   });
 
+  it('takes an instance ID given in backticks or quotes without them', async () => {
+    for (const typed of ['`demo-poet`', '"demo-poet"']) {
+      const text = await answerOf(h, run(h, w().users.alice, 'bind', { instance: typed }, w().channels.general), `bind ${typed}`);
+      expect(text).toContain('(`demo-poet`)');
+      expect(await h.bridge.bindings.get('discord', w().channels.general.id)).toMatchObject({ instanceId: 'demo-poet' });
+      await answerOf(h, run(h, w().users.alice, 'unbind', {}, w().channels.general), 'unbind');
+    }
+  });
 });
 
 describe('/agent credential without a dashboard session', () => {

@@ -80,6 +80,14 @@ describe.each(['http', 'socket'] as const)('/agent over %s', (mode) => {
     expect(await h.bridge.bindings.get('slack', channel)).toEqual(before);
   });
 
+  it.each(['`demo-poet`', '"demo-poet"', '“demo-poet”'])('takes the instance ID %s without what surrounds it', async (typed) => {
+    const channel = mode === 'http' ? 'C0QUOTHTTP' : 'C0QUOTSOCK';
+    const a = await run(h, `bind ${typed}`, W.admin, channel);
+    expect(a.text).toContain('now talks to `Demo Poet` (`demo-poet`)');
+    expect(await h.bridge.bindings.get('slack', channel)).toMatchObject({ instanceId: 'demo-poet' });
+    await run(h, 'unbind', W.admin, channel);
+  });
+
   it('lets a workspace owner (per users.info) run admin commands', async () => {
     const a = await run(h, 'instances', W.owner);
     expect(a.text).toContain('*Instances*');
