@@ -123,7 +123,8 @@ describe.each(['http', 'socket'] as const)('secrets stay secret (Slack over %s, 
     b.agent.failNext(1, { status: 400, body: { error: `value ${v2} is not a valid key for this provider` } }, { endpoint: 'credentials' });
     expect((await slackCredential('OPENAI_API_KEY', v2)).body).toMatchObject({ response_action: 'errors' });
     b.agent.failNext(1, { status: 403, body: `<html>session ${c.AGENT_SESSION_COOKIE} expired; value was ${v3}</html>` }, { endpoint: 'credentials' });
-    expect((await slackCredential('OPENAI_API_KEY', v3)).body).toMatchObject({ response_action: 'errors' });
+    // A refused session is shown on the form as a whole (the form replaced by the answer).
+    expect((await slackCredential('OPENAI_API_KEY', v3)).body).toMatchObject({ response_action: 'update' });
     expect(JSON.stringify((await slackCredential('STOLEN', v4, SW.user)).body)).toMatch(/Only admins/);
     expect((await discordCredential('GITHUB_TOKEN', v5)).original?.content).toMatch(/GITHUB_TOKEN/);
     b.agent.failNext(1, { status: 422, body: { detail: [{ msg: `bad value ${v6}`, loc: ['body', 'value'] }] } }, { endpoint: 'credentials' });
