@@ -7,6 +7,7 @@ import { BridgeError } from '../core/errors.js';
 import { errorFields } from '../logger.js';
 import { sentence } from './agent-errors.js';
 import { code, reply } from './format.js';
+import { looksLikeSecret } from './credential-key.js';
 import type { CommandsDeps } from './options.js';
 import type { CommandCaller, CommandReply } from './types.js';
 
@@ -75,6 +76,19 @@ export function createCredentialHandler(deps: CommandsDeps, agentFor: (caller: C
       if (typeof value !== 'string' || value.length === 0 || value.trim().length === 0) {
         await record({ instanceId: id, key: name, outcome: 'failed', detail: 'empty value' });
         return reply(false, TITLE, ['The credential value is empty. Enter the secret value and try again.']);
+      }
+      // Neither is recorded as the key: it is shown to every admin in the audit log.
+      if (name === value.trim()) {
+        await record({ instanceId: id, outcome: 'failed', detail: 'key equal to the value' });
+        return reply(false, TITLE, [
+          'The key and the value are the same. The key is the name the agent knows the secret by, for example `OPENAI_API_KEY`; the secret goes in the value field. Nothing was sent.',
+        ]);
+      }
+      if (looksLikeSecret(name)) {
+        await record({ instanceId: id, outcome: 'failed', detail: 'key name looks like a secret' });
+        return reply(false, TITLE, [
+          'That key name looks like a secret (a token, not a name). Put the name the agent knows the secret by in the Key field, for example `OPENAI_API_KEY`, and the secret in the value field. Nothing was sent or stored.',
+        ]);
       }
 
       // Before the value leaves: the agent will have it, and may quote it in any later answer,

@@ -77,6 +77,24 @@ describe.each(['http', 'socket'] as const)('credential modal over %s', (mode) =>
     expect((empty.body as { errors: Record<string, string> }).errors[VALUE_BLOCK]).toMatch(/secret value/);
   });
 
+  it.each([
+    ['the value itself', (v: string) => v, /key and the value are the same/],
+    ['a token', () => `ghp_${randomUUID().replace(/-/g, '')}`, /looks like a secret/],
+    ['a long random string', () => 'k7Qx9Lm2Zp4Rt8Vw1Ny6Bc3Hd5', /looks like a secret/],
+  ])('refuses %s as the key on the Key field, and shows it to no admin', async (_name, keyOf, words) => {
+    const value = `sk-canary-${randomUUID()}`;
+    const key = keyOf(value);
+    const viewId = await openForm(h, 'demo-helper');
+    const ack = await submit(h, viewId, key, value);
+    expect(ack.body).toMatchObject({ response_action: 'errors' });
+    expect((ack.body as { errors: Record<string, string> }).errors[KEY_BLOCK]).toMatch(words);
+    expect(h.agent.credentials.get('demo-helper')?.has(key)).toBeFalsy();
+    // Not in the audit log /agent audit shows, nor anywhere else in Redis.
+    expect(await dumpKeys(h.prefix)).not.toContain(key);
+    expect(JSON.stringify(ack.body)).not.toContain(key);
+    await expectNowhere(h, value);
+  });
+
   it('refuses a submission from a non-admin in the modal', async () => {
     const value = `sk-canary-${randomUUID()}`;
     const viewId = await openForm(h, 'demo-helper');
