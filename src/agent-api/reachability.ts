@@ -9,6 +9,11 @@ export class AgentCredentialRefusedError extends Error {
   override name = 'AgentCredentialRefusedError';
 }
 
+/** Start-up stops here: something answers at AGENT_API_BASE_URL, but not the service's API. */
+export class AgentBaseUrlError extends Error {
+  override name = 'AgentBaseUrlError';
+}
+
 /**
  * The setting(s) the start-up listing authenticates with (the key, or else the session), when a
  * 401 or 403 proves that setting wrong; undefined when a refusal proves nothing about the
@@ -32,7 +37,9 @@ function refusal(setting: string, status: number): string {
 
 /**
  * The start-up listing. A 401 or 403 to the credential named by `credential` stops start-up:
- * every call would be refused alike, and an operator learns it from the first user instead.
+ * every call would be refused alike, and an operator learns it from the first user instead; so
+ * does a 404 (AGENT_API_BASE_URL points at something that is not the service's API). A 5xx gets
+ * one warning.
  * A service that does not answer at all gets one warning, so a wrong AGENT_API_BASE_URL shows
  * before the first user waits for a reply; start-up goes on (the service may come up later,
  * and /readyz reports it meanwhile).
@@ -51,14 +58,20 @@ export async function checkAgentAtStartUp(
     // Only the service's own answer counts: the client's "no credential set" carries no status.
     if (credential && (status === 401 || status === 403)) throw new AgentCredentialRefusedError(refusal(credential, status));
     if (status === 404) {
-      // Something answers there, but not the service's API: most often the /api/v1 is missing.
+      // Something answers there, but not the service's API (most often the /api/v1 is missing):
+      // every chat would then fail as "instance not found" and send users to their admins.
+      throw new AgentBaseUrlError(
+        `the agent service answered 404 for the instance listing at ${baseUrl}/instances: check AGENT_API_BASE_URL, which includes the path prefix (for example https://openhelixai.com/api/v1)`,
+      );
+    }
+    if (status !== undefined && status >= 500) {
       logger.warn(
-        { baseUrl, status: 404 },
-        'the agent service answered 404 for the instance listing: check AGENT_API_BASE_URL, which includes the path prefix (for example https://openhelixai.com/api/v1)',
+        { baseUrl, status },
+        `the agent service answered ${status} to the instance listing at start-up: it is having trouble; messages are retried and wait in the queue meanwhile`,
       );
       return;
     }
-    if (agentApi.lastAnsweredAt() !== undefined) return; // It answered (a 5xx, or a 401 with per-workspace accounts): reachable.
+    if (agentApi.lastAnsweredAt() !== undefined) return; // It answered (a 401 with per-workspace accounts, a 4xx): reachable.
     logger.warn(
       { baseUrl, ...errorFields(err) },
       'the agent service is not reachable: check AGENT_API_BASE_URL and the network; messages wait in the queue meanwhile',

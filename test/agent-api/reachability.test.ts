@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AgentCredentialRefusedError, checkAgentAtStartUp, listingCredential } from '../../src/agent-api/reachability.js';
+import { AgentBaseUrlError, AgentCredentialRefusedError, checkAgentAtStartUp, listingCredential } from '../../src/agent-api/reachability.js';
 import type { AgentApi } from '../../src/agent-api/types.js';
 import type { AgentConfig } from '../../src/config/load.js';
 import { AgentApiError } from '../../src/core/errors.js';
@@ -57,8 +57,19 @@ describe('the start-up check of the agent service', () => {
     await expect(checkAgentAtStartUp(local, { baseUrl: undefined, credential: 'AGENT_API_KEY', logger })).resolves.toBeUndefined();
   });
 
-  it.each([500, 503, 404])('a %i keeps its current behaviour: start-up goes on', async (status) => {
-    const { logger } = captureLogger();
+  it.each([500, 503])('a %i: one warning naming the status, and start-up goes on', async (status) => {
+    const { logger, lines } = captureLogger();
     await expect(checkAgentAtStartUp(answered(status), { baseUrl: undefined, credential: 'AGENT_API_KEY', logger })).resolves.toBeUndefined();
+    expect(lines.filter((l) => l.includes(`answered ${status} to the instance listing at start-up`))).toHaveLength(1);
+    expect(lines.join('\n')).not.toContain('key-VALUE-123');
+  });
+
+  it('a 404 (not the service API at that address) stops start-up naming AGENT_API_BASE_URL, with or without a credential to blame', async () => {
+    const { logger } = captureLogger();
+    for (const credential of ['AGENT_API_KEY', undefined]) {
+      const check = checkAgentAtStartUp(answered(404), { baseUrl: 'https://agent.test', credential, logger });
+      await expect(check).rejects.toBeInstanceOf(AgentBaseUrlError);
+      await expect(check).rejects.toThrow('answered 404 for the instance listing at https://agent.test/instances: check AGENT_API_BASE_URL');
+    }
   });
 });

@@ -127,18 +127,31 @@ describe('start-up errors say what is wrong', () => {
     }
   }, 60_000);
 
-  it('a base URL without its /api/v1 (the service answers 404) logs one warning naming AGENT_API_BASE_URL', async () => {
-    const port = await freeLoopbackPort();
+  it('a base URL without its /api/v1 (the service answers 404) stops start-up with one line naming AGENT_API_BASE_URL', async () => {
     const agent = await startAgentEmulator({ apiKey: 'key-for-a-wrong-path' });
     const origin = new URL(agent.baseUrl).origin;
-    const app = spawnApp({ HTTP_PORT: String(port), AGENT_API_BASE_URL: origin, AGENT_API_KEY: 'key-for-a-wrong-path', PLAYGROUND: 'true' });
+    // Before: one warning, then /readyz said ready and every user read "this channel's instance wasn't found".
+    const app = spawnApp({ HTTP_PORT: '0', AGENT_API_BASE_URL: origin, AGENT_API_KEY: 'key-for-a-wrong-path', PLAYGROUND: 'true' });
+    try {
+      expect(await app.exited).toBe(1);
+      expect(app.output()).toContain(`start-up failed: the agent service answered 404 for the instance listing at ${origin}/instances: check AGENT_API_BASE_URL, which includes the path prefix`);
+      expect(app.output()).not.toContain('key-for-a-wrong-path');
+    } finally {
+      await agent.close();
+    }
+  }, 90_000);
+
+  it('an agent service answering 500 at start-up logs one warning naming the status, and start-up goes on', async () => {
+    const port = await freeLoopbackPort();
+    const agent = await startAgentEmulator({ apiKey: 'key-of-a-broken-service' });
+    agent.failNext(5, { status: 500, body: { error: 'internal' } }, { endpoint: 'instances' });
+    const app = spawnApp({ HTTP_PORT: String(port), AGENT_API_BASE_URL: agent.baseUrl, AGENT_API_KEY: 'key-of-a-broken-service', PLAYGROUND: 'true' });
     try {
       await waitForHealth(app, `http://127.0.0.1:${port}`);
-      await outputMatches(app, /answered 404 for the instance listing/);
-      const warnings = app.output().split('\n').filter((l) => l.includes('answered 404 for the instance listing'));
+      await outputMatches(app, /answered 500 to the instance listing at start-up/);
+      const warnings = app.output().split('\n').filter((l) => l.includes('answered 500 to the instance listing'));
       expect(warnings).toHaveLength(1);
-      expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, baseUrl: origin });
-      expect(warnings[0]).toContain('check AGENT_API_BASE_URL');
+      expect(JSON.parse(warnings[0]!)).toMatchObject({ level: 40, status: 500 });
     } finally {
       expect(await app.stop()).toBe(0);
       await agent.close();
