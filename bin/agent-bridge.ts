@@ -82,7 +82,7 @@ async function main(): Promise<void> {
 
   let bridge: Bridge;
   try {
-    bridge = await startBridge({ config, logger, secrets, platforms: await platformsFor(config) });
+    bridge = await startBridge({ config, logger, secrets, platforms: await platformsFor(config), platformSettings: PLATFORM_SETTINGS });
   } catch (err) {
     // One clear line, never a stack trace: the message says what to fix.
     const message = err instanceof RedisUnavailableError ? err.message : `start-up failed: ${(err as Error).message}`;

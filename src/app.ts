@@ -5,7 +5,7 @@ import type { AgentApi, AgentCallEvent } from './agent-api/types.js';
 import { createAccountStore, type AgentAccount } from './accounts/account-store.js';
 import { perWorkspaceAccounts, sharedAccount, type AgentAccounts } from './accounts/agent-accounts.js';
 import { createSealedBox } from './crypto/sealed-box.js';
-import { createCredentialFingerprints, type CredentialFingerprints } from './crypto/credential-fingerprints.js';
+import { fingerprintsFor } from './crypto/credential-fingerprints.js';
 import { createSuggestedPromptStore } from './prompts/suggested-prompts.js';
 import { createFeedbackStore } from './feedback/index.js';
 import { createAuditLog } from './audit/audit-log.js';
@@ -36,7 +36,8 @@ import { bullPrefix, createRedis } from './redis.js';
 import { RedisUnavailableError, waitForRedis } from './redis-startup.js';
 import { isRedisConnectionError } from './redis-errors.js';
 import { listenProblem } from './http/listen-problem.js';
-import { ANNOUNCE_EVERY_MS, announceIngressPlatforms, platformsWithoutWorker, workerCoverageProblem } from './worker/platform-coverage.js';
+import { assertWorkerCoversIngress, keepAnnouncing } from './worker/platform-coverage.js';
+import type { PlatformSettings } from './config/platform-settings.js';
 import { agentReadiness, checkAgentAtStartUp, listingCredential } from './agent-api/reachability.js';
 import { startChatWorker, type ChatWorker } from './worker/chat-worker.js';
 import { FailureLog } from './diagnostics/failure-log.js';
@@ -52,6 +53,11 @@ export interface BridgeOptions {
   agentApiFor?: (account: AgentAccount) => AgentApi;
   /** The platforms to run (bin/platforms.ts picks them from config). */
   platforms: PlatformModule[];
+  /**
+   * Every platform's settings module (bin/platforms.ts): a worker refuses to start while an
+   * ingress serves one that needs a token it lacks, and names it. @defaultValue none: no check
+   */
+  platformSettings?: readonly PlatformSettings[];
   metrics?: Metrics;
 }
 
@@ -107,14 +113,13 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   redis.on('close', () => lost());
   await waitForRedis(redis, config.redis);
   const ownPlatforms = options.platforms.map((p) => p.platform);
-  if (config.role === 'worker') {
-    // A worker takes every platform's jobs: one that cannot answer a platform an ingress serves must not start.
-    const missing = await platformsWithoutWorker(redis, storePrefix, ownPlatforms);
-    if (missing.length > 0) {
+  // A worker takes every platform's jobs: one that cannot answer a platform an ingress serves must not start.
+  if (config.role === 'worker' && options.platformSettings) {
+    await assertWorkerCoversIngress(redis, storePrefix, ownPlatforms, options.platformSettings).catch((err: unknown) => {
       shuttingDown = true;
       redis.disconnect();
-      throw workerCoverageProblem(missing);
-    }
+      throw err;
+    });
   }
 
   if (!options.agentApi && !config.agent) throw new Error('no agent service configured');
@@ -170,7 +175,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     instanceLabel: (id) => instanceLabel.label(id),
   });
   const failures = new FailureLog(redis, storePrefix);
-  const fingerprints = credentialFingerprints(config, redis, storePrefix, logger);
+  const fingerprints = fingerprintsFor(config, redis, storePrefix, logger);
   // Log lines too: an agent error a worker logs may quote a credential another process took.
   const releaseRedactor = fingerprints ? secrets.addRedactor((line) => fingerprints.redactLogLine(line)) : undefined;
   // Whose account pays: the deployment's (AGENT_API_KEY) or each workspace's own (/agent setup).
@@ -298,12 +303,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     });
   }
 
-  let announcing: NodeJS.Timeout | undefined;
+  let stopAnnouncing: (() => void) | undefined;
   if (config.role !== 'worker') {
-    const announce = () =>
-      announceIngressPlatforms(redis, storePrefix, ownPlatforms).catch((err: unknown) => logger.debug({ ...errorFields(err) }, 'could not record the platforms this ingress serves'));
-    await announce();
-    announcing = setInterval(() => void announce(), ANNOUNCE_EVERY_MS).unref();
+    stopAnnouncing = await keepAnnouncing(redis, storePrefix, ownPlatforms, (err) => logger.debug({ ...errorFields(err) }, 'could not record the platforms this ingress serves'));
     for (const p of options.platforms) {
       const adapter = p.createAdapter({
         config,
@@ -331,7 +333,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const stop = () => {
     stopping ??= (async () => {
       shuttingDown = true;
-      clearInterval(announcing);
+      stopAnnouncing?.();
       logger.info('shutting down');
       await Promise.allSettled(adapters.map((a) => a.stop()));
       await worker?.close(config.shutdownTimeoutMs);
@@ -381,22 +383,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     metrics,
     stop,
   };
-}
-
-/**
- * The credential fingerprints, keyed with a secret every process of the deployment has and
- * Redis does not: INSTALLATION_ENCRYPTION_KEY, which every process needs once one does
- * (per-workspace accounts, Slack installations), else AGENT_API_KEY, which every worker needs in
- * shared mode. Without either (an ingress with only a dashboard session), none are recorded here.
- */
-function credentialFingerprints(config: Readonly<Config>, redis: Redis, prefix: string, logger: Logger): CredentialFingerprints | undefined {
-  const secret = config.encryptionKey ?? config.agent?.apiKey;
-  if (secret) return createCredentialFingerprints({ redis, prefix, secret, logger });
-  // A test wiring its own agent client has no agent config, and needs no word about it.
-  if (config.role !== 'worker' && config.agent) {
-    logger.warn('neither INSTALLATION_ENCRYPTION_KEY nor AGENT_API_KEY is set: a credential value added here is hidden in answers only by this process, for 10 minutes');
-  }
-  return undefined;
 }
 
 export { RedisUnavailableError };

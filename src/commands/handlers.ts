@@ -12,7 +12,7 @@ import { workspaceAgent } from '../accounts/caller-agent.js';
 import { createNativeCommands } from './native-commands.js';
 import type { CommandsDeps, CommandsOptions } from './options.js';
 import { createReportCommands } from './report-commands.js';
-import { helpLines } from './registry.js';
+import { helpLines } from './help-lines.js';
 import type { CommandCaller, CommandName, CommandReply, Commands } from './types.js';
 
 export type { CommandsOptions, QueueStats } from './options.js';

@@ -1,4 +1,11 @@
-import { DEFAULT_COMMAND, findCommand, parsedFrom, readText, unknownCommand, unquoted, type ParsedCommand } from './registry.js';
+import { code } from './format.js';
+import { DEFAULT_COMMAND, findCommand, parsedFrom, readText, type ParsedCommand } from './registry.js';
+import { unquoted } from './unquoted.js';
+
+/** Echoes an unknown command safely (short, no backticks or mentions). */
+function unknownCommand(word: string): ParsedCommand {
+  return { name: 'invalid', error: `Unknown command ${code(word, 40)}. Run \`help\` to see the commands.` };
+}
 
 function parse(text: string): ParsedCommand {
   // Control and format characters count as spaces, so nothing invisible ends up in an ID.

@@ -1,4 +1,5 @@
 import { code } from './format.js';
+import { unquoted } from './unquoted.js';
 import { describeChange, parseSetting, QUOTA_NAMES, SET_FORMS, SET_USAGE, type SettingName } from './settings.js';
 import type { CommandCaller, CommandReply, Commands } from './types.js';
 
@@ -113,17 +114,6 @@ function invalid(message: string): Invalid {
 /** Words past what a command takes, refused the same way for every command, the words named. */
 function tooManyWords(extra: readonly string[], usage: string): Invalid {
   return invalid(`Too many words: ${code(extra.join(' '), 40)}. Use \`${usage}\`.`);
-}
-
-/** Quotes, or backticks, around the whole of an ID typed as `demo` or "demo": not part of it. */
-export function unquoted(word: string): string {
-  let w = word;
-  for (let m; (m = /^(?:`+([^`]*)`+|"(.*)"|'(.*)'|“(.*)”|‘(.*)’)$/su.exec(w)); ) {
-    const inner = m.slice(1).find((g) => g !== undefined) ?? '';
-    if (inner === w) break;
-    w = inner.trim();
-  }
-  return w;
 }
 
 /** An instance ID typed as a word: present and not too long. */
@@ -390,28 +380,6 @@ export function findCommand(word: string): CommandEntry<CommandName> | undefined
   return BY_WORD.get(word.toLowerCase());
 }
 
-/** A command's usage in named options, from its options: `bind instance:<id> [mode:mention|all]`. */
-function namedUsage(entry: CommandEntry): string {
-  const options = entry.options.map((o) => {
-    const value = `${o.name}:${o.choices ? o.choices.map((c) => c.value).join('|') : `<${o.placeholder ?? o.name}>`}`;
-    return o.required ? value : `[${value}]`;
-  });
-  return [entry.name, ...options].join(' ');
-}
-
-/**
- * The help text's lines, with the platform's command (`/agent`) in front of each usage, its noun
- * for a workspace, and its way of giving arguments (a form without a named usage is left out).
- */
-export function helpLines(commandName: string, workspaceNoun = 'workspace', style: ArgumentStyle = 'words'): string[] {
-  return (COMMANDS as readonly CommandEntry[]).flatMap((entry) =>
-    (entry.forms ?? [{ usage: entry.usage, named: namedUsage(entry), help: entry.help }]).flatMap((line) => {
-      const usage = style === 'named' ? line.named : line.usage;
-      return usage === undefined ? [] : [`\`${commandName} ${usage}\`: ${inWords(line.help, workspaceNoun)}`];
-    }),
-  );
-}
-
 /** What a command reads from the words typed after its name; a command that takes none refuses any. */
 export function readText(entry: CommandEntry, words: readonly string[]): object {
   if (entry.parseText) return entry.parseText(words);
@@ -427,9 +395,4 @@ export function inWords(text: string, workspaceNoun: string): string {
 export function parsedFrom(entry: CommandEntry, args: object): ParsedCommand {
   if (isInvalid(args)) return { name: 'invalid', error: args.invalid };
   return { ...args, name: entry.name } as ParsedCommand;
-}
-
-/** Echoes an unknown command safely (short, no backticks or mentions). */
-export function unknownCommand(word: string): ParsedCommand {
-  return { name: 'invalid', error: `Unknown command ${code(word, 40)}. Run \`help\` to see the commands.` };
 }

@@ -1,5 +1,6 @@
 import { createHmac, hkdfSync } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { Config } from '../config/load.js';
 import { REDACTED } from '../core/scrub.js';
 import { errorFields, type Logger } from '../logger.js';
 import { isRedisConnectionError } from '../redis-errors.js';
@@ -335,4 +336,20 @@ export function createCredentialFingerprints(options: CredentialFingerprintsOpti
       await sub.quit().catch(() => sub.disconnect());
     },
   };
+}
+
+/**
+ * The credential fingerprints, keyed with a secret every process of the deployment has and
+ * Redis does not: INSTALLATION_ENCRYPTION_KEY, which every process needs once one does
+ * (per-workspace accounts, Slack installations), else AGENT_API_KEY, which every worker needs in
+ * shared mode. Without either (an ingress with only a dashboard session), none are recorded here.
+ */
+export function fingerprintsFor(config: Readonly<Config>, redis: Redis, prefix: string, logger: Logger): CredentialFingerprints | undefined {
+  const secret = config.encryptionKey ?? config.agent?.apiKey;
+  if (secret) return createCredentialFingerprints({ redis, prefix, secret, logger });
+  // A test wiring its own agent client has no agent config, and needs no word about it.
+  if (config.role !== 'worker' && config.agent) {
+    logger.warn('neither INSTALLATION_ENCRYPTION_KEY nor AGENT_API_KEY is set: a credential value added here is hidden in answers only by this process, for 10 minutes');
+  }
+  return undefined;
 }

@@ -22,6 +22,7 @@ import { BridgeError, CALL_MAY_HAVE_RUN, type ErrorKind } from '../core/errors.j
 import { WorkingIndicator } from './working-indicator.js';
 import { DELIVERY_MAX_HOLD_MS, DELIVERY_PLACES, DeliveryGate } from './delivery-gate.js';
 import { oncePer } from '../core/once-per.js';
+import { leaveToAnotherWorker } from './platform-coverage.js';
 
 
 /** What `/agent why` says of a message given up on: whose side failed, and how. */
@@ -32,9 +33,6 @@ function giveUpReason(err: unknown): NoAnswerReason {
 }
 
 /** Platform error kinds that mean the platform answered and stored nothing. */
-/** How long a message this worker cannot answer (no reply port for its platform) waits for another worker. */
-export const NO_PORT_RETRY_MS = 10_000;
-
 const REFUSED_POST: ReadonlySet<ErrorKind> = new Set(['rate_limited', 'refused', 'bad_request', 'unauthorized', 'forbidden', 'not_found']);
 /**
  * Under at-least-once, the calls of one message a worker may die during: after the second, the
@@ -165,19 +163,7 @@ export class MessageProcessor {
   async process({ messageId, message: m, progress, callFencedUntil }: ReadyHead, fence: Fence): Promise<StepResult> {
     const port = this.options.ports[m.platform];
     const scope = new MessageScope(this.options.logger, this.options.mailbox, m, messageId, fence);
-    if (!port) {
-      // This worker lacks the platform's settings (started before an ingress served it): the
-      // message waits for a worker that has them, or for this one once its settings are fixed.
-      if (this.noPortWarning(m.platform)) {
-        this.options.logger.error(
-          { platform: m.platform, messageId },
-          `this worker has no ${m.platform} settings, so it cannot answer ${m.platform} messages: they wait for a worker that has them; give every worker the platform's token`,
-        );
-      }
-      // The read that handed it over marked its call started: no call was made, so the mark is taken back.
-      if (!(await scope.record({ started: progress.started || '' }))) return this.lost(scope.log());
-      return { outcome: 'retry', decision: { action: 'retry', delayMs: NO_PORT_RETRY_MS, counts: false } };
-    }
+    if (!port) return leaveToAnotherWorker(m, progress.started, scope, this.noPortWarning);
     // A worker gave up on it and stopped before finishing: its notice is said again, nothing is called.
     if (progress.gaveUp !== undefined) return this.resumeGiveUp(m, port, progress.gaveUp, scope);
 

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { agentCommand } from '../../adapters/discord/commands/definition.js';
 import { runPlainCommand, type PlainCommand } from '../../src/commands/dispatch.js';
 import { parseCommandText } from '../../src/commands/parse.js';
-import { COMMANDS, COMMANDS_WITHOUT_OPTIONS, findCommand, helpLines, type CommandEntry } from '../../src/commands/registry.js';
+import { helpLines } from '../../src/commands/help-lines.js';
+import { COMMANDS, COMMANDS_WITHOUT_OPTIONS, findCommand, type CommandEntry } from '../../src/commands/registry.js';
 import type { CommandCaller, CommandReply, Commands } from '../../src/commands/types.js';
 import { readSlackManifest } from '../support/slack-manifest.js';
 

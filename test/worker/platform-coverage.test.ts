@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { slack } from '../../adapters/slack/entry.js';
 import { slackPlatform } from '../../adapters/slack/index.js';
 import { startBridge, type Bridge } from '../../src/app.js';
 import { createLogger } from '../../src/logger.js';
@@ -23,6 +24,7 @@ describe('a worker without a platform its ingress serves', () => {
       config: loadTestConfig({ AGENT_API_BASE_URL: h.agent.baseUrl, AGENT_API_KEY: h.agent.apiKey, QUEUE_PREFIX: h.prefix, HTTP_PORT: '0', PLAYGROUND: 'false', ROLE: 'worker' }),
       logger: createLogger({ level: 'info', destination: logs }),
       platforms: [],
+      platformSettings: [slack.settings],
     }).then((b) => (started.push(b), b));
 
   beforeAll(async () => {
@@ -35,7 +37,7 @@ describe('a worker without a platform its ingress serves', () => {
   });
 
   it('does not start while an ingress serves Slack, and says what to set', async () => {
-    await expect(bareWorker()).rejects.toThrow(/serves slack.*SLACK_BOT_TOKEN/);
+    await expect(bareWorker()).rejects.toThrow(/serves slack, but this worker has no slack settings.*: give every worker SLACK_BOT_TOKEN \+ SLACK_SIGNING_SECRET too/);
   });
 
   it('one that started anyway leaves Slack messages to a worker that can answer them: each answered once', async () => {
