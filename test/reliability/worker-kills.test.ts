@@ -55,7 +55,7 @@ describe('worker processes killed with SIGKILL during traffic', () => {
       live.push(w);
     }
 
-    const { ledger, byText, messages, inFlight: inFlightOf } = interleavedTraffic({ conversations: CONVERSATIONS, perConversation: PER_CONVERSATION, channel: 'kill', text: 'k' });
+    const { ledger, byText, messages, inFlight: inFlightOf, markedStarted } = interleavedTraffic({ conversations: CONVERSATIONS, perConversation: PER_CONVERSATION, channel: 'kill', text: 'k' });
     const inFlight = () => inFlightOf(pl, redis!);
 
     /**
@@ -70,7 +70,7 @@ describe('worker processes killed with SIGKILL during traffic', () => {
       return refs.filter((_, i) => records[i]?.reply !== undefined && Number(records[i]?.posted ?? 0) === 0).map((r) => r.messageId);
     };
 
-    const kills: Array<{ at: number; victim: number; inFlight: string[]; postWindow: string[] }> = [];
+    const kills: Array<{ at: number; victim: number; inFlight: string[]; marked: string[]; postWindow: string[] }> = [];
     const replacements: Array<Promise<void>> = [];
     const started = Date.now();
     // Waves of one message per conversation, so many calls are in flight at any moment.
@@ -91,7 +91,7 @@ describe('worker processes killed with SIGKILL during traffic', () => {
         const w = live[victim]!;
         live[victim] = undefined;
         await w.kill9();
-        kills.push({ at: Date.now() - started, victim: w.pid, inFlight: await inFlight(), postWindow: await postedNotRecorded() });
+        kills.push({ at: Date.now() - started, victim: w.pid, inFlight: await inFlight(), marked: await markedStarted(pl, redis!), postWindow: await postedNotRecorded() });
         replacements.push(
           startWorker(env).then((r) => {
             workers.push(r);
@@ -131,11 +131,13 @@ describe('worker processes killed with SIGKILL during traffic', () => {
     }
     const callsHistogram: Record<number, number> = {};
     for (const n of callsPer.values()) callsHistogram[n] = (callsHistogram[n] ?? 0) + 1;
-    // A notice only for a message called twice, each time in flight at a kill (never for a call
-    // marked started and not made).
+    // A notice only for a message whose call two kills cut: each time called or marked started
+    // (a kill between the mark and the call counts as a call would: the bridge cannot tell them
+    // apart, ARCHITECTURE), and never after more than two calls.
+    const cutByKills = (id: string) => kills.filter((k) => k.inFlight.includes(id) || k.marked.includes(id)).length;
     const unexplainedNotices = notices
-      .filter((x) => !/^The answer was lost when the bridge restarted; please ask again\. \(ref [A-Z2-9]{6}\)$/.test(x.text) || callsPer.get(x.messageId) !== 2 || kills.filter((k) => k.inFlight.includes(x.messageId)).length < 2)
-      .map((x) => `${x.messageId}: ${callsPer.get(x.messageId) ?? 0} calls, ${x.text.slice(0, 60)}`);
+      .filter((x) => !/^The answer was lost when the bridge restarted; please ask again\. \(ref [A-Z2-9]{6}\)$/.test(x.text) || (callsPer.get(x.messageId) ?? 0) > 2 || cutByKills(x.messageId) < 2)
+      .map((x) => `${x.messageId}: ${callsPer.get(x.messageId) ?? 0} calls, cut by ${cutByKills(x.messageId)} kill(s), ${x.text.slice(0, 60)}`);
     figures('sigkill', {
       messages: total,
       conversations: CONVERSATIONS,
@@ -167,10 +169,13 @@ describe('worker processes killed with SIGKILL during traffic', () => {
     expect(result.duplicated).toBeLessThanOrEqual(postWindows.size);
     expect(unexplained).toEqual([]);
     expect(calls.length - total).toBeLessThanOrEqual(inFlightTotal);
-    // Each conversation reached the agent in order (first call of each message).
+    // Each conversation reached the agent in order (first call of each message; a message ended
+    // with the notice before any call went out is not asked).
+    const noticed = new Set(notices.map((x) => x.messageId));
     for (let c = 0; c < CONVERSATIONS; c++) {
       const asked = [...new Set(calls.map((x) => x.message).filter((t) => t.startsWith(`k${c}-`)))];
-      expect(asked).toEqual([...Array(PER_CONVERSATION).keys()].map((i) => `k${c}-${i}`));
+      const expected = [...Array(PER_CONVERSATION).keys()].map((i) => `k${c}-${i}`).filter((t) => !noticed.has(byText.get(t)!.messageId) || callsPer.has(byText.get(t)!.messageId));
+      expect(asked).toEqual(expected);
     }
     expect(guard.errors).toEqual([]);
   }, 120_000);

@@ -28,5 +28,15 @@ export function interleavedTraffic(o: { conversations: number; perConversation: 
     const records = await messageRecords(redis, pl.prefix, called);
     return called.filter((_, i) => Object.keys(records[i] ?? {}).length > 0 && records[i]!.reply === undefined).map((r) => r.messageId);
   };
-  return { ledger, byText, messages, inFlight };
+  /**
+   * Messages the bridge marked as having a call started (its own `started` count) and no answer
+   * recorded: the call is under way or about to be made. A kill between the mark and the call
+   * counts toward the crash cap as a call would (the bridge cannot tell them apart).
+   */
+  const markedStarted = async (pl: Pipeline, redis: Redis): Promise<string[]> => {
+    const all = [...byText.values()];
+    const records = await messageRecords(redis, pl.prefix, all);
+    return all.filter((_, i) => Number(records[i]?.started ?? 0) > 0 && records[i]!.reply === undefined).map((r) => r.messageId);
+  };
+  return { ledger, byText, messages, inFlight, markedStarted };
 }
