@@ -46,7 +46,10 @@ export interface ThreadRead {
   earlier: SlackThreadMessage[];
   /** The thread's first message, when the first page was read. */
   root?: SlackThreadMessage;
-  /** False when a page was refused (429) after the first: `earlier` is what came before. */
+  /**
+   * False when the read stopped before the message being answered: a page after the first was
+   * refused (429), or `maxPages` were read. `earlier` is then the oldest part of the thread.
+   */
   complete: boolean;
   /** When a later page was refused: the wait Slack asked for. */
   refusedForMs?: number;

@@ -116,27 +116,35 @@ export class FingerprintSet {
       return false;
     }
     const body = member.slice(keyId.length + 1);
-    this.entries.delete(body);
-    this.entries.set(body, isPhrase ? { digest: digest!, words, first: first! } : undefined);
-    if (this.entries.size > MAX_FINGERPRINTS) this.entries.delete(this.entries.keys().next().value!);
-    this.index();
+    const known = this.entries.delete(body);
+    const phrase = isPhrase ? { digest: digest!, words, first: first! } : undefined;
+    this.entries.set(body, phrase);
+    if (this.entries.size > MAX_FINGERPRINTS) {
+      // The oldest goes; the lookups are rebuilt (rare: past 1,000 credentials).
+      this.entries.delete(this.entries.keys().next().value!);
+      this.reindex();
+    } else if (!known) {
+      this.index(body, phrase);
+    }
     return true;
   }
 
-  private index(): void {
+  private index(body: string, phrase: Phrase | undefined): void {
+    if (!phrase) {
+      this.digests.add(body);
+      return;
+    }
+    this.phrases.add(phrase.digest);
+    const counts = this.firstWords.get(phrase.first) ?? new Set<number>();
+    counts.add(phrase.words);
+    this.firstWords.set(phrase.first, counts);
+  }
+
+  private reindex(): void {
     this.digests.clear();
     this.phrases.clear();
     this.firstWords.clear();
-    for (const [body, phrase] of this.entries) {
-      if (!phrase) {
-        this.digests.add(body);
-        continue;
-      }
-      this.phrases.add(phrase.digest);
-      const counts = this.firstWords.get(phrase.first) ?? new Set<number>();
-      counts.add(phrase.words);
-      this.firstWords.set(phrase.first, counts);
-    }
+    for (const [body, phrase] of this.entries) this.index(body, phrase);
   }
 
   /** `words` picks the words out of the text: the answer's are between spaces. */

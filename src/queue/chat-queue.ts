@@ -44,10 +44,6 @@ export function retryAfterThrowMs(attemptsMade: number): number {
 }
 
 /**
- * What became of an accepted message. `behindRetry`: it waits behind a message of its
- * conversation that is waiting out a retry (worth explaining in `/agent why`).
- */
-/**
  * Whether a message the ingress stopped waiting for is stored (`stored`), or now never will be:
  * refused by this caller (`refused`, its notice to post) or by another (`refused-elsewhere`).
  */
@@ -57,6 +53,10 @@ const refuseUnstoredScript = luaScript('refuse-unstored-1.lua');
 /** As long as a push counts as a redelivery (the mailbox's seen TTL). */
 const REFUSED_TTL_SECONDS = 86_400;
 
+/**
+ * What became of an accepted message. `behindRetry`: it waits behind a message of its
+ * conversation that is waiting out a retry (worth explaining in `/agent why`).
+ */
 export type EnqueueResult = { status: 'queued' | 'duplicate'; jobId: string; behindRetry?: boolean } | { status: 'busy'; pending: number };
 
 /** The producer side: accepts a message into its conversation's mailbox and queues its job. */

@@ -14,11 +14,11 @@ import type { StepResult } from './process-message.js';
  */
 const RECENT_MS = 10 * 60_000;
 /** How often an ingress says again what it serves (well inside RECENT_MS). */
-export const ANNOUNCE_EVERY_MS = 2 * 60_000;
+const ANNOUNCE_EVERY_MS = 2 * 60_000;
 
 const keyOf = (storePrefix: string) => `${storePrefix}:ingress-platforms`;
 
-export async function announceIngressPlatforms(redis: Redis, storePrefix: string, platforms: readonly Platform[], now = Date.now()): Promise<void> {
+async function announceIngressPlatforms(redis: Redis, storePrefix: string, platforms: readonly Platform[], now = Date.now()): Promise<void> {
   if (platforms.length === 0) return;
   await redis.hset(keyOf(storePrefix), Object.fromEntries(platforms.map((p) => [p, String(now)])));
 }
@@ -27,14 +27,14 @@ export async function announceIngressPlatforms(redis: Redis, storePrefix: string
  * Platforms an ingress served lately that `own` (this worker's) does not include, and that need
  * settings of their own (a token: `toRunForReal` in `settings`, every platform's settings module).
  */
-export async function platformsWithoutWorker(redis: Redis, storePrefix: string, own: readonly Platform[], settings: readonly PlatformSettings[], now = Date.now()): Promise<Platform[]> {
+async function platformsWithoutWorker(redis: Redis, storePrefix: string, own: readonly Platform[], settings: readonly PlatformSettings[], now = Date.now()): Promise<Platform[]> {
   const served = await redis.hgetall(keyOf(storePrefix));
   const needsSettings = (p: Platform) => settings.some((s) => s.platform === p && s.toRunForReal !== undefined);
   return (Object.keys(served) as Platform[]).filter((p) => now - Number(served[p]) < RECENT_MS && !own.includes(p) && needsSettings(p));
 }
 
 /** The start-up refusal, naming what to set (from the platform's settings module, when known). */
-export function workerCoverageProblem(missing: readonly Platform[], settings: readonly PlatformSettings[]): ConfigError {
+function workerCoverageProblem(missing: readonly Platform[], settings: readonly PlatformSettings[]): ConfigError {
   return new ConfigError(
     missing.map((p) => {
       const variables = settings.find((s) => s.platform === p)?.toRunForReal?.variables ?? `the ${p} settings`;
@@ -44,7 +44,7 @@ export function workerCoverageProblem(missing: readonly Platform[], settings: re
 }
 
 /** How long a message this worker cannot answer (no reply port for its platform) waits for another worker. */
-export const NO_PORT_RETRY_MS = 10_000;
+const NO_PORT_RETRY_MS = 10_000;
 
 /**
  * A message of a platform this worker has no settings for (it started before an ingress served
