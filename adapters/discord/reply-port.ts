@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { discordConfigOf } from './config.js';
-import { MessageType, Routes, type APIMessage, type RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
+import { ChannelType, MessageType, Routes, type APIChannel, type APIMessage, type RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
 import type { REST } from '@discordjs/rest';
 import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
 import type { ReplyTarget } from '../../src/core/message.js';
@@ -186,24 +186,49 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
 
     async fetchThread(target, limit): Promise<ThreadMessage[]> {
       if (!target.threadId || limit <= 0) return [];
-      const query = new URLSearchParams({ before: target.messageId, limit: String(Math.min(100, Math.floor(limit))) });
+      const pageSize = Math.min(100, Math.floor(limit));
+      const query = new URLSearchParams({ before: target.messageId, limit: String(pageSize) });
       let messages: APIMessage[];
       try {
         messages = (await rest.get(Routes.channelMessages(target.threadId), { query })) as APIMessage[];
       } catch (err) {
         throw toPlatformError(err, 'thread fetch');
       }
-      return messages
-        .filter((m) => m.id !== target.messageId)
-        .reverse()
-        .flatMap((m) => {
-          // A thread started from a message opens with a THREAD_STARTER_MESSAGE (type 21) of no
-          // content: the message it was started from, often the question itself, is its
-          // `referenced_message` (null when deleted).
-          const said = m.type === MessageType.ThreadStarterMessage ? m.referenced_message : m;
-          const text = said ? said.content || (said.attachments?.length ? '[attachment]' : '') : '';
-          return said && text ? [{ author: said.author.global_name ?? said.author.username, text, isBot: said.author.bot === true }] : [];
-        });
+      const earlier = messages.filter((m) => m.id !== target.messageId).reverse();
+      // A full page may not reach back to the thread's start, where the message it was started
+      // from (often the question the thread is about) sits: that one is read on its own and put
+      // first, with the place of the messages between marked.
+      const reachesStart = messages.length < pageSize || earlier.some((m) => m.type === MessageType.ThreadStarterMessage || m.id === target.threadId);
+      const starter = reachesStart ? undefined : await fetchStarter(rest, target.threadId, logger);
+      const lines = earlier.flatMap(threadLine);
+      return starter ? [...threadLine(starter), { author: '', text: '', isBot: false, gap: true }, ...lines.slice(-(pageSize - 1))] : lines;
     },
   };
+}
+
+/** A thread's message as a transcript line, or none when it shows nothing. */
+function threadLine(m: APIMessage): ThreadMessage[] {
+  // A thread started from a message opens with a THREAD_STARTER_MESSAGE (type 21) of no content:
+  // the message it was started from is its `referenced_message` (null when deleted).
+  const said = m.type === MessageType.ThreadStarterMessage ? m.referenced_message : m;
+  const text = said ? said.content || (said.attachments?.length ? '[attachment]' : '') : '';
+  return said && text ? [{ author: said.author.global_name ?? said.author.username, text, isBot: said.author.bot === true }] : [];
+}
+
+/**
+ * The message a thread was started from, read as discord.js's `fetchStarterMessage` does: it has
+ * the thread's ID and lives in the parent channel (in the thread itself for a forum or media
+ * post). Undefined for a thread started from nothing, or when either read is refused.
+ */
+async function fetchStarter(rest: RestLike, threadId: string, logger: ReplyPortDeps['logger']): Promise<APIMessage | undefined> {
+  try {
+    const thread = (await rest.get(Routes.channel(threadId))) as APIChannel & { parent_id?: string | null };
+    const parent = thread.parent_id ? ((await rest.get(Routes.channel(thread.parent_id))) as APIChannel) : undefined;
+    const home = !parent || parent.type === ChannelType.GuildForum || parent.type === ChannelType.GuildMedia ? threadId : parent.id;
+    return (await rest.get(Routes.channelMessage(home, threadId))) as APIMessage;
+  } catch (err) {
+    const e = toPlatformError(err, 'thread fetch');
+    if (e.status !== 404) logger.debug({ ...errorFields(e) }, 'could not read the message the thread was started from');
+    return undefined;
+  }
 }

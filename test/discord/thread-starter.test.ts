@@ -8,7 +8,7 @@ import { mention, startDiscordBridge, type DiscordHarness } from './harness.js';
  */
 let h: DiscordHarness;
 beforeAll(async () => {
-  h = await startDiscordBridge({ agent: { reply: (_id, message) => `echo: ${message.slice(0, 40)}` } });
+  h = await startDiscordBridge({ agent: { reply: (_id, message) => `echo: ${message.slice(0, 40)}` }, env: { THREAD_CONTEXT_MAX_MESSAGES: '3' } });
 });
 afterAll(async () => {
   await h?.close();
@@ -27,6 +27,17 @@ describe('thread context in a thread started from a message', () => {
     await h.discord.waitFor(() => h.discord.repliesTo(q.id)[0], 'reply in the thread');
     expect(h.agent.chatCalls().at(-1)!.message).toBe(
       'Earlier messages in this thread:\nBob: The nightly deploy dies with exit code 137 on the api pod since Tuesday.\nCarol: I saw the same on staging.\n\nNew message from Bob:\nwhat could cause this?',
+    );
+  });
+
+  it('still begins with it when the thread is longer than THREAD_CONTEXT_MAX_MESSAGES, the skipped part marked', async () => {
+    const starter = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.general, content: 'Checkout p95 doubled after the 14:00 release.' });
+    const thread = h.discord.createThread(w().channels.general, 'checkout latency', { from: starter });
+    for (const n of [1, 2, 3, 4, 5]) h.discord.sendMessage({ author: w().users.carol, channel: thread, content: `note ${n}` });
+    const q = h.discord.sendMessage({ author: w().users.bob, channel: thread, content: `${mention(h.discord)} where do I start?` });
+    await h.discord.waitFor(() => h.discord.repliesTo(q.id)[0], 'reply in the long thread');
+    expect(h.agent.chatCalls().at(-1)!.message).toBe(
+      'Earlier messages in this thread:\nBob: Checkout p95 doubled after the 14:00 release.\n(later messages of this thread could not be read)\nCarol: note 4\nCarol: note 5\n\nNew message from Bob:\nwhere do I start?',
     );
   });
 });
