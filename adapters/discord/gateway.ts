@@ -1,4 +1,5 @@
 import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
+import { gatewayCacheOptions } from './gateway-cache.js';
 import type { IdentifyThrottler } from './identify-throttler.js';
 import type { DiscordConfig } from './config.js';
 import { restOptions } from './rest.js';
@@ -81,6 +82,8 @@ export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, conte
     rest: restOptions(config),
     // Nothing the gateway process sends may ping anyone.
     allowedMentions: { parse: [], repliedUser: false },
+    // Bounded: users, members and messages seen would otherwise stay for the life of the process.
+    ...gatewayCacheOptions(),
   });
 }
 
