@@ -103,8 +103,15 @@ export class GatewaySessions {
       ttlMs?: number;
       renewEveryMs?: number;
       staleAfterMs?: number;
+      /** How long a message not yet handled holds the recorded sequence back. @defaultValue 30 s */
+      pendingLimitMs?: number;
     },
   ) {}
+
+  /** MESSAGE_CREATEs received whose handling has not settled (and not yet past the limit). */
+  get pendingMessages(): number {
+    return this.pending.size;
+  }
 
   private get ttlMs(): number {
     return this.deps.ttlMs ?? SESSION_RECORD_TTL_MS;
@@ -179,8 +186,13 @@ export class GatewaySessions {
     if (all) return state.received;
     const now = Date.now();
     let upTo = state.received;
-    for (const p of this.pending.values()) {
-      if (p.shardId === shardId && now - p.at < PENDING_LIMIT_MS) upTo = Math.min(upTo, p.s - 1);
+    const limit = this.deps.pendingLimitMs ?? PENDING_LIMIT_MS;
+    for (const [id, p] of this.pending) {
+      // Past the limit an entry holds nothing back, and one is never `handled` when discord.js
+      // emitted no messageCreate for it (a repeated MESSAGE_CREATE of a cached message, a channel
+      // it cannot build): forgotten here, or the map would grow for the life of the process.
+      if (now - p.at >= limit) this.pending.delete(id);
+      else if (p.shardId === shardId) upTo = Math.min(upTo, p.s - 1);
     }
     return upTo;
   }

@@ -24,7 +24,7 @@ const ready = (sessionId: string, s = 1) => ({
 });
 const record = async (sessionId: string) => JSON.parse((await redis.hget(key, sessionId)) ?? 'null') as GatewaySession | null;
 
-function sessions(options: { onPredecessor?: (p: GatewaySession) => void; staleAfterMs?: number } = {}) {
+function sessions(options: { onPredecessor?: (p: GatewaySession) => void; staleAfterMs?: number; pendingLimitMs?: number } = {}) {
   const s = new GatewaySessions({
     redis,
     prefix,
@@ -32,6 +32,7 @@ function sessions(options: { onPredecessor?: (p: GatewaySession) => void; staleA
     onPredecessor: options.onPredecessor ?? (() => {}),
     renewEveryMs: 50,
     ...(options.staleAfterMs ? { staleAfterMs: options.staleAfterMs } : {}),
+    ...(options.pendingLimitMs ? { pendingLimitMs: options.pendingLimitMs } : {}),
   });
   running.push(s);
   return s;
@@ -54,6 +55,25 @@ describe('gateway session records', () => {
     await s.stop(true);
     expect(await record('mine')).toMatchObject({ sequence: 5, stopped: true });
     expect(await redis.pttl(key)).toBeGreaterThan(170_000);
+  });
+
+  it('forgets messages never handled once past the limit, so a process that runs for weeks does not keep them all', async () => {
+    // discord.js emits no messageCreate (so nothing reports them handled) for a MESSAGE_CREATE
+    // of a message it has cached already (a redelivery, a replay after a RESUME) or in a channel
+    // it cannot build. Each stayed in memory for the life of the process, and every renewal
+    // (every 2 s) walked them all.
+    const s = sessions({ pendingLimitMs: 100 });
+    s.onPacket(ready('mine'), 1, 2);
+    for (let i = 0; i < 5_000; i++) s.onPacket({ op: 0, s: 2 + i, t: 'MESSAGE_CREATE', d: { id: `never-handled-${i}` } }, 1, 2);
+    expect(s.pendingMessages).toBe(5_000);
+    // Still held back while within the limit; past it the record moves on and the entries go.
+    await expect.poll(async () => (await record('mine'))?.sequence).toBe(5_001);
+    expect(s.pendingMessages).toBe(0);
+    // A message within the limit still holds the record back.
+    s.onPacket({ op: 0, s: 5_002, t: 'MESSAGE_CREATE', d: { id: 'fresh' } }, 1, 2);
+    await new Promise((r) => setTimeout(r, 60));
+    expect((await record('mine'))?.sequence).toBe(5_001);
+    expect(s.pendingMessages).toBe(1);
   });
 
   it("hands over another process's session once it stopped or went stale, never one still renewed, and drops expired ones", async () => {
