@@ -32,6 +32,7 @@ import { createSlackInstallations } from './installations.js';
 import { authorizeWithRefreshLock, createInstallationTokens, createInstallProvider, type InstallationTokens } from './installation-tokens.js';
 import { oauthReceiverOptions } from './oauth.js';
 import { registerUninstallListeners } from './uninstall.js';
+import { boltClientCount, keepCurrentClientOnly } from './client-pool.js';
 import { dropAnswersWithExpiredToken } from './expired-token.js';
 import { identityAtStartUp } from './startup-identity.js';
 import { ackForeignViews, UNHANDLED_CHECK_MS, unhandledRequestHandler } from './unhandled-requests.js';
@@ -56,6 +57,8 @@ export interface SlackAdapter extends Adapter {
   readonly mode: 'socket' | 'http';
   /** The bot's user and bot IDs, from auth.test (called once). */
   identity(): Promise<BotIdentity>;
+  /** WebClients Bolt keeps for the installations' tokens ("Add to Slack"; observability and tests). */
+  boltClients(): number;
 }
 
 /**
@@ -182,6 +185,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       hold?.release();
     }
   });
+  if (multi) app.use(keepCurrentClientOnly(app));
   if (multi) app.use(dropAnswersWithExpiredToken(logger));
   app.error(async (err) => {
     logger.error({ code: err.code, ...errorFields(err) }, 'Slack listener failed');
@@ -271,6 +275,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     platform: 'slack',
     mode,
     identity,
+    boltClients: () => boltClientCount(app),
     start() {
       started ??= (async () => {
         try {
