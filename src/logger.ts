@@ -26,15 +26,20 @@ export class SecretRegistry {
 
   add(value: string | undefined): () => void {
     if (!value || value.length < 4) return () => {};
-    for (const form of forms(value)) this.values.set(form, (this.values.get(form) ?? 0) + 1);
-    this.pattern = null;
+    // The pattern is rebuilt only when the set of forms changes: a value known already (a
+    // workspace's key read again every 30 s) must not cost a rebuild, which grows with every
+    // secret the process knows (18 ms at 2,000).
+    for (const form of forms(value)) {
+      const n = this.values.get(form) ?? 0;
+      if (n === 0) this.pattern = null;
+      this.values.set(form, n + 1);
+    }
     return () => {
       for (const form of forms(value)) {
         const n = (this.values.get(form) ?? 1) - 1;
-        if (n <= 0) this.values.delete(form);
-        else this.values.set(form, n);
+        if (n > 0) this.values.set(form, n);
+        else if (this.values.delete(form)) this.pattern = null;
       }
-      this.pattern = null;
     };
   }
 
