@@ -1,4 +1,4 @@
-import { Options, type ClientOptions, type GuildMember, type User } from 'discord.js';
+import { ChannelType, Options, SnowflakeUtil, type Client, type ClientOptions, type GuildMember, type User } from 'discord.js';
 
 /**
  * What the gateway client keeps in memory. discord.js's defaults keep every user and guild
@@ -8,7 +8,16 @@ import { Options, type ClientOptions, type GuildMember, type User } from 'discor
  * caches (the bot's own member, for its permissions; a replied-to message, with a REST fetch when
  * it is not cached), so they are bounded here.
  */
-export const GATEWAY_CACHE_LIMITS = {
+export interface GatewayCacheLimits {
+  users: number;
+  membersPerGuild: number;
+  messagesPerChannel: number;
+  messageLifetimeSeconds: number;
+  messageSweepSeconds: number;
+  directMessageIdleSeconds: number;
+}
+
+export const GATEWAY_CACHE_LIMITS: Readonly<GatewayCacheLimits> = {
   /** Users kept (the bot itself always). */
   users: 1_000,
   /** Members kept per guild (the bot's own member always). */
@@ -17,12 +26,14 @@ export const GATEWAY_CACHE_LIMITS = {
   messagesPerChannel: 50,
   messageLifetimeSeconds: 3_600,
   messageSweepSeconds: 900,
-} as const;
+  /** A DM channel with no message for this long is dropped from the cache (checked as often as messages). */
+  directMessageIdleSeconds: 3_600,
+};
 
 const isTheBot = (entry: User | GuildMember) => entry.id === entry.client.user?.id;
 
 /** `makeCache` and `sweepers` for the gateway client, on top of discord.js's defaults. */
-export function gatewayCacheOptions(limits = GATEWAY_CACHE_LIMITS): Pick<ClientOptions, 'makeCache' | 'sweepers'> {
+export function gatewayCacheOptions(limits: Readonly<GatewayCacheLimits> = GATEWAY_CACHE_LIMITS): Pick<ClientOptions, 'makeCache' | 'sweepers'> {
   return {
     makeCache: Options.cacheWithLimits({
       ...Options.DefaultMakeCacheSettings,
@@ -35,4 +46,29 @@ export function gatewayCacheOptions(limits = GATEWAY_CACHE_LIMITS): Pick<ClientO
       messages: { interval: limits.messageSweepSeconds, lifetime: limits.messageLifetimeSeconds },
     },
   };
+}
+
+/**
+ * Drops DM channels idle for `directMessageIdleSeconds` from the client's channel cache, every
+ * `messageSweepSeconds`, until the client is destroyed. discord.js keeps a DM channel for every
+ * person who ever wrote to the bot, and offers no sweeper for them (its channel cache may not be
+ * limited). A DM written to again is built afresh from its message (`Partials.Channel`), as after
+ * a restart. Returns the client.
+ */
+export function sweepIdleDirectMessages(client: Client, limits: Readonly<GatewayCacheLimits> = GATEWAY_CACHE_LIMITS, now: () => number = Date.now): Client {
+  const sweep = () => {
+    const before = now() - limits.directMessageIdleSeconds * 1_000;
+    for (const [id, channel] of client.channels.cache) {
+      if (channel.type !== ChannelType.DM) continue;
+      const lastAt = channel.lastMessageId ? SnowflakeUtil.timestampFrom(channel.lastMessageId) : 0;
+      if (lastAt < before) client.channels.cache.delete(id);
+    }
+  };
+  const timer = setInterval(sweep, limits.messageSweepSeconds * 1_000).unref();
+  const destroy = client.destroy.bind(client);
+  client.destroy = () => {
+    clearInterval(timer);
+    return destroy();
+  };
+  return client;
 }

@@ -1,5 +1,5 @@
 import { Client, Events, GatewayIntentBits, Partials, type ClientOptions } from 'discord.js';
-import { gatewayCacheOptions } from './gateway-cache.js';
+import { gatewayCacheOptions, sweepIdleDirectMessages } from './gateway-cache.js';
 import type { IdentifyThrottler } from './identify-throttler.js';
 import type { DiscordConfig } from './config.js';
 import { restOptions } from './rest.js';
@@ -72,7 +72,7 @@ export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, conte
           throttler((await manager.fetchGatewayInformation()).session_start_limit.max_concurrency),
       }
     : {};
-  return new Client({
+  const client = new Client({
     intents: gatewayIntents(contentIntent),
     partials: [Partials.Channel],
     // 'auto': Discord's recommended shard count, all in this process (required past 2,500 guilds).
@@ -85,6 +85,7 @@ export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, conte
     // Bounded: users, members and messages seen would otherwise stay for the life of the process.
     ...gatewayCacheOptions(),
   });
+  return sweepIdleDirectMessages(client);
 }
 
 /**

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client } from 'discord.js';
-import { GATEWAY_CACHE_LIMITS } from '../../adapters/discord/gateway-cache.js';
-import type { EmuUser, Json } from '../emulators/discord/index.js';
-import { mention, startDiscordBridge, type DiscordHarness } from './harness.js';
+import { ChannelType } from 'discord.js';
+import { GATEWAY_CACHE_LIMITS, sweepIdleDirectMessages } from '../../adapters/discord/gateway-cache.js';
+import type { EmuChannel, EmuUser, Json } from '../emulators/discord/index.js';
+import { mention, startDiscordBridge, until, type DiscordHarness } from './harness.js';
 
 // A process that runs for weeks sees every author of every server it is in. discord.js's
 // defaults kept each of them (as a user and as a guild member) for the life of the process,
@@ -56,5 +57,27 @@ describe('the gateway client keeps a bounded cache over a long life', () => {
     expect(channel.messages.cache.has(String(answer.id))).toBe(false);
     const followUp = h.discord.sendMessage({ author: w.users.bob, channel: general, content: 'and a follow-up', replyTo: String(answer.id), pingReply: false });
     await answerTo(followUp, /follow-up/);
+  }, 120_000);
+
+  it('drops DM channels idle for an hour, and answers their people as before when they write again', async () => {
+    const w = h.discord.world;
+    const dms = Array.from({ length: 100 }, (_, i): EmuChannel => {
+      const channel: EmuChannel = { id: String(960_000_000_000_000_001n + BigInt(i)), type: 1, recipientId: someone(i).id };
+      (w.channels as Record<string, EmuChannel>)[`soakDm${i}`] = channel;
+      return channel;
+    });
+    const dmCount = () => [...client.channels.cache.values()].filter((c) => c.type === ChannelType.DM).length;
+    const asked = dms.map((channel, i) => h.discord.sendMessage({ author: someone(i), channel, content: `dm question ${i}` }));
+    for (const [i, m] of asked.entries()) await answerTo(m, new RegExp(`dm question ${i}\\b`));
+    // discord.js keeps a DM channel for everyone who ever wrote, and has no sweeper for them.
+    expect(dmCount()).toBeGreaterThanOrEqual(dms.length);
+
+    // The sweep the gateway client runs every 15 minutes, as it would run two hours later.
+    const twoHoursLater = () => Date.now() + 2 * 3_600_000;
+    sweepIdleDirectMessages(client, { ...GATEWAY_CACHE_LIMITS, messageSweepSeconds: 0.05 }, twoHoursLater);
+    await until(() => dmCount() === 0, 'DM channels swept', 5_000);
+
+    const again = h.discord.sendMessage({ author: someone(7), channel: dms[7]!, content: 'dm question again' });
+    await answerTo(again, /dm question again/);
   }, 120_000);
 });
