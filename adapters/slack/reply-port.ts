@@ -18,7 +18,7 @@ import { linesOfThread, linesOfTurns, readThread, compareTs, type BotIds } from 
 import { bullPrefix } from '../../src/redis.js';
 import { createUserDirectory, type UserDirectory } from './user-directory.js';
 import { createWebClient } from './web-client.js';
-import { createMultiWorkspaceReplyPort } from './multi-workspace-port.js';
+import { createMultiWorkspaceReplyPort, type InstallationPortLimits } from './multi-workspace-port.js';
 import { ReactionGate } from './reaction-gate.js';
 import { Refresher } from '../../src/core/refresher.js';
 import { PlatformError } from '../../src/core/errors.js';
@@ -35,6 +35,8 @@ export interface SlackReplyPortOptions {
    * @defaultValue 90_000
    */
   statusRefreshMs?: number;
+  /** "Add to Slack": how many installations' ports a worker keeps (see multi-workspace-port.ts). */
+  installationPorts?: InstallationPortLimits;
 }
 
 /** Most pages of conversations.replies read for thread context (200 messages each). */
@@ -48,7 +50,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   const slack = slackConfigOf(deps.config);
   if (!slack) throw new Error('SLACK_BOT_TOKEN is missing: the Slack reply port needs it to post replies');
   // "Add to Slack": one port per installation's token.
-  if (slack.oauth && !options.client) return createMultiWorkspaceReplyPort(deps, (d, client) => createSlackReplyPort(d, { ...options, client }));
+  if (slack.oauth && !options.client) return createMultiWorkspaceReplyPort(deps, (d, client) => createSlackReplyPort(d, { ...options, client }), options.installationPorts);
   if (!options.client && !slack.botToken) throw new Error('SLACK_BOT_TOKEN is missing: the Slack reply port needs it to post replies');
   const logger = deps.logger.child({ platform: 'slack' });
   const client = options.client ?? createWebClient(slack.botToken!, { apiUrl: slack.apiUrl, logger: createBoltLogger(logger) });

@@ -109,6 +109,8 @@ export interface AddToSlackOptions {
   rotateAfterSeconds?: number;
   /** INSTALLATION_ENCRYPTION_KEY; a fresh random one when absent. */
   encryptionKey?: string;
+  /** Options of the workers' Slack reply port. */
+  replyPort?: SlackReplyPortOptions;
 }
 
 /** The bridge over HTTP with "Add to Slack" on (no bot token; OAuth v2 against the emulator). */
@@ -127,6 +129,7 @@ export function startAddToSlackBridge(options: AddToSlackOptions = {}): Promise<
       ...options.env,
     },
     agent: options.agent,
+    ...(options.replyPort ? { replyPort: options.replyPort } : {}),
   });
 }
 
