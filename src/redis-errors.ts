@@ -7,3 +7,27 @@ export function isRedisConnectionError(err: unknown): boolean {
     /ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|Connection is closed|Stream isn't writeable|max retries per request|connect/i.test(`${e?.code ?? ''} ${e?.message ?? ''}`)
   );
 }
+
+/**
+ * Redis answers, but takes no writes for now: out of memory (`maxmemory` reached under
+ * `noeviction`; a script's write says so with `script: …` after it), a replica left behind by a
+ * failover (`READONLY`), a restart still loading its data (`LOADING`), a replica that lost its
+ * master (`MASTERDOWN`), another script running too long (`BUSY`), a cluster in flux
+ * (`TRYAGAIN`, `CLUSTERDOWN`). Each ends without the bridge doing anything, so a write that
+ * records something already done (a billed answer) is worth retrying, like a lost connection.
+ */
+export function isRedisRefusingWrites(err: unknown): boolean {
+  const message = (err as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && /^(OOM|READONLY|LOADING|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN)\b/.test(message);
+}
+
+/** What an operator should read for an error of {@link isRedisRefusingWrites}; undefined for others. */
+export function redisRefusalWords(err: unknown): string | undefined {
+  if (!isRedisRefusingWrites(err)) return undefined;
+  const message = (err as { message: string }).message;
+  if (message.startsWith('OOM')) {
+    return 'Redis is out of memory (maxmemory reached) and refuses writes: no message is queued or answered until memory is freed or maxmemory raised (keep maxmemory-policy noeviction)';
+  }
+  if (message.startsWith('READONLY')) return 'Redis refuses writes: this connection reaches a read-only replica (a failover?); point REDIS_URL (or REDIS_SENTINELS) at the primary';
+  return `Redis refuses writes for now (${message.split(/[ .]/)[0]}); waiting for it`;
+}

@@ -9,7 +9,8 @@ import type { DropLog } from '../diagnostics/drop-log.js';
 import type { MessageProcessor } from './process-message.js';
 import { patiently } from './message-scope.js';
 import { FetchAcquire } from '../queue/fetch-acquire.js';
-import { isRedisConnectionError } from '../redis-errors.js';
+import { isRedisConnectionError, redisRefusalWords } from '../redis-errors.js';
+import { oncePer } from '../core/once-per.js';
 
 export interface ChatWorkerOptions {
   /** A connection BullMQ may block on (`maxRetriesPerRequest: null`). */
@@ -217,6 +218,9 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     return { processed };
   };
 
+  // Redis out of memory (or read-only after a failover) fails every fetch: say so in plain words
+  // once a minute, not BullMQ's raw reply several times a second.
+  const refusalLine = oncePer(60_000);
   const workers = fetchLoops(options.concurrency).map(
     (slots, i) =>
       new Worker<ChatJobData, JobResult>(QUEUE_NAME, processJob, {
@@ -253,11 +257,12 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
       }
     });
     // A Redis outage has its own lost/back lines (app.ts); repeating it per retry buries them.
-    worker.on('error', (err) =>
-      isRedisConnectionError(err)
-        ? options.logger.debug({ ...errorFields(err) }, 'worker: Redis connection error')
-        : options.logger.error({ ...errorFields(err) }, 'worker error'),
-    );
+    worker.on('error', (err) => {
+      if (isRedisConnectionError(err)) return options.logger.debug({ ...errorFields(err) }, 'worker: Redis connection error');
+      const words = redisRefusalWords(err);
+      if (words === undefined) return options.logger.error({ ...errorFields(err) }, 'worker error');
+      if (refusalLine(words)) options.logger.error({ ...errorFields(err) }, words);
+    });
     worker.on('failed', (job, err) => {
       if (!job) return;
       options.logger.error({ jobId: job.id, attemptsMade: job.attemptsMade, ...errorFields(err) }, 'job failed');

@@ -1,19 +1,27 @@
 import type { Logger } from '../logger.js';
 import { ownedUntil, type Fence, type Mailbox, type ProgressFields } from '../queue/mailbox.js';
 import type { ChatMessage } from '../queue/types.js';
-import { isRedisConnectionError } from '../redis-errors.js';
+import { isRedisConnectionError, isRedisRefusingWrites, redisRefusalWords } from '../redis-errors.js';
+import { errorFields } from '../logger.js';
+import { oncePer } from '../core/once-per.js';
+
+/** Redis refusing writes is said once a minute per process, not once per message held. */
+const refusalLine = oncePer(60_000);
 
 /**
  * Runs a Redis write that records an effect already done, retrying while Redis is unreachable
- * (up to `forMs`), instead of failing the job and repeating the effect.
+ * or refuses writes for now (out of memory, a read-only replica after a failover: up to
+ * `forMs`), instead of failing the job and repeating the effect (a second billed call).
  */
-export async function patiently<T>(write: () => Promise<T>, forMs = 20_000): Promise<T> {
+export async function patiently<T>(write: () => Promise<T>, forMs = 20_000, log?: () => Logger): Promise<T> {
   const deadline = Date.now() + forMs;
   for (let attempt = 0; ; attempt++) {
     try {
       return await write();
     } catch (err) {
-      if (!isRedisConnectionError(err) || Date.now() >= deadline) throw err;
+      if (!(isRedisConnectionError(err) || isRedisRefusingWrites(err)) || Date.now() >= deadline) throw err;
+      const words = redisRefusalWords(err);
+      if (words !== undefined && log && refusalLine(words)) log().error({ ...errorFields(err) }, `${words}; holding what was done until it does`);
       await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 1000)));
     }
   }
