@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PLATFORM_SETTINGS, platformsFor } from './platforms.js';
 import { RedisUnavailableError, startBridge, type Bridge } from '../src/app.js';
+import { describeRedisStartupError } from '../src/redis-startup.js';
 import { ConfigError, executableSearchPath, loadConfig, type Config } from '../src/config/load.js';
 import { startAgentEmulator, type AgentEmulator } from '../src/demo/agent-emulator.js';
 import { createLogger, errorFields, secrets } from '../src/logger.js';
@@ -85,7 +86,11 @@ async function main(): Promise<void> {
     bridge = await startBridge({ config, logger, secrets, platforms: await platformsFor(config), platformSettings: PLATFORM_SETTINGS });
   } catch (err) {
     // One clear line, never a stack trace: the message says what to fix.
-    const message = err instanceof RedisUnavailableError ? err.message : `start-up failed: ${(err as Error).message}`;
+    // A REDIS_URL user whose ACL lacks a command or key the bridge uses is refused once it runs it.
+    const message =
+      err instanceof RedisUnavailableError ? err.message
+      : /NOPERM/.test(String((err as Error).message)) ? describeRedisStartupError(err as Error, config.redis)
+      : `start-up failed: ${(err as Error).message}`;
     process.stderr.write(`${secrets.redact(message)}\n`);
     await emulator?.close();
     await privateRedis?.stop();

@@ -33,7 +33,7 @@ import { Metrics } from './metrics.js';
 import { ChatQueue } from './queue/chat-queue.js';
 import { createQuota } from './quota/quota.js';
 import { bullPrefix, createRedis } from './redis.js';
-import { RedisUnavailableError, waitForRedis } from './redis-startup.js';
+import { evictionPolicyProblem, RedisUnavailableError, waitForRedis } from './redis-startup.js';
 import { isRedisConnectionError } from './redis-errors.js';
 import { listenProblem } from './http/listen-problem.js';
 import { assertWorkerCoversIngress, keepAnnouncing } from './worker/platform-coverage.js';
@@ -112,6 +112,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   });
   redis.on('close', () => lost());
   await waitForRedis(redis, config.redis);
+  const eviction = await evictionPolicyProblem(redis).catch(() => undefined);
+  if (eviction) logger.warn({ maxmemoryPolicy: eviction.policy }, eviction.words);
   const ownPlatforms = options.platforms.map((p) => p.platform);
   // A worker takes every platform's jobs: one that cannot answer a platform an ingress serves must not start.
   if (config.role === 'worker' && options.platformSettings) {

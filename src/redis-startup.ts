@@ -38,7 +38,9 @@ function describeTarget(target: RedisTarget): { label: string; unreachable: stri
   if (target.defaulted === false) {
     return {
       label: `Redis at ${where}`,
-      unreachable: `Redis is not reachable at ${where} (REDIS_URL): check that it runs there and that this host can reach it (host, port, firewall; rediss:// for a TLS port), or fix REDIS_URL`,
+      unreachable: `Redis is not reachable at ${where} (REDIS_URL): check that it runs there and that this host can reach it (host, port, firewall; ${
+        where.startsWith('rediss:') ? 'a Redis without TLS never answers rediss://: use redis:// for it' : 'rediss:// for a TLS port'
+      }), or fix REDIS_URL`,
     };
   }
   return {
@@ -95,4 +97,23 @@ export async function waitForRedis(redis: Redis, target: RedisTarget, timeoutMs 
     redis.disconnect();
     throw new RedisUnavailableError(describeRedisStartupError(firstError, target));
   }
+}
+
+/**
+ * What to tell the operator when Redis may evict keys when it is full (`maxmemory-policy` other
+ * than `noeviction`): BullMQ needs every key kept, and so does the bridge (a message's record,
+ * its seen mark, the call-started count). Undefined when the policy is `noeviction` or Redis
+ * does not say (INFO renamed away on a managed service).
+ */
+export async function evictionPolicyProblem(redis: Pick<Redis, 'info'>): Promise<{ policy: string; words: string } | undefined> {
+  const info = await redis.info('memory');
+  const policy = /^maxmemory_policy:(\S+)/m.exec(info)?.[1];
+  if (policy === undefined || policy === 'noeviction') return undefined;
+  return {
+    policy,
+    words:
+      `Redis evicts keys when it is full (maxmemory-policy ${policy}): set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, ` +
+      'or in redis.conf or the managed service\'s parameters), which BullMQ requires. Otherwise a full Redis silently drops queued messages, ' +
+      'their progress and the marks that keep a message from being answered (and billed) twice',
+  };
 }
