@@ -33,7 +33,8 @@ import { Metrics } from './metrics.js';
 import { ChatQueue } from './queue/chat-queue.js';
 import { createQuota } from './quota/quota.js';
 import { bullPrefix, createRedis } from './redis.js';
-import { evictionPolicyProblem, RedisUnavailableError, waitForRedis } from './redis-startup.js';
+import { queueKeys } from './queue/keys.js';
+import { evictionPolicyProblem, noteDataLoss, RedisUnavailableError, waitForRedis } from './redis-startup.js';
 import { isRedisConnectionError } from './redis-errors.js';
 import { listenProblem } from './http/listen-problem.js';
 import { assertWorkerCoversIngress, keepAnnouncing } from './worker/platform-coverage.js';
@@ -100,8 +101,10 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     redisLost = true;
     logger.warn({ ...(err ? errorFields(err) : {}) }, 'Redis connection lost: the queue is unavailable, retrying');
   };
+  const dataMark = queueKeys(storePrefix).dataMark;
   redis.on('ready', () => {
     if (redisLost) logger.info('Redis connection is back: the queue works again');
+    if (redisLost) void noteDataLoss(redis, dataMark, logger).catch(() => {});
     connectedOnce = true;
     redisLost = false;
   });
@@ -112,6 +115,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   });
   redis.on('close', () => lost());
   await waitForRedis(redis, config.redis);
+  await redis.set(dataMark, String(Date.now())).catch(() => {});
   const eviction = await evictionPolicyProblem(redis).catch(() => undefined);
   if (eviction) logger.warn({ maxmemoryPolicy: eviction.policy }, eviction.words);
   const ownPlatforms = options.platforms.map((p) => p.platform);

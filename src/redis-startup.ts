@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import type { Logger } from './logger.js';
 import type { Config } from './config/load.js';
 import { withTimeout } from './core/with-timeout.js';
 import { withoutUserinfo } from './core/url-userinfo.js';
@@ -116,4 +117,19 @@ export async function evictionPolicyProblem(redis: Pick<Redis, 'info'>): Promise
       'or in redis.conf or the managed service\'s parameters), which BullMQ requires. Otherwise a full Redis silently drops queued messages, ' +
       'their progress and the marks that keep a message from being answered (and billed) twice',
   };
+}
+
+/**
+ * After a reconnect: whether Redis kept the deployment's data, told by `markKey` (queueKeys
+ * `dataMark`, set at start). Gone: Redis restarted without persistence (or was flushed), so every
+ * message queued before is lost, and nobody told its sender; the operator reads it here, once
+ * per deployment (the first process back sets the mark again).
+ */
+export async function noteDataLoss(redis: Pick<Redis, 'exists' | 'set'>, markKey: string, logger: Pick<Logger, 'error'>): Promise<void> {
+  if (await redis.exists(markKey)) return;
+  await redis.set(markKey, String(Date.now()));
+  logger.error(
+    'Redis came back without its data (restarted without persistence, or flushed): messages queued before are lost and their senders were not told, ' +
+      'and /agent bind bindings, settings and audit entries made in chat are gone; turn on persistence (appendonly yes, appendfsync always: docs/operations.md, Redis)',
+  );
 }

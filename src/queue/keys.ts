@@ -64,6 +64,11 @@ export function queueKeys(base: string) {
     credentialFingerprints: `${base}:credential-fingerprints`,
     /** String: a workspace's sealed agent account (src/accounts/account-store.ts). */
     account: (platform: Platform, workspaceId: string) => `${base}:account:${platform}:${workspaceId}`,
+    /**
+     * String, no TTL: set by every process at start and after each reconnect. Missing after a
+     * reconnect means Redis came back without its data (src/redis-startup.ts `noteDataLoss`).
+     */
+    dataMark: `${base}:redis-data-mark`,
     /** BullMQ's lock of a job (value = the worker's token); read by the fenced scripts, never written. */
     jobLock: (jobId: string) => `${base}:${jobId}:lock`,
     /** BullMQ's set of jobs suspected stalled; a renewed lock takes its job out, as extendLock does. */
