@@ -8,18 +8,29 @@ import { oncePer } from '../core/once-per.js';
 /** Redis refusing writes is said once a minute per process, not once per message held. */
 const refusalLine = oncePer(60_000);
 
+/** How long {@link patiently} keeps trying, and who says that Redis refuses writes. */
+export interface Patience {
+  /** While Redis is unreachable. @defaultValue 20 000 */
+  forMs?: number;
+  /** While Redis answers but refuses writes (out of memory, read-only). @defaultValue forMs */
+  refusedForMs?: number;
+  /** The logger of the line that says Redis refuses writes (once a minute per process). */
+  log?: () => Logger;
+}
+
 /**
  * Runs a Redis write that records an effect already done, retrying while Redis is unreachable
- * or refuses writes for now (out of memory, a read-only replica after a failover: up to
- * `forMs`), instead of failing the job and repeating the effect (a second billed call).
+ * or refuses writes for now (out of memory, a read-only replica after a failover), instead of
+ * failing the job and repeating the effect (a second billed call).
  */
-export async function patiently<T>(write: () => Promise<T>, forMs = 20_000, log?: () => Logger): Promise<T> {
-  const deadline = Date.now() + forMs;
+export async function patiently<T>(write: () => Promise<T>, { forMs = 20_000, refusedForMs = forMs, log }: Patience = {}): Promise<T> {
+  const started = Date.now();
   for (let attempt = 0; ; attempt++) {
     try {
       return await write();
     } catch (err) {
-      if (!(isRedisConnectionError(err) || isRedisRefusingWrites(err)) || Date.now() >= deadline) throw err;
+      const refused = isRedisRefusingWrites(err);
+      if (!(refused || isRedisConnectionError(err)) || Date.now() - started >= (refused ? refusedForMs : forMs)) throw err;
       const words = redisRefusalWords(err);
       if (words !== undefined && log && refusalLine(words)) log().error({ ...errorFields(err) }, `${words}; holding what was done until it does`);
       await new Promise((r) => setTimeout(r, Math.min(100 * 2 ** attempt, 1000)));

@@ -40,6 +40,9 @@ const REFUSED_POST: ReadonlySet<ErrorKind> = new Set(['rate_limited', 'refused',
  */
 export const MAX_CRASHED_CALLS = 2;
 
+/** How long a billed answer waits for a Redis that refuses writes (OOM) to take it: the job's retry would call again. */
+const ANSWER_HOLD_MS = 5 * 60_000;
+
 /** `posting` when no post is under way (an earlier one was refused). */
 const NOTHING_UNDER_WAY = -1;
 
@@ -219,7 +222,7 @@ export class MessageProcessor {
       // The answered mark lets the thread's later messages through without a mention; an
       // "Ask the agent" answer is about one message and does not make the bot a participant.
       const joinsThread = m.origin !== 'shortcut';
-      if (!(await patiently(() => scope.record(answer, joinsThread), undefined, () => scope.log()))) return this.lost(scope.log());
+      if (!(await patiently(() => scope.record(answer, joinsThread), { refusedForMs: ANSWER_HOLD_MS, log: () => scope.log() }))) return this.lost(scope.log());
     }
     // The answer is recorded: posting it takes its turn behind the answers that came in first.
     const delivery: Delivery = { m, messageId, port, progress, scope, indicator, reply, first, recordedAt, agentMessageId, agentMs };
@@ -237,7 +240,7 @@ export class MessageProcessor {
       const mayExist = i === progress.posted && progress.posting === i;
       if (!(i === first && postingRecorded)) {
         // One fenced write: chunk i-1 is posted, chunk i is under way (and ownership holds).
-        const owned = await patiently(() => scope.record({ posted: i, posting: i }), undefined, () => scope.log());
+        const owned = await patiently(() => scope.record({ posted: i, posting: i }), { log: () => scope.log() });
         if (!owned) return this.lost(scope.log());
       }
       // A signal shown while the agent worked lands before the reply it announces.

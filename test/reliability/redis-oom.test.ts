@@ -54,4 +54,27 @@ describe('Redis out of memory while agent calls run', () => {
     expect(pl.logs.matching(/Redis is out of memory \(maxmemory reached\)/).length).toBeGreaterThan(0);
     expect(guard.errors).toEqual([]);
   }, 60_000);
+
+  it('longer than the 20 s a lost connection is waited out: the billed answer still waits, and is asked once', async () => {
+    redis = await new OwnRedis({ appendonly: false }).start();
+    admin = new Redis(redis.url);
+    p = await startPipeline({ REDIS_URL: redis.url, LOG_LEVEL: 'info' });
+    const pl = p;
+    pl.agent.setDelay(500, { endpoint: 'chat' });
+    const sent = Array.from({ length: 2 }, (_, i) => webMessage(`long oom question ${i}`, { channelId: `longoom${i}`, isDirect: true }));
+    for (const m of sent) expect((await pl.bridge.ingress.handle(m)).status).toBe('queued');
+    await until(() => pl.agent.openRequests() === sent.length || undefined, 'every call open at the agent');
+    await admin.config('SET', 'maxmemory', '1');
+    await sleep(23_000);
+    expect(pl.sink.posts.filter((x) => x.kind === 'chunk')).toHaveLength(0);
+    await admin.config('SET', 'maxmemory', '0');
+
+    await until(() => sent.every((m) => pl.sink.posts.some((x) => x.kind === 'chunk' && x.messageId === m.messageId)) || undefined, 'every answer posted', 60_000);
+    await sleep(1_000);
+    for (const m of sent) {
+      expect(pl.agent.chatCalls().filter((c) => c.message.includes(m.text))).toHaveLength(1);
+      expect(pl.sink.posts.filter((x) => x.kind === 'chunk' && x.messageId === m.messageId)).toHaveLength(1);
+    }
+    expect(guard.errors).toEqual([]);
+  }, 120_000);
 });
