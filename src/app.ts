@@ -34,7 +34,7 @@ import { ChatQueue } from './queue/chat-queue.js';
 import { createQuota } from './quota/quota.js';
 import { bullPrefix, createRedis } from './redis.js';
 import { queueKeys } from './queue/keys.js';
-import { evictionPolicyProblem, noteDataLoss, RedisUnavailableError, waitForRedis } from './redis-startup.js';
+import { evictionPolicyProblem, noteDataLoss, RedisUnavailableError, waitForRedis, watchAuthRefusal } from './redis-startup.js';
 import { isRedisConnectionError } from './redis-errors.js';
 import { listenProblem } from './http/listen-problem.js';
 import { assertWorkerCoversIngress, keepAnnouncing } from './worker/platform-coverage.js';
@@ -115,6 +115,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   });
   redis.on('close', () => lost());
   await waitForRedis(redis, config.redis);
+  watchAuthRefusal(redis, config.redis, logger);
   await redis.set(dataMark, String(Date.now())).catch(() => {});
   const eviction = await evictionPolicyProblem(redis).catch(() => undefined);
   if (eviction) logger.warn({ maxmemoryPolicy: eviction.policy }, eviction.words);

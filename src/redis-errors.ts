@@ -4,8 +4,19 @@ export function isRedisConnectionError(err: unknown): boolean {
   return (
     e?.name === 'MaxRetriesPerRequestError' ||
     e?.name === 'RedisTimeoutError' ||
-    /ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|Connection is closed|Stream isn't writeable|max retries per request|connect/i.test(`${e?.code ?? ''} ${e?.message ?? ''}`)
+    /ECONN|ETIMEDOUT|EPIPE|ENOTFOUND|Connection is closed|Stream isn't writeable|max retries per request|connect/i.test(`${e?.code ?? ''} ${e?.message ?? ''}`) ||
+    isRedisAuthRefusal(err)
   );
+}
+
+/**
+ * Redis refuses the credentials of a reconnect (its password was changed while the bridge ran):
+ * for the callers, an outage like a lost connection (it ends when the password is put back);
+ * for the operator, one line of its own (redis-startup.ts `watchAuthRefusal`).
+ */
+export function isRedisAuthRefusal(err: unknown): boolean {
+  const message = (err as { message?: unknown } | undefined)?.message;
+  return typeof message === 'string' && /^(WRONGPASS|NOAUTH)\b/.test(message);
 }
 
 /**

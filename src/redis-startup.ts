@@ -1,5 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from './logger.js';
+import { oncePer } from './core/once-per.js';
+import { isRedisAuthRefusal } from './redis-errors.js';
 import type { Config } from './config/load.js';
 import { withTimeout } from './core/with-timeout.js';
 import { withoutUserinfo } from './core/url-userinfo.js';
@@ -132,4 +134,20 @@ export async function noteDataLoss(redis: Pick<Redis, 'exists' | 'set'>, markKey
     'Redis came back without its data (restarted without persistence, or flushed): messages queued before are lost and their senders were not told, ' +
       'and /agent bind bindings, settings and audit entries made in chat are gone; turn on persistence (appendonly yes, appendfsync always: docs/operations.md, Redis)',
   );
+}
+
+/**
+ * Once running: Redis refusing the password of a reconnect is said at error once a minute,
+ * naming REDIS_URL (never its password). Each retry's refusal is otherwise a debug line, as for
+ * a lost connection, so this is what the operator sees, beside "Redis connection lost".
+ */
+export function watchAuthRefusal(redis: Pick<Redis, 'on'>, target: RedisTarget, logger: Pick<Logger, 'error'>): void {
+  const once = oncePer(60_000);
+  redis.on('error', (err: Error) => {
+    if (!isRedisAuthRefusal(err) || !once('auth')) return;
+    logger.error(
+      `${describeTarget(target).label} refuses the password in REDIS_URL (authentication failed: was it changed on the server?): ` +
+        'nothing is queued or answered until it takes it again: put the server\'s password in REDIS_URL and restart, or set the old one back on the server',
+    );
+  });
 }
