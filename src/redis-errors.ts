@@ -32,12 +32,19 @@ export function isRedisRefusingWrites(err: unknown): boolean {
   return typeof message === 'string' && /^(OOM|READONLY|LOADING|MASTERDOWN|BUSY|TRYAGAIN|CLUSTERDOWN)\b/.test(message);
 }
 
-/** What an operator should read for an error of {@link isRedisRefusingWrites}; undefined for others. */
+/**
+ * What an operator should read, once a minute, for an error of {@link isRedisRefusingWrites}, or
+ * BullMQ's `Missing key for job …` (one per job in flight when Redis lost its data); undefined for others.
+ */
 export function redisRefusalWords(err: unknown): string | undefined {
-  if (!isRedisRefusingWrites(err)) return undefined;
-  const message = (err as { message: string }).message;
+  const message = (err as { message?: unknown } | undefined)?.message;
+  if (typeof message !== 'string') return undefined;
+  if (!isRedisRefusingWrites(err) && !message.startsWith('Missing key for job')) return undefined;
   if (message.startsWith('OOM')) {
     return 'Redis is out of memory (maxmemory reached) and refuses writes: no message is queued or answered until memory is freed or maxmemory raised (keep maxmemory-policy noeviction)';
+  }
+  if (message.startsWith('Missing key for job')) {
+    return 'jobs vanished from Redis while this worker ran them (Redis lost its data, or someone removed them); the worker went on without them';
   }
   if (message.startsWith('READONLY')) return 'Redis refuses writes: this connection reaches a read-only replica (a failover?); point REDIS_URL (or REDIS_SENTINELS) at the primary';
   return `Redis refuses writes for now (${message.split(/[ .]/)[0]}); waiting for it`;
