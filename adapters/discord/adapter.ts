@@ -6,7 +6,7 @@ import type { Adapter } from '../../src/core/adapter.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { createInteractionHandler } from './commands/interactions.js';
 import { registerCommands } from './commands/register.js';
-import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, loginAndWait, startFailure, type ShardPlan, type StartFailure } from './gateway.js';
+import { DISALLOWED_INTENTS_CLOSE, DisallowedIntentsError, createGatewayClient, definitiveCloseReason, loginAndWait, startFailure, type ShardPlan, type StartFailure } from './gateway.js';
 import { sessionLimitWaitMs } from './session-limit.js';
 import { agreeShardCount } from './shard-count.js';
 import { RedisIdentifyThrottler } from './identify-throttler.js';
@@ -175,7 +175,10 @@ export function createDiscordAdapter(
     });
     c.on(Events.ShardDisconnect, (event, shardId) => {
       if (stopped) return;
-      logger.warn({ code: event.code, shardId }, 'discord gateway closed for good');
+      // discord.js does not reconnect after these codes: say what to fix (a token reset in the portal: 4004).
+      const fix = wasReady ? definitiveCloseReason(event.code) : undefined;
+      if (fix) logger.error({ code: event.code, shardId }, `discord gateway closed for good, this shard receives nothing until agent-bridge is restarted: ${fix}`);
+      else logger.warn({ code: event.code, shardId }, 'discord gateway closed for good');
       // A 4014 after start-up (on a re-identify): carry on without the intent.
       if (wasReady && event.code === DISALLOWED_INTENTS_CLOSE && withContent && !stopped) {
         warnMentionOnly();

@@ -15,6 +15,21 @@ const REFUSALS: ReadonlyMap<number, string> = new Map([
   [160002, 'Cannot reply without permission to read message history'],
 ]);
 
+/**
+ * A 401 on a request made with the bot token means Discord no longer accepts DISCORD_TOKEN (it
+ * was reset in the Developer Portal, or is wrong). `@discordjs/rest` then drops the token, so
+ * every later request of that client fails before it is sent ("Expected token to be set…"),
+ * which stops further 401s: Discord bans an IP that makes 10,000 invalid (401, 403, 429) requests
+ * in 10 minutes. Both say what to do, in the same words; neither is worth retrying.
+ */
+export const TOKEN_REFUSED =
+  'Discord no longer accepts DISCORD_TOKEN (401 Unauthorized: the bot token was reset or revoked): copy the current token from the ' +
+  'Discord Developer Portal (your application → Bot → Reset Token) into DISCORD_TOKEN of every agent-bridge process and restart them';
+/** What `@discordjs/rest` throws once it dropped a refused token. */
+const TOKEN_DROPPED = /^Expected token to be set for this request/;
+/** A 401 for an interaction's webhook token (older than 15 minutes), not the bot token. */
+const INVALID_WEBHOOK_TOKEN = 50027;
+
 interface ApiErrorLike {
   status: number;
   code?: number | string;
@@ -52,6 +67,9 @@ export function toPlatformError(err: unknown, action: string): PlatformError {
   }
   if (looksLikeApiError(err)) {
     const code = typeof err.code === 'number' ? err.code : Number(err.code);
+    if (err.status === 401 && code !== INVALID_WEBHOOK_TOKEN) {
+      return new PlatformError('discord', 'unauthorized', `Discord ${action} failed: ${TOKEN_REFUSED}`, { status: 401 });
+    }
     const route = `${(err.method ?? '').toUpperCase()} ${routeOf(err.url)}`.trim();
     const refusal = REFUSALS.get(code);
     const kind: ErrorKind = refusal ? 'refused' : kindForStatus(err.status);
@@ -63,6 +81,9 @@ export function toPlatformError(err: unknown, action: string): PlatformError {
   }
   if (name === 'AbortError' || name === 'TimeoutError') {
     return new PlatformError('discord', 'timeout', `Discord ${action} timed out`);
+  }
+  if (err instanceof Error && TOKEN_DROPPED.test(err.message)) {
+    return new PlatformError('discord', 'unauthorized', `Discord ${action} not sent: ${TOKEN_REFUSED}`);
   }
   const reason = clipAtWord(err instanceof Error ? err.message : String(err), 200);
   return new PlatformError('discord', 'network', `Discord ${action} failed: ${reason}`, {

@@ -26,6 +26,14 @@ const DEFINITIVE_CLOSES: ReadonlyMap<number, string> = new Map([
   [4013, 'Discord refused the gateway intents (close 4013, invalid intents): if DISCORD_API_URL is set, check that it points at Discord or a faithful proxy'],
 ]);
 
+/**
+ * What to fix for a gateway close code no reconnect can get past (the token reset in the portal
+ * while the bridge runs: 4004), or undefined for the others.
+ */
+export function definitiveCloseReason(code: number): string | undefined {
+  return DEFINITIVE_CLOSES.get(code);
+}
+
 /** Discord refused the connection for a reason only a setting can fix; the message names it. */
 export class DiscordSetupError extends Error {
   constructor(message: string) {

@@ -155,6 +155,11 @@ export class Gateway {
     }
   }
 
+  /** The token IDENTIFY and RESUME must carry from now on (a token reset in the portal). */
+  setToken(token: string): void {
+    this.options.token = token;
+  }
+
   /** Grants or withdraws the Message Content intent for the next IDENTIFY. */
   setAllowMessageContent(allow: boolean): void {
     this.options.allowMessageContent = allow;

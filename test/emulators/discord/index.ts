@@ -30,7 +30,7 @@ export type { DiscordEmulatorOptions, AttachmentInput, SendMessageInput };
 export class DiscordEmulator extends EventEmitter {
   readonly world: World;
   readonly store = new Store();
-  readonly token: string;
+  private currentToken: string;
   private readonly server: Server;
   private readonly gateway: Gateway;
   private readonly rest: RestApi;
@@ -41,7 +41,7 @@ export class DiscordEmulator extends EventEmitter {
     super();
     this.setMaxListeners(100);
     this.world = createWorld({ extraGuilds: options.extraGuilds, rolePermissions: options.rolePermissions });
-    this.token = options.token ?? 'emulator-bot-token';
+    this.currentToken = options.token ?? 'emulator-bot-token';
     this.server = createServer((req, res) => {
       if (req.url?.startsWith(ATTACHMENTS_PATH)) return this.serveAttachment(req.url, req.headers, res);
       this.rest.handle(req, res).catch((e: unknown) => {
@@ -52,7 +52,7 @@ export class DiscordEmulator extends EventEmitter {
       this.server,
       this.world,
       {
-        token: this.token,
+        token: this.currentToken,
         allowMessageContent: options.allowMessageContent ?? true,
         heartbeatIntervalMs: options.heartbeatIntervalMs ?? 41_250,
         resumeWindowMs: options.resumeWindowMs ?? 120_000,
@@ -70,7 +70,7 @@ export class DiscordEmulator extends EventEmitter {
       sessionStartLimit: { total: 1000, remaining: options.sessionStartLimit?.remaining ?? 999, resetAfterMs: options.sessionStartLimit?.resetAfterMs ?? 0 },
       nonceWindowMs: options.nonceWindowMs ?? 120_000,
     };
-    this.rest = new RestApi(this.world, this.store, this.token, () => this.wsUrl, this.gatewayInfo, {
+    this.rest = new RestApi(this.world, this.store, () => this.currentToken, () => this.wsUrl, this.gatewayInfo, {
       botMessage: (channel, message) => {
         this.store.addMessage(channel.id, message);
         this.dispatchMessage(channel, this.world.bot, message, true);
@@ -78,6 +78,22 @@ export class DiscordEmulator extends EventEmitter {
       changed: () => this.emit('change'),
       messageContentAllowed: () => this.gateway.messageContentAllowed,
     });
+  }
+
+  /** The bot token Discord accepts now (see {@link resetToken}). */
+  get token(): string {
+    return this.currentToken;
+  }
+
+  /**
+   * The developer resets the bot token in the portal: from now on only `token` is accepted
+   * (REST answers 401, code 0, to the old one; IDENTIFY and RESUME with it are closed with 4004),
+   * and the connections made with the old one are cut.
+   */
+  resetToken(token: string): void {
+    this.currentToken = token;
+    this.gateway.setToken(token);
+    this.gateway.drop();
   }
 
   async listen(): Promise<this> {

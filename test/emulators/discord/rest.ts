@@ -50,7 +50,7 @@ export class RestApi {
   constructor(
     private readonly world: World,
     private readonly store: Store,
-    private readonly token: string,
+    private readonly token: () => string,
     private readonly gatewayUrl: () => string,
     private readonly gatewayInfo: GatewayInfo,
     private readonly hooks: RestHooks,
@@ -134,7 +134,7 @@ export class RestApi {
     for (const [m, re, needsAuth, handler] of this.routes) {
       const match = m === method ? re.exec(path) : null;
       if (!match) continue;
-      if (needsAuth && auth !== `Bot ${this.token}`) return err(401, 0, '401: Unauthorized');
+      if (needsAuth && auth !== `Bot ${this.token()}`) return err(401, 0, '401: Unauthorized');
       return handler({ method, path, query, json, params: match.slice(1) });
     }
     return err(404, 0, '404: Not Found');
