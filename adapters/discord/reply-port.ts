@@ -20,6 +20,8 @@ const WARNING_EMOJI = '⚠️';
 const CANNOT_REPLY_WITHOUT_HISTORY = '160002';
 /** How often a channel where the bot may not react is named again in the log. */
 const REACTION_REFUSED_WARN_MS = 10 * 60_000;
+/** Typing refused with these is not sent again in that channel for a while (see TypingKeeper). */
+const REFUSED_FOR_GOOD: ReadonlySet<string> = new Set(['refused', 'forbidden', 'unauthorized']);
 /** Pages of 100 read after the question when looking for a chunk a crashed worker may have posted. */
 const POSTED_LOOKUP_PAGES = 5;
 
@@ -57,8 +59,12 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     async (channelId) => {
       await rest.post(Routes.channelTyping(channelId));
     },
-    // A stop can be missed (the job is retried elsewhere): never type much longer than a chat call may take.
-    { refreshMs: options.typingRefreshMs, maxMs: (deps.config.agent?.timeoutMs ?? 120_000) + 30_000 },
+    {
+      refreshMs: options.typingRefreshMs,
+      // A stop can be missed (the job is retried elsewhere): never type much longer than a chat call may take.
+      maxMs: (deps.config.agent?.timeoutMs ?? 120_000) + 30_000,
+      refused: (err) => REFUSED_FOR_GOOD.has(toPlatformError(err, 'typing').kind),
+    },
   );
 
   async function create(

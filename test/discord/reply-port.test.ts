@@ -137,6 +137,32 @@ describe('discord reply port (REST only, against the emulator)', () => {
     expect(emu.calls.some((c) => c.method === 'PUT' && c.path === `/channels/${m.channel_id}/messages/${m.id}/reactions/⚠️/@me`)).toBe(true);
   });
 
+  it('sends no more typing to a channel that refused it (audit I: each is a refused request toward Discord\'s ban)', async () => {
+    const p = port();
+    const channel = emu.world.channels.bound;
+    const typing = () => emu.calls.filter((c) => c.path === `/channels/${channel.id}/typing`);
+    emu.setBotMayPost(channel, false);
+    try {
+      const first = targetOf(userMessage(channel));
+      await p.startWorking!(first);
+      // Refreshed every 30 ms before: a refused trigger every 8 s for as long as the agent worked.
+      await new Promise((r) => setTimeout(r, 300));
+      const second = targetOf(userMessage(channel));
+      await p.startWorking!(second);
+      await new Promise((r) => setTimeout(r, 100));
+      await p.stopWorking!(first, 'ok');
+      await p.stopWorking!(second, 'ok');
+      expect(typing().map((c) => c.status)).toEqual([403]);
+      // Other channels are not held back.
+      const elsewhere = targetOf(userMessage());
+      await p.startWorking!(elsewhere);
+      await p.stopWorking!(elsewhere, 'ok');
+      expect(emu.calls.filter((c) => c.path === `/channels/${elsewhere.channelId}/typing`).at(-1)?.status).toBe(204);
+    } finally {
+      emu.setBotMayPost(channel, true);
+    }
+  });
+
   it('names a channel where the warning reaction is refused, once per 10 minutes, at warn', async () => {
     const logs = new LogCapture();
     const config = loadTestConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:9/api/v1', AGENT_API_KEY: 'unused-key', DISCORD_TOKEN: emu.token, DISCORD_API_URL: emu.apiUrl });
