@@ -30,6 +30,12 @@ const TOKEN_DROPPED = /^Expected token to be set for this request/;
 /** A 401 for an interaction's webhook token (older than 15 minutes), not the bot token. */
 const INVALID_WEBHOOK_TOKEN = 50027;
 
+/** What a 429 without `Retry-After` most likely is. */
+const EDGE_429 =
+  "not Discord's rate limit but its edge (Cloudflare) or a proxy at DISCORD_API_URL: Discord bars an IP for a while after 10,000 refused (401, 403, 429) requests in 10 minutes";
+/** How long such a 429 is waited out before the request is made again. */
+const UNSAID_WAIT_MS = 60_000;
+
 interface ApiErrorLike {
   status: number;
   code?: number | string;
@@ -61,9 +67,15 @@ function routeOf(url: string | undefined): string {
 export function toPlatformError(err: unknown, action: string): PlatformError {
   if (err instanceof PlatformError) return err;
   const name = err instanceof Error ? err.name : '';
-  if (name === 'RateLimitError' && typeof (err as ApiErrorLike).retryAfter === 'number') {
-    const retryAfterMs = (err as ApiErrorLike).retryAfter;
-    return new PlatformError('discord', 'rate_limited', `Discord rate limit on ${action}`, { status: 429, retryAfterMs });
+  // Its name carries the route: `RateLimitError[/channels/:id/messages]`.
+  if (name.startsWith('RateLimitError') && typeof (err as ApiErrorLike).retryAfter === 'number') {
+    const retryAfterMs = (err as ApiErrorLike).retryAfter!;
+    if (retryAfterMs > 0) return new PlatformError('discord', 'rate_limited', `Discord rate limit on ${action}`, { status: 429, retryAfterMs });
+    // Not Discord's own limit (rest.ts): its edge or a proxy, which may be barring this IP.
+    return new PlatformError('discord', 'rate_limited', `Discord ${action} refused with a 429 that does not say how long to wait (${EDGE_429}); tried again in a minute`, {
+      status: 429,
+      retryAfterMs: UNSAID_WAIT_MS,
+    });
   }
   if (looksLikeApiError(err)) {
     const code = typeof err.code === 'number' ? err.code : Number(err.code);

@@ -144,6 +144,10 @@ export function startFailure(err: unknown, config: Pick<DiscordConfig, 'apiUrl'>
   }
   const sessionLimit = sessionStartLimitOf(err);
   if (sessionLimit) return { retry: true, reason: sessionLimit.message, sessionLimit };
+  if (typeof e.name === 'string' && e.name.startsWith('RateLimitError')) {
+    // A 429 without Retry-After, thrown instead of retried at once (rest.ts): wait with the backoff.
+    return { retry: true, reason: "Discord answered 429 without saying how long to wait (its edge, Cloudflare, or a proxy at DISCORD_API_URL, not Discord's rate limit)" };
+  }
   if (typeof e.status === 'number' && (e.status === 429 || e.status >= 500)) {
     return { retry: true, reason: `Discord answered ${e.status} (${message})` };
   }

@@ -163,6 +163,32 @@ describe('discord reply port (REST only, against the emulator)', () => {
     }
   });
 
+  it('does not resend at once after a 429 that says no wait (Cloudflare, a proxy): audit I', async () => {
+    const { p, m, target } = asked();
+    const before = creates(m.channel_id).length;
+    // As many as a tight loop would meet before the next message create succeeds.
+    emu.failNextMessageCreates(25, { status: 429, edge: true });
+    try {
+      const outcome = await Promise.race([
+        p.postChunk(target, 'answer', 0).then(() => 'posted', (e: unknown) => e),
+        new Promise((r) => setTimeout(() => r('still retrying'), 3_000)),
+      ]);
+      // Before: 25 refused requests in under a second (at most 50 a second), then the post.
+      expect(creates(m.channel_id).slice(before).map((c) => c.status)).toEqual([429]);
+      expect(outcome).toMatchObject({ kind: 'rate_limited', retryAfterMs: 60_000 });
+      expect(String((outcome as Error).message)).toMatch(/does not say how long to wait/);
+    } finally {
+      emu.store.messageCreateFaults.length = 0;
+    }
+  });
+
+  it('still waits out a 429 that says how long, and posts', async () => {
+    const { p, m, target } = asked();
+    emu.failNextMessageCreates(1, { status: 429, retryAfterSeconds: 0.2 });
+    await p.postChunk(target, 'answer after the wait', 0);
+    expect(creates(m.channel_id).slice(-2).map((c) => c.status)).toEqual([429, 200]);
+  });
+
   it('names a channel where the warning reaction is refused, once per 10 minutes, at warn', async () => {
     const logs = new LogCapture();
     const config = loadTestConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:9/api/v1', AGENT_API_KEY: 'unused-key', DISCORD_TOKEN: emu.token, DISCORD_API_URL: emu.apiUrl });

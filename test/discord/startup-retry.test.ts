@@ -72,6 +72,19 @@ describe('discord start-up while Discord is unreachable', () => {
     expect((await discord.waitFor(() => discord.repliesTo(m.id)[0], 'reply after the outage')).content).toBe('echo: back?');
   });
 
+  it('a 429 without Retry-After (Cloudflare, a proxy) is retried with the backoff, not at once (audit I)', async () => {
+    const discord = await emulator();
+    let limited = true;
+    // The front door's 429 has a JSON body but no Retry-After nor X-RateLimit-* header, as none of Discord's own lack.
+    const door = await frontDoor(discord, (_method, path) => (limited && path === '/gateway/bot' ? { status: 429, body: { message: 'error code: 1015' } } : undefined));
+    const { t, adapter } = await startBridgeWith(discord, { DISCORD_API_URL: door.apiUrl }, { firstMs: 200, maxMs: 400 });
+    await until(() => warnings(t, 'without saying how long to wait').length >= 2, 'two warnings');
+    // Before: @discordjs/rest sent it again at once, about 50 refused requests a second, and start-up hung.
+    expect(door.requests.filter((r) => r === 'GET /gateway/bot').length).toBeLessThanOrEqual(4);
+    limited = false;
+    await until(() => adapter.client?.isReady(), 'connected once the 429s stop', 15_000);
+  });
+
   it('names DISCORD_API_URL when nothing answers there, and stops retrying at once when the bridge stops', async () => {
     const discord = await emulator();
     const apiUrl = `http://127.0.0.1:${await closedPort()}/api`;

@@ -11,6 +11,8 @@ import { allChannels, allUsers, snowflake, type EmuChannel, type World } from '.
 export interface Reply {
   status: number;
   body?: unknown;
+  /** A body sent as is (not JSON), with its content type. */
+  raw?: { text: string; contentType: string };
   headers?: Record<string, string>;
 }
 
@@ -125,6 +127,11 @@ export class RestApi {
     const reply = this.route(method, path, Object.fromEntries(url.searchParams), json, req.headers.authorization);
     this.store.calls.push({ method, path, rawPath, query: Object.fromEntries(url.searchParams), headers: { ...req.headers }, body, json, status: reply.status, at: Date.now() });
     this.hooks.changed();
+    if (reply.raw) {
+      res.writeHead(reply.status, { 'content-type': reply.raw.contentType, ...reply.headers });
+      res.end(reply.raw.text);
+      return;
+    }
     const headers: Record<string, string> = { ...(reply.body !== undefined ? { 'content-type': 'application/json' } : {}), ...reply.headers };
     res.writeHead(reply.status, headers);
     res.end(reply.body !== undefined ? JSON.stringify(reply.body) : undefined);
@@ -317,6 +324,7 @@ export class RestApi {
 /** A queued fault as Discord sends it: a 429 with real rate-limit headers, or a bare 5xx. */
 function faultReply(fault: Fault, bucket: string): Reply {
   if (fault.status !== 429) return err(fault.status, 0, 'Internal Server Error');
+  if ('edge' in fault) return { status: 429, raw: { text: '<!DOCTYPE html><html><body>error code: 1015</body></html>', contentType: 'text/html; charset=UTF-8' } };
   const s = fault.retryAfterSeconds;
   return {
     status: 429,

@@ -36,7 +36,11 @@ export interface EmuInteraction {
   followups: Array<{ content: string; flags: number }>;
 }
 
-export type Fault = { status: 429; retryAfterSeconds: number; global?: boolean } | { status: 500 | 502 | 503 };
+/**
+ * A 429 with Discord's JSON and rate-limit headers, a 5xx, or (`edge`) a 429 from in front of
+ * Discord (Cloudflare, a proxy): an HTML body and no `Retry-After` nor `X-RateLimit-*` header.
+ */
+export type Fault = { status: 429; retryAfterSeconds: number; global?: boolean } | { status: 429; edge: true } | { status: 500 | 502 | 503 };
 
 export class Store {
   readonly calls: RestCall[] = [];
