@@ -32,7 +32,7 @@ afterAll(async () => {
 /** The emulator's gateway and interaction store, for payloads its helpers would not build. */
 const gateway = () => (d.discord as unknown as { gateway: { dispatch(t: string, payload: Json): void } }).gateway;
 function interact(payload: Json): EmuInteraction {
-  const i: EmuInteraction = { id: payload.id, token: payload.token, payload, responses: [], followups: [] };
+  const i: EmuInteraction = { id: payload.id, token: payload.token, payload, responses: [], followups: [], createdAt: Date.now(), late: [] };
   d.discord.store.interactions.set(i.id, i);
   gateway().dispatch('INTERACTION_CREATE', payload);
   return i;

@@ -10,6 +10,7 @@ import type { CommandReply, Commands } from '../../../src/commands/types.js';
 import { runPlainCommand } from '../../../src/commands/dispatch.js';
 import { CREDENTIAL_REDACT_FOR_MS } from '../../../src/commands/credential.js';
 import { newReference } from '../../../src/core/reference.js';
+import { withTimeout } from '../../../src/core/with-timeout.js';
 import { DEFAULT_COMMAND, findCommand, parsedFrom, type CommandEntry } from '../../../src/commands/registry.js';
 import { callerOf, isAdmin } from './access.js';
 import { respondInstances } from './autocomplete.js';
@@ -44,6 +45,8 @@ export interface InteractionDeps {
 }
 
 const EPHEMERAL = MessageFlags.Ephemeral;
+/** How long the check before the credential form may take: Discord wants the modal within 3 s. */
+const FORM_CHECK_MS = 2_000;
 const NO_MENTIONS = { parse: [] as [] };
 
 function problem(title: string, line: string): CommandReply {
@@ -92,8 +95,11 @@ async function onCommand(i: ChatInputCommandInteraction, deps: InteractionDeps):
     if (parsed.instanceId.length > MAX_MODAL_INSTANCE_ID) {
       return answer(i, problem('Credential', `That instance ID is too long (at most ${MAX_MODAL_INSTANCE_ID} characters).`), deps);
     }
-    // Without a dashboard session the form could never be sent: say so instead of opening it.
-    const cannot = await deps.commands.credentialForm?.(caller);
+    // Without a dashboard session the form could never be sent: say so instead of opening it. The
+    // check may read Redis (per-workspace accounts): one that does not answer in time opens the
+    // form, since a modal must be Discord's first answer, within 3 s ("did not respond" after).
+    const check = deps.commands.credentialForm?.(caller) ?? Promise.resolve(undefined);
+    const cannot = await withTimeout(check, FORM_CHECK_MS, () => undefined);
     if (cannot) return answer(i, cannot, deps);
     // A modal must be the first answer: no deferring here.
     await i.showModal(credentialModal(parsed.instanceId));

@@ -80,6 +80,8 @@ export class Gateway {
   /** Sessions not over: connected, or dropped and still within the resume window. */
   private readonly sessions = new Map<string, Session>();
   private sessionCounter = 0;
+  /** Zombie connections: open, but nothing is sent on them (heartbeat ACKs included). */
+  private readonly silent = new WeakSet<WebSocket>();
 
   constructor(
     server: Server,
@@ -147,12 +149,42 @@ export class Gateway {
     }
   }
 
-  /** Tells the client its session is gone (op 9, not resumable): it must IDENTIFY again. */
-  invalidateSession(shardId?: number): void {
+  /**
+   * Op 9. Not resumable (`d: false`): the session is gone, the client must IDENTIFY again.
+   * Resumable (`d: true`): the client should RESUME it; events until then are kept for the replay.
+   */
+  invalidateSession(shardId?: number, resumable = false): void {
     for (const session of this.sessionsOf(shardId)) {
-      this.sessions.delete(session.id);
-      this.send(session.socket, { op: OP.InvalidSession, d: false, s: null, t: null });
+      const socket = session.socket;
+      if (resumable) {
+        session.socket = undefined;
+        session.disconnectedAt = Date.now();
+      } else this.sessions.delete(session.id);
+      this.send(socket, { op: OP.InvalidSession, d: resumable, s: null, t: null });
     }
+  }
+
+  /** Op 7: Discord asks the client to reconnect and RESUME (a gateway restart). */
+  requestReconnect(shardId?: number): void {
+    for (const session of this.sessionsOf(shardId)) this.send(session.socket, { op: OP.Reconnect, d: null, s: null, t: null });
+  }
+
+  /**
+   * The connection goes silent without closing (a zombie: a dead route, a stuck proxy): no
+   * heartbeat ACK and no event reaches the client any more; events are kept for a RESUME.
+   */
+  zombify(shardId?: number): void {
+    for (const session of this.sessionsOf(shardId)) {
+      if (!session.socket) continue;
+      this.silent.add(session.socket);
+      session.socket = undefined;
+      session.disconnectedAt = Date.now();
+    }
+  }
+
+  /** Closes the shard's connections with `code` (4000 unknown error, 4008 rate limited, …), as Discord does. */
+  closeWithCode(code: number, shardId?: number): void {
+    for (const session of this.sessionsOf(shardId)) if (session.socket) this.closeWith(session.socket, code, `closed by the emulator (${code})`);
   }
 
   /** The token IDENTIFY and RESUME must carry from now on (a token reset in the portal). */
@@ -217,7 +249,7 @@ export class Gateway {
       }
       if (payload.op === OP.Heartbeat) {
         this.stats.heartbeats += 1;
-        this.send(ws, { op: OP.HeartbeatAck, d: null, s: null, t: null });
+        if (!this.silent.has(ws)) this.send(ws, { op: OP.HeartbeatAck, d: null, s: null, t: null });
       } else if (payload.op === OP.Identify) this.identify(ws, payload.d ?? {});
       else if (payload.op === OP.Resume) this.resume(ws, payload.d ?? {});
     });

@@ -69,6 +69,8 @@ export class DiscordEmulator extends EventEmitter {
       maxConcurrency: options.maxConcurrency ?? 1,
       sessionStartLimit: { total: 1000, remaining: options.sessionStartLimit?.remaining ?? 999, resetAfterMs: options.sessionStartLimit?.resetAfterMs ?? 0 },
       nonceWindowMs: options.nonceWindowMs ?? 120_000,
+      interactionAckMs: options.interactionAckMs ?? 3_000,
+      interactionTokenMs: options.interactionTokenMs ?? 15 * 60_000,
     };
     this.rest = new RestApi(this.world, this.store, () => this.currentToken, () => this.wsUrl, this.gatewayInfo, {
       botMessage: (channel, message) => {
@@ -271,9 +273,24 @@ export class DiscordEmulator extends EventEmitter {
     this.gateway.drop(shardId);
   }
 
-  /** Forces a fresh IDENTIFY (op 9 with d=false) on one shard, or on all. */
-  invalidateSession(shardId?: number): void {
-    this.gateway.invalidateSession(shardId);
+  /** Op 9 on one shard, or on all: a fresh IDENTIFY (`resumable` false), or a RESUME (true). */
+  invalidateSession(shardId?: number, resumable = false): void {
+    this.gateway.invalidateSession(shardId, resumable);
+  }
+
+  /** Op 7 Reconnect on one shard, or on all: the client reconnects and RESUMEs. */
+  requestReconnect(shardId?: number): void {
+    this.gateway.requestReconnect(shardId);
+  }
+
+  /** The shard's connection goes silent, open but sending nothing (no heartbeat ACK): a zombie. */
+  zombify(shardId?: number): void {
+    this.gateway.zombify(shardId);
+  }
+
+  /** Closes the shard's connections with a close code (4000, 4008…). */
+  closeGateway(code: number, shardId?: number): void {
+    this.gateway.closeWithCode(code, shardId);
   }
 
   /** Shard IDs with an open gateway connection. */
@@ -378,7 +395,7 @@ export class DiscordEmulator extends EventEmitter {
   }
 
   private interact(payload: Json): EmuInteraction {
-    const interaction: EmuInteraction = { id: payload.id, token: payload.token, payload, responses: [], followups: [] };
+    const interaction: EmuInteraction = { id: payload.id, token: payload.token, payload, responses: [], followups: [], createdAt: Date.now(), late: [] };
     this.store.interactions.set(interaction.id, interaction);
     this.gateway.dispatch('INTERACTION_CREATE', payload, undefined, payload.guild_id as string | undefined);
     return interaction;

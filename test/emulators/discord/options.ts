@@ -35,6 +35,14 @@ export interface DiscordEmulatorOptions {
    * changes it while the emulator runs. @defaultValue 120000
    */
   nonceWindowMs?: number;
+  /**
+   * How long after an interaction is sent its first answer (callback) is accepted; later ones get
+   * 404 with code 10062 (Unknown interaction), as on Discord, whose user then reads "The
+   * application did not respond". @defaultValue 3000
+   */
+  interactionAckMs?: number;
+  /** How long its token takes edits and follow-ups (401, code 50027, after). @defaultValue 900000 (15 minutes) */
+  interactionTokenMs?: number;
 }
 
 /** A file attached to a user's message; the emulator serves it over HTTP at the attachment's `url`. */

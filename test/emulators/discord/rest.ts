@@ -41,6 +41,10 @@ export interface GatewayInfo {
   sessionStartLimit: { total: number; remaining: number; resetAfterMs: number };
   /** How long `enforce_nonce` drops a repeated nonce. */
   nonceWindowMs: number;
+  /** How long after an interaction its callback is taken (Discord: 3 s; later: 404, code 10062). */
+  interactionAckMs: number;
+  /** How long its token takes edits and follow-ups (Discord: 15 minutes; later: 401, code 50027). */
+  interactionTokenMs: number;
 }
 
 type Handler = (ctx: Ctx) => Reply;
@@ -280,6 +284,11 @@ export class RestApi {
   private callback(c: Ctx): Reply {
     const i = this.interaction(c, false);
     if (!i) return err(404, 10062, 'Unknown interaction');
+    // Discord shows "The application did not respond" and forgets the interaction after 3 s.
+    if (Date.now() - i.createdAt > this.gatewayInfo.interactionAckMs) {
+      i.late.push({ kind: 'callback', type: Number(c.json?.type) });
+      return err(404, 10062, 'Unknown interaction');
+    }
     if (i.responses.some((r) => r.kind === 'callback')) return err(400, 40060, 'Interaction has already been acknowledged.');
     const type = Number(c.json?.type);
     const data = (c.json?.data ?? {}) as Json;
@@ -290,6 +299,13 @@ export class RestApi {
     return { status: 200, body: { interaction: { id: i.id, type: i.payload.type }, resource: { type } } };
   }
 
+  /** An interaction token is good for 15 minutes (edits, follow-ups). */
+  private tokenExpired(i: { createdAt: number; late: Array<{ kind: string }> }): boolean {
+    if (Date.now() - i.createdAt <= this.gatewayInfo.interactionTokenMs) return false;
+    i.late.push({ kind: 'webhook' });
+    return true;
+  }
+
   private webhookMessage(i: { payload: Json }, content: string, flags: number): Json {
     const ch = allChannels(this.world).find((x) => x.id === i.payload.channel_id) ?? { id: String(i.payload.channel_id), type: 0 };
     return { ...messageObject({ id: snowflake(), channel: ch, author: this.world.bot, content, world: this.world, mentions: [] }), flags, webhook_id: this.world.applicationId, application_id: this.world.applicationId };
@@ -297,6 +313,7 @@ export class RestApi {
 
   private editOriginal(c: Ctx): Reply {
     const i = this.interaction(c, true);
+    if (i && this.tokenExpired(i)) return err(401, 50027, 'Invalid Webhook Token');
     if (!i || !i.original) return err(404, 10008, 'Unknown Message');
     const data = c.json ?? {};
     i.original = { content: String(data.content ?? i.original.content), flags: i.original.flags };
@@ -306,12 +323,14 @@ export class RestApi {
 
   private getOriginal(c: Ctx): Reply {
     const i = this.interaction(c, true);
+    if (i && this.tokenExpired(i)) return err(401, 50027, 'Invalid Webhook Token');
     if (!i || !i.original) return err(404, 10008, 'Unknown Message');
     return { status: 200, body: this.webhookMessage(i, i.original.content, i.original.flags) };
   }
 
   private followup(c: Ctx): Reply {
     const i = this.interaction(c, true);
+    if (i && this.tokenExpired(i)) return err(401, 50027, 'Invalid Webhook Token');
     if (!i) return err(404, 10015, 'Unknown Webhook');
     const data = c.json ?? {};
     const followup = { content: String(data.content ?? ''), flags: Number(data.flags ?? 0) };

@@ -34,6 +34,10 @@ export interface EmuInteraction {
   /** Content of the original response after edits (undefined until there is one). */
   original?: { content: string; flags: number };
   followups: Array<{ content: string; flags: number }>;
+  /** When Discord sent it (its 3-second and 15-minute windows count from here). */
+  createdAt: number;
+  /** Answers refused as too late: a callback after 3 s (10062), an edit or follow-up after 15 minutes (50027). */
+  late: Array<{ kind: 'callback' | 'webhook'; type?: number }>;
 }
 
 /**

@@ -1,0 +1,83 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startDiscordEmulator, type DiscordEmulator } from '../emulators/discord/index.js';
+import { startRedisStallProxy, type RedisStallProxy } from '../support/redis-stall-proxy.js';
+import { startDiscordBridge, type DiscordHarness } from './harness.js';
+
+/**
+ * Discord takes an interaction's first answer within 3 seconds only: later, its callback gets 404
+ * (10062 Unknown interaction) and the user reads "The application did not respond". The emulator
+ * holds to that window now; here, what the bridge must answer within it while Redis is slow.
+ */
+describe('the emulator holds to Discord\'s interaction windows', () => {
+  let emu: DiscordEmulator;
+  beforeAll(async () => {
+    emu = await startDiscordEmulator({ interactionAckMs: 200, interactionTokenMs: 400 });
+  });
+  afterAll(async () => emu?.close());
+
+  it('refuses a callback after the ack window (10062) and an edit after the token lifetime (50027)', async () => {
+    const w = emu.world;
+    const i = emu.runCommand({ user: w.users.alice, channel: w.channels.general, subcommand: 'help' });
+    await new Promise((r) => setTimeout(r, 250));
+    const callback = await fetch(`${emu.apiUrl}/v10/interactions/${i.id}/${i.token}/callback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 5, data: { flags: 64 } }),
+    });
+    expect(callback.status).toBe(404);
+    expect(((await callback.json()) as { code: number }).code).toBe(10062);
+
+    const j = emu.runCommand({ user: w.users.alice, channel: w.channels.general, subcommand: 'help' });
+    const acked = await fetch(`${emu.apiUrl}/v10/interactions/${j.id}/${j.token}/callback`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 5, data: { flags: 64 } }),
+    });
+    expect(acked.status).toBe(204);
+    await new Promise((r) => setTimeout(r, 450));
+    const edit = await fetch(`${emu.apiUrl}/v10/webhooks/${w.applicationId}/${j.token}/messages/@original`, {
+      method: 'PATCH',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ content: 'too late' }),
+    });
+    expect(edit.status).toBe(401);
+    expect(((await edit.json()) as { code: number }).code).toBe(50027);
+    expect(i.late).toEqual([{ kind: 'callback', type: 5 }]);
+    expect(j.late).toEqual([{ kind: 'webhook' }]);
+  });
+});
+
+describe('/agent credential while Redis is slow (per-workspace accounts)', () => {
+  const GUILD_KEY = `guild-key-${randomUUID()}`;
+  let h: DiscordHarness;
+  let proxy: RedisStallProxy;
+  beforeAll(async () => {
+    proxy = await startRedisStallProxy();
+    h = await startDiscordBridge({
+      env: { REDIS_URL: proxy.url, AGENT_ACCOUNT_MODE: 'per-workspace', AGENT_API_KEY: '', INSTALLATION_ENCRYPTION_KEY: randomBytes(32).toString('base64') },
+      agent: { otherAccounts: [{ apiKey: GUILD_KEY, instances: [{ id: 'demo-helper', name: 'Guild Helper', status: 'running', type: 'chat' }] }] },
+    });
+  });
+  afterAll(async () => {
+    proxy?.resume();
+    await h?.close();
+    await proxy?.close();
+  });
+
+  it('opens the form within Discord\'s 3 seconds though the account lookup hangs (audit I)', async () => {
+    const w = h.discord.world;
+    const submit = h.discord.submitModal({ user: w.users.alice, channel: w.channels.bound, customId: 'agent:setup', fields: { api_key: GUILD_KEY, session: '' } });
+    await h.discord.waitFor(() => submit.original?.content?.match(/Saved/), 'the server account saved');
+
+    // The server's account is read from Redis before the form opens; Redis does not answer for 4 s.
+    proxy.stall();
+    const open = h.discord.runCommand({ user: w.users.alice, channel: w.channels.bound, subcommand: 'credential', options: { instance: 'demo-helper' } });
+    await new Promise((r) => setTimeout(r, 4_000));
+    proxy.resume();
+    await h.discord.waitFor(() => open.responses.length > 0 || open.late.length > 0, 'an answer to the command');
+    // Before: the modal came after Redis answered, past the window; the admin read "The application did not respond".
+    expect(open.late).toEqual([]);
+    expect(open.responses[0]).toMatchObject({ kind: 'callback', type: 9 });
+  });
+});
