@@ -29,6 +29,11 @@ export interface GatewaySession {
   writtenAt: number;
   /** Its process stopped (SIGTERM) and closed the connection resumably. */
   stopped?: boolean;
+  /**
+   * A session of this very process that its shard left for a new one (discord.js identified
+   * again after a close such as 4008 or 1000, which may leave the old one resumable).
+   */
+  earlierHere?: boolean;
 }
 
 /**
@@ -124,13 +129,28 @@ export class GatewaySessions {
       const d = (packet.d ?? {}) as { session_id?: string; resume_gateway_url?: string; shard?: [number, number] };
       if (typeof d.session_id !== 'string' || typeof d.resume_gateway_url !== 'string') return;
       const session = { sessionId: d.session_id, resumeURL: d.resume_gateway_url, shardId, shardCount: d.shard?.[1] ?? fallbackCount };
-      const replaced = this.shards.get(shardId)?.session;
+      const before = this.shards.get(shardId);
+      // This process's session before: discord.js identified again (after op 9, or a close such
+      // as 4008 or a 1000 from Discord) and the messages sent meanwhile went to the old session
+      // only. It is caught up on like a stopped process's; a RESUME Discord refuses says so.
+      const left: GatewaySession | undefined = before && {
+        ...before.session,
+        sequence: this.handledUpTo(shardId, before, false),
+        writtenAt: Date.now(),
+        stopped: true,
+        earlierHere: true,
+      };
       this.own.add(session.sessionId);
       this.shards.set(shardId, { session, received: packet.s });
       this.enqueue(async () => {
         const key = sessionsKey(this.deps.prefix, shardId, session.shardCount);
-        // This process's session before (Discord invalidated it): nobody resumes it.
-        if (replaced) await this.deps.redis.hdel(sessionsKey(this.deps.prefix, shardId, replaced.shardCount), replaced.sessionId);
+        if (left) {
+          // Recorded, so that the next process catches up on it should this one stop first.
+          const leftKey = sessionsKey(this.deps.prefix, shardId, left.shardCount);
+          await this.deps.redis.hset(leftKey, left.sessionId, JSON.stringify(left));
+          await this.deps.redis.pexpire(leftKey, this.ttlMs);
+          this.deps.onPredecessor(left);
+        }
         await this.write(shardId, false);
         const all = await this.deps.redis.hgetall(key);
         for (const [id, raw] of Object.entries(all)) {

@@ -87,6 +87,19 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
     if (result.outcome !== 'failed' || result.reason !== 'stopped') {
       await sessions.forget(previous).catch((err: unknown) => logger.warn({ ...errorFields(err), shardId }, 'discord gateway session record could not be removed'));
     }
+    if (previous.earlierHere) {
+      if (result.outcome === 'resumed') {
+        logger.info({ shardId, replayed: result.replayed, messages: result.messages }, 'discord shard caught up on its session before it identified again');
+      } else if (result.outcome === 'expired') {
+        logger.warn(
+          { shardId },
+          'discord ended the session this shard had before it identified again (op 9, or a close that ends it): messages sent to this shard while it reconnected (a few seconds) were not received',
+        );
+      } else if (result.reason !== 'stopped') {
+        logger.error({ shardId, reason: result.reason }, "discord catch-up on the shard's session before it identified again failed: messages sent while it reconnected may be missing");
+      }
+      return;
+    }
     if (result.outcome === 'resumed') {
       logger.info({ shardId, replayed: result.replayed, messages: result.messages }, 'discord shard caught up on the session its previous process left');
     } else if (result.outcome === 'expired') {
