@@ -8,6 +8,7 @@ import type { ReplyPortDeps } from '../../src/core/platform-context.js';
 import { splitMarkdown } from '../../src/render/split-markdown.js';
 import { errorFields } from '../../src/logger.js';
 import { toPlatformError } from './errors.js';
+import type { PlatformError } from '../../src/core/errors.js';
 import { feedbackRow } from './feedback/buttons.js';
 import { createRest } from './rest.js';
 import { TypingKeeper } from './typing.js';
@@ -22,6 +23,14 @@ const CANNOT_REPLY_WITHOUT_HISTORY = '160002';
 const REACTION_REFUSED_WARN_MS = 10 * 60_000;
 /** Typing refused with these is not sent again in that channel for a while (see TypingKeeper). */
 const REFUSED_FOR_GOOD: ReadonlySet<string> = new Set(['refused', 'forbidden', 'unauthorized']);
+/**
+ * Refusals of every post in a channel (not of one message's content): a failure notice sent there
+ * right after would be refused too. Missing Access and Unknown Channel refuse reactions as well.
+ */
+const PLACE_REFUSALS: ReadonlySet<string> = new Set(['10003', '50001', '50007', '50013', '50083']);
+const NO_ACCESS: ReadonlySet<string> = new Set(['10003', '50001']);
+/** How long a channel's refusal stands for its notices and reactions (a fix in the channel settings takes effect after). */
+const PLACE_REFUSED_FOR_MS = 60_000;
 /** Pages of 100 read after the question when looking for a chunk a crashed worker may have posted. */
 const POSTED_LOOKUP_PAGES = 5;
 
@@ -86,8 +95,10 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     }
     try {
       await rest.post(Routes.channelMessages(target.channelId), { body });
+      refusedPlaces.delete(target.channelId);
     } catch (err) {
       const refused = toPlatformError(err, 'message create');
+      if (refused.code && PLACE_REFUSALS.has(refused.code)) refusedPlaces.set(target.channelId, { error: refused, until: Date.now() + PLACE_REFUSED_FOR_MS });
       if (!body.message_reference || refused.code !== CANNOT_REPLY_WITHOUT_HISTORY) throw refused;
       // A channel may deny Read Message History: the answer still goes out, as a plain message.
       delete body.message_reference;
@@ -100,6 +111,19 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
   }
 
   const key = (target: ReplyTarget) => `${target.channelId}:${target.messageId}`;
+
+  /**
+   * Channels that just refused a post, by ID. A failure notice or a ⚠️ there is not sent: Discord
+   * would refuse it as well, and every refused request counts toward the 10,000 in 10 minutes
+   * after which Discord bars the IP.
+   */
+  const refusedPlaces = new Map<string, { error: PlatformError; until: number }>();
+  function refusalHeld(channelId: string): PlatformError | undefined {
+    const held = refusedPlaces.get(channelId);
+    if (held && Date.now() < held.until) return held.error;
+    refusedPlaces.delete(channelId);
+    return undefined;
+  }
 
   // The bot's own user ID, to know its posts when reading a channel back.
   let ownId: Promise<string> | undefined;
@@ -158,6 +182,8 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     },
 
     async postNotice(target, text) {
+      const held = refusalHeld(target.channelId);
+      if (held) throw held;
       const content = text.length > DISCORD_MAX_CHARS ? `${text.slice(0, DISCORD_MAX_CHARS - 1)}…` : text;
       await create(target, content, true, nonceFor(target, `n:${content}`));
     },
@@ -173,6 +199,8 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     async stopWorking(target, outcome) {
       typing.stop(key(target));
       if (outcome !== 'failed') return;
+      const held = refusalHeld(target.channelId);
+      if (held?.code && NO_ACCESS.has(held.code)) return void logger.debug({ channelId: target.channelId }, 'no warning reaction where the bot has no access');
       try {
         await rest.put(Routes.channelMessageOwnReaction(target.channelId, target.messageId, encodeURIComponent(WARNING_EMOJI)));
       } catch (err) {

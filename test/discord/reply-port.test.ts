@@ -163,6 +163,30 @@ describe('discord reply port (REST only, against the emulator)', () => {
     }
   });
 
+  it('sends no failure notice, nor ⚠️ without access, where the post was just refused (audit I)', async () => {
+    const p = port();
+    const channel = emu.world.channels.bound;
+    const sent = () => emu.calls.filter((c) => c.path.startsWith(`/channels/${channel.id}/`) && c.method !== 'GET').map((c) => `${c.method} ${c.status}`);
+    emu.store.noAccess.add(channel.id);
+    try {
+      const target = targetOf(userMessage(channel));
+      const before = sent().length;
+      await expect(p.postChunk(target, 'the answer', 0)).rejects.toMatchObject({ kind: 'refused', code: '50001' });
+      // What the worker does when it gives up: a notice where the answer was refused, then ⚠️.
+      await expect(p.postNotice(target, 'Something went wrong (ref X)')).rejects.toMatchObject({ kind: 'refused', code: '50001' });
+      await p.stopWorking!(target, 'failed');
+      // Before: the notice and the reaction were refused too (three refused requests instead of one).
+      expect(sent().slice(before)).toEqual(['POST 403']);
+    } finally {
+      emu.store.noAccess.delete(channel.id);
+    }
+    // Access back: posts go out again.
+    const again = targetOf(userMessage(channel));
+    await p.postChunk(again, 'the answer, now', 0);
+    await p.postNotice(again, 'a notice');
+    expect(sent().slice(-2)).toEqual(['POST 200', 'POST 200']);
+  });
+
   it('does not resend at once after a 429 that says no wait (Cloudflare, a proxy): audit I', async () => {
     const { p, m, target } = asked();
     const before = creates(m.channel_id).length;
