@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startDiscordEmulator, type DiscordEmulator } from '../emulators/discord/index.js';
 import { startRedisStallProxy, type RedisStallProxy } from '../support/redis-stall-proxy.js';
-import { startDiscordBridge, type DiscordHarness } from './harness.js';
+import { startDiscordBridge, until, type DiscordHarness } from './harness.js';
 
 /**
  * Discord takes an interaction's first answer within 3 seconds only: later, its callback gets 404
@@ -79,5 +79,27 @@ describe('/agent credential while Redis is slow (per-workspace accounts)', () =>
     // Before: the modal came after Redis answered, past the window; the admin read "The application did not respond".
     expect(open.late).toEqual([]);
     expect(open.responses[0]).toMatchObject({ kind: 'callback', type: 9 });
+  });
+});
+
+describe('an interaction that reaches the bridge after Discord\'s 3 seconds', () => {
+  let h: DiscordHarness;
+  // Every first answer comes too late, as for an interaction replayed after a long reconnect.
+  beforeAll(async () => {
+    h = await startDiscordBridge({ emulator: { interactionAckMs: -1 }, env: { LOG_LEVEL: 'info' } });
+  });
+  afterAll(async () => h?.close());
+
+  it('is logged once, in plain words, and not answered a second time (audit I)', async () => {
+    const w = h.discord.world;
+    const i = h.discord.runCommand({ user: w.users.alice, channel: w.channels.general, subcommand: 'status' });
+    await h.discord.waitFor(() => i.late.length > 0, 'the late answer');
+    const late = await until(() => h.logs.matching(/answered too late/)[0], 'the log line');
+    expect(late).toMatchObject({ level: 40, interactionId: i.id });
+    expect(String(late.msg)).toMatch(/The application did not respond/);
+    await new Promise((r) => setTimeout(r, 500));
+    // Before: an error with a reference nobody was shown, and a second callback refused in turn.
+    expect(i.late).toHaveLength(1);
+    expect(h.logs.matching(/discord interaction failed|could not tell the user/)).toEqual([]);
   });
 });

@@ -45,6 +45,11 @@ export interface InteractionDeps {
 }
 
 const EPHEMERAL = MessageFlags.Ephemeral;
+/** Discord's answer to a first response after its 3 seconds. */
+const UNKNOWN_INTERACTION = 10062;
+const TOO_LATE =
+  'discord interaction answered too late: Discord takes the first answer within 3 seconds only, and the user read "The application did not respond". ' +
+  'Was this process busy, or its gateway connection behind (an interaction replayed after a reconnect)?';
 /** How long the check before the credential form may take: Discord wants the modal within 3 s. */
 const FORM_CHECK_MS = 2_000;
 const NO_MENTIONS = { parse: [] as [] };
@@ -195,6 +200,12 @@ export function createInteractionHandler(deps: InteractionDeps): (interaction: I
       }
       deps.logger.debug({ type: interaction.type, id: interaction.id }, 'discord interaction ignored');
     } catch (err) {
+      if ((err as { code?: unknown } | null)?.code === UNKNOWN_INTERACTION) {
+        // Past Discord's 3 seconds nothing can be said any more: a second try would be refused too.
+        const ageMs = Date.now() - interaction.createdTimestamp;
+        deps.logger.warn({ interactionId: interaction.id, type: interaction.type, ageMs }, TOO_LATE);
+        return;
+      }
       const ref = newReference();
       deps.logger.error({ ...errorFields(err), ref, interactionId: interaction.id }, 'discord interaction failed');
       if (!interaction.isRepliable()) return;
