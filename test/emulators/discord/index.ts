@@ -19,6 +19,7 @@ import {
   type InteractionBase,
 } from './interaction-payloads.js';
 import type { AttachmentInput, DiscordEmulatorOptions, SendMessageInput } from './options.js';
+import { attachmentObjects, serveAttachment } from './attachments.js';
 import { CHANNEL_TYPES, allUsers, createWorld, snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
 
 /** Where the emulator serves attachment bytes (outside /api, as Discord's CDN is). */
@@ -43,7 +44,7 @@ export class DiscordEmulator extends EventEmitter {
     this.world = createWorld({ extraGuilds: options.extraGuilds, rolePermissions: options.rolePermissions });
     this.currentToken = options.token ?? 'emulator-bot-token';
     this.server = createServer((req, res) => {
-      if (req.url?.startsWith(ATTACHMENTS_PATH)) return this.serveAttachment(req.url, req.headers, res);
+      if (req.url?.startsWith(ATTACHMENTS_PATH)) return serveAttachment(this.store, req.url.slice(ATTACHMENTS_PATH.length), req.url, req.headers, res, () => this.emit('change'));
       this.rest.handle(req, res).catch((e: unknown) => {
         res.writeHead(500).end(String(e));
       });
@@ -145,7 +146,7 @@ export class DiscordEmulator extends EventEmitter {
       ...(input.replyTo
         ? { reference: { type: 0, message_id: input.replyTo, channel_id: input.channel.id, guild_id: input.channel.guildId }, referenced: referenced ?? null }
         : {}),
-      attachments: this.attachmentObjects(input),
+      attachments: attachmentObjects(this.store, this.attachmentsUrl, input),
     });
     this.store.addMessage(input.channel.id, message);
     this.dispatchMessage(input.channel, input.author, message, mentions.some((u) => u.id === this.world.bot.id));
@@ -356,42 +357,6 @@ export class DiscordEmulator extends EventEmitter {
   private commandId(name = 'agent'): string {
     const cmds = this.store.commands.get(this.world.guildId) ?? this.store.commands.get('global') ?? [];
     return (cmds.find((c) => c.name === name)?.id as string | undefined) ?? '950000000000000001';
-  }
-
-  private attachmentObjects(input: SendMessageInput): Json[] {
-    const files: AttachmentInput[] =
-      typeof input.attachments === 'number'
-        ? Array.from({ length: input.attachments }, (_, n) => ({ filename: `file${n}.txt`, content: `placeholder ${n}\n` }))
-        : (input.attachments ?? []);
-    return files.map((f) => {
-      const id = snowflake();
-      const body = typeof f.content === 'string' ? Buffer.from(f.content, 'utf8') : f.content;
-      const contentType = f.contentType === undefined ? 'text/plain; charset=utf-8' : f.contentType;
-      const url = `${this.attachmentsUrl}${input.channel.id}/${id}/${encodeURIComponent(f.filename)}`;
-      this.store.files.set(`${input.channel.id}/${id}`, { body, contentType });
-      return {
-        id,
-        filename: f.filename,
-        size: f.size ?? body.length,
-        url,
-        proxy_url: url,
-        ...(contentType !== null ? { content_type: contentType } : {}),
-      };
-    });
-  }
-
-  /** `GET /attachments/<channel>/<id>/<name>`: the file's bytes, like Discord's CDN (no token needed). */
-  private serveAttachment(url: string, headers: Record<string, string | string[] | undefined>, res: import('node:http').ServerResponse): void {
-    const [channelId, id] = url.slice(ATTACHMENTS_PATH.length).split('?')[0]!.split('/');
-    const file = this.store.files.get(`${channelId}/${id}`);
-    this.store.fileFetches.push({ url, authorization: headers.authorization as string | undefined, found: file !== undefined });
-    this.emit('change');
-    if (!file) {
-      res.writeHead(404, { 'content-type': 'text/plain' }).end('Not Found');
-      return;
-    }
-    res.writeHead(200, { 'content-length': String(file.body.length), ...(file.contentType ? { 'content-type': file.contentType } : {}) });
-    res.end(file.body);
   }
 
   private interact(payload: Json): EmuInteraction {
