@@ -103,3 +103,33 @@ describe('an interaction that reaches the bridge after Discord\'s 3 seconds', ()
     expect(h.logs.matching(/discord interaction failed|could not tell the user/)).toEqual([]);
   });
 });
+
+describe("a command's answer after its interaction token's 15 minutes", () => {
+  let h: DiscordHarness;
+  let proxy: RedisStallProxy;
+  // 15 minutes made 1 s; Redis stalls for 2 s after the command was deferred.
+  beforeAll(async () => {
+    proxy = await startRedisStallProxy();
+    h = await startDiscordBridge({ emulator: { interactionTokenMs: 1_000 }, env: { REDIS_URL: proxy.url, LOG_LEVEL: 'info' } });
+  });
+  afterAll(async () => {
+    proxy?.resume();
+    await h?.close();
+    await proxy?.close();
+  });
+
+  it('is logged once, in plain words, and not tried again (audit I)', async () => {
+    const w = h.discord.world;
+    proxy.stall();
+    const i = h.discord.runCommand({ user: w.users.alice, channel: w.channels.general, subcommand: 'unbind' });
+    await h.discord.waitFor(() => i.responses.some((r) => r.type === 5), 'deferred');
+    await new Promise((r) => setTimeout(r, 2_000));
+    proxy.resume();
+    const late = await until(() => h.logs.matching(/answered after its 15 minutes/)[0], 'the log line');
+    expect(late).toMatchObject({ level: 40, interactionId: i.id });
+    await new Promise((r) => setTimeout(r, 500));
+    // Before: an error with a reference nobody was shown, and a second edit refused in turn.
+    expect(i.late).toEqual([{ kind: 'webhook' }]);
+    expect(h.logs.matching(/discord interaction failed|could not tell the user/)).toEqual([]);
+  });
+});

@@ -50,6 +50,11 @@ const UNKNOWN_INTERACTION = 10062;
 const TOO_LATE =
   'discord interaction answered too late: Discord takes the first answer within 3 seconds only, and the user read "The application did not respond". ' +
   'Was this process busy, or its gateway connection behind (an interaction replayed after a reconnect)?';
+/** Discord's answer to an edit or follow-up after the interaction token's 15 minutes. */
+const INVALID_WEBHOOK_TOKEN = 50027;
+const TOKEN_EXPIRED =
+  "discord interaction answered after its 15 minutes: the command's answer could not be shown (what it did is done; /agent audit lists admin actions). " +
+  'Was Redis or the agent service that slow?';
 /** How long the check before the credential form may take: Discord wants the modal within 3 s. */
 const FORM_CHECK_MS = 2_000;
 const NO_MENTIONS = { parse: [] as [] };
@@ -200,10 +205,11 @@ export function createInteractionHandler(deps: InteractionDeps): (interaction: I
       }
       deps.logger.debug({ type: interaction.type, id: interaction.id }, 'discord interaction ignored');
     } catch (err) {
-      if ((err as { code?: unknown } | null)?.code === UNKNOWN_INTERACTION) {
-        // Past Discord's 3 seconds nothing can be said any more: a second try would be refused too.
+      const code = (err as { code?: unknown } | null)?.code;
+      if (code === UNKNOWN_INTERACTION || code === INVALID_WEBHOOK_TOKEN) {
+        // Past Discord's windows nothing can be said any more: a second try would be refused too.
         const ageMs = Date.now() - interaction.createdTimestamp;
-        deps.logger.warn({ interactionId: interaction.id, type: interaction.type, ageMs }, TOO_LATE);
+        deps.logger.warn({ interactionId: interaction.id, type: interaction.type, ageMs }, code === UNKNOWN_INTERACTION ? TOO_LATE : TOKEN_EXPIRED);
         return;
       }
       const ref = newReference();
