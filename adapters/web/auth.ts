@@ -1,6 +1,7 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
-import type { SecretRegistry } from '../../src/logger.js';
+import { createLoginThrottle, type LoginThrottleOptions } from '../../src/http/login-throttle.js';
+import type { Logger, SecretRegistry } from '../../src/logger.js';
 
 /** The cookie `/playground/login` sets; it holds a value derived from the token, never the token. */
 export const SESSION_COOKIE = 'agent_bridge_playground';
@@ -14,6 +15,10 @@ export interface PlaygroundAuthOptions {
   sessionTtlMs?: number;
   /** @defaultValue Date.now */
   now?: () => number;
+  /** Bounds on wrong tokens per client (10 a minute by default); its clock is `now`. */
+  throttle?: Omit<LoginThrottleOptions, 'now'>;
+  /** Where wrong tokens are reported (one line per client and minute, never what was sent). */
+  logger?: Pick<Logger, 'warn'>;
 }
 
 export const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60_000;
@@ -88,7 +93,7 @@ export function isLoopbackHostHeader(host: string | undefined): boolean {
   return lower === 'localhost' || lower.endsWith('.localhost') || lower === '::1' || /^127\.\d+\.\d+\.\d+$/.test(lower);
 }
 
-function deny(req: Request, res: Response, status: 401 | 403, message: string): void {
+function deny(req: Request, res: Response, status: 401 | 403 | 429, message: string): void {
   res.setHeader('Cache-Control', 'no-store');
   if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="agent-bridge playground"');
   if (req.method === 'GET' && req.accepts(['json', 'html']) === 'html') {
@@ -112,6 +117,26 @@ export function createPlaygroundAuth(options: PlaygroundAuthOptions): Playground
   const { token, secrets } = options;
   const ttlMs = options.sessionTtlMs ?? DEFAULT_SESSION_TTL_MS;
   const now = options.now ?? Date.now;
+  const throttle = createLoginThrottle({ ...options.throttle, now });
+  /** Answers 429 when this client used up its wrong tokens; true when it did. */
+  const heldOff = (req: Request, res: Response): boolean => {
+    const wait = throttle.blocked(req);
+    if (wait === undefined) return false;
+    res.setHeader('Retry-After', String(wait));
+    deny(req, res, 429, `Too many wrong tokens from this address: try again in ${wait} s.`);
+    return true;
+  };
+  /** A wrong token: counted, so it cannot be guessed at the speed the server answers. */
+  const wrongToken = (req: Request) => {
+    const attempt = throttle.failed(req);
+    if (attempt.first) options.logger?.warn({ ip: req.ip, path: req.path }, 'playground: wrong token');
+    if (attempt.lockedNow) {
+      options.logger?.warn(
+        { ip: req.ip, failures: attempt.failures, retryAfterSeconds: attempt.retryAfterSeconds },
+        'playground: too many wrong tokens from this address: its requests are refused (429) for the rest of the minute',
+      );
+    }
+  };
 
   const check: RequestHandler = (req, res, next) => {
     if (!token) {
@@ -121,18 +146,25 @@ export function createPlaygroundAuth(options: PlaygroundAuthOptions): Playground
       if (isLoopbackAddress(req.socket.remoteAddress) && !forwarded(req) && isLoopbackHostHeader(req.headers.host)) return next();
       return deny(req, res, 403, 'The playground answers on localhost only. Set PLAYGROUND_TOKEN to open it to other hosts.');
     }
+    // A session cookie cannot be guessed (an HMAC), and an expired one is sent by every request
+    // of an open page: it is not a wrong attempt, and is checked even while a client is held off.
+    const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
+    if (cookie !== undefined && validSession(cookie, token, now())) return next();
     const auth = req.headers.authorization;
     if (auth?.startsWith('Bearer ')) {
+      if (heldOff(req, res)) return;
       const presented = auth.slice(7).trim();
       const release = secrets.add(presented);
       try {
-        if (sameSecret(presented, token)) return next();
+        if (sameSecret(presented, token)) {
+          throttle.succeeded(req);
+          return next();
+        }
       } finally {
         release();
       }
+      wrongToken(req);
     }
-    const cookie = readCookie(req.headers.cookie, SESSION_COOKIE);
-    if (cookie !== undefined && validSession(cookie, token, now())) return next();
     deny(req, res, 401, 'The playground needs its token: open /playground/login?token=… or send Authorization: Bearer.');
   };
 
@@ -146,10 +178,13 @@ export function createPlaygroundAuth(options: PlaygroundAuthOptions): Playground
         res.redirect(303, '/playground/');
         return;
       }
+      if (heldOff(req, res)) return;
       if (!presented || !sameSecret(presented, token)) {
+        if (presented) wrongToken(req);
         deny(req, res, 401, 'That token is not the playground token.');
         return;
       }
+      throttle.succeeded(req);
       const secure = req.secure ? '; Secure' : '';
       const expires = Math.floor((now() + ttlMs) / 1000);
       const maxAge = Math.max(0, Math.floor(ttlMs / 1000));

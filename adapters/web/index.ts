@@ -45,7 +45,7 @@ function createWebAdapter(ctx: AdapterContext): Adapter {
   const store = createWebEventStore({ redis: ctx.redis, prefix: ctx.config.queue.prefix, logger });
   const hub = createWebEventHub({ redis: ctx.redis, channel: store.keys.events, logger });
   const events = createEventsHandler({ store, hub, logger });
-  const auth = createPlaygroundAuth({ token: ctx.config.playground.token, secrets: ctx.secrets });
+  const auth = createPlaygroundAuth({ token: ctx.config.playground.token, secrets: ctx.secrets, logger });
   const dir = publicDir();
   const sendPage: RequestHandler = (_req, res) => {
     res.setHeader('Cache-Control', 'no-store');

@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Queue } from 'bullmq';
 import type { Express, NextFunction, Request, Response } from 'express';
 import type { Logger } from '../logger.js';
+import { createLoginThrottle, type LoginThrottle, type LoginThrottleOptions } from './login-throttle.js';
 
 /** Where the queue dashboard lives on the HTTP server. */
 export const DASHBOARD_PATH = '/admin/queues';
@@ -17,6 +18,8 @@ export interface DashboardOptions {
   /** `ADMIN_PASSWORD`. */
   password?: string;
   logger: Logger;
+  /** Bounds on wrong passwords per client (10 a minute by default). */
+  throttle?: LoginThrottleOptions;
 }
 
 /**
@@ -44,7 +47,7 @@ export async function mountDashboard(app: Express, options: DashboardOptions): P
     serverAdapter,
   });
 
-  app.use(DASHBOARD_PATH, sameOriginWrites(logger), basicAuth(user, password, logger), serverAdapter.getRouter());
+  app.use(DASHBOARD_PATH, sameOriginWrites(logger), basicAuth(user, password, logger, createLoginThrottle(options.throttle)), serverAdapter.getRouter());
   logger.info({ path: DASHBOARD_PATH, queues: options.queues.map((q) => q.name) }, 'queue dashboard on');
   return true;
 }
@@ -79,25 +82,42 @@ function sameHost(origin: string, host: string | undefined): boolean {
   }
 }
 
-function basicAuth(user: string, password: string, logger: Logger) {
+function basicAuth(user: string, password: string, logger: Logger, throttle: LoginThrottle) {
   const expectedUser = digest(user);
   const expectedPassword = digest(password);
+  const challenge = (res: Response) =>
+    res.set('WWW-Authenticate', `Basic realm="${REALM}", charset="UTF-8"`).set('Cache-Control', 'no-store').type('text/plain');
   return (req: Request, res: Response, next: NextFunction) => {
+    // A client past its wrong attempts is refused before anything it sent is compared.
+    const wait = throttle.blocked(req);
+    if (wait !== undefined) {
+      res.status(429).set({ 'Retry-After': String(wait), 'Cache-Control': 'no-store' }).type('text/plain');
+      res.send(`Too many wrong passwords from this address: try again in ${wait} s`);
+      return;
+    }
     const given = parseBasic(req.headers.authorization);
     // Both comparisons always run, on fixed-length digests: neither the length of the secrets
     // nor which of the two was wrong shows in the response time.
     const userOk = timingSafeEqual(digest(given?.user ?? ''), expectedUser);
     const passwordOk = timingSafeEqual(digest(given?.password ?? ''), expectedPassword);
-    if (given && userOk && passwordOk) return next();
+    if (given && userOk && passwordOk) {
+      throttle.succeeded(req);
+      return next();
+    }
 
-    // Never log what was sent: a mistyped password is usually close to the real one.
-    if (given) logger.warn({ ip: req.ip, path: req.originalUrl }, 'queue dashboard: wrong user or password');
-    res
-      .status(401)
-      .set('WWW-Authenticate', `Basic realm="${REALM}", charset="UTF-8"`)
-      .set('Cache-Control', 'no-store')
-      .type('text/plain')
-      .send('Authentication required');
+    if (req.headers.authorization !== undefined) {
+      const attempt = throttle.failed(req);
+      // Never log what was sent: a mistyped password is usually close to the real one. One line
+      // for a client's first wrong attempt and one when it is held off, not one per guess.
+      if (attempt.first) logger.warn({ ip: req.ip, path: req.originalUrl }, 'queue dashboard: wrong user or password');
+      if (attempt.lockedNow) {
+        logger.warn(
+          { ip: req.ip, failures: attempt.failures, retryAfterSeconds: attempt.retryAfterSeconds },
+          'queue dashboard: too many wrong passwords from this address: its requests are refused (429) for the rest of the minute',
+        );
+      }
+    }
+    challenge(res).status(401).send('Authentication required');
   };
 }
 

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { request } from 'node:http';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mountDashboard } from '../../src/http/dashboard.js';
 import { createHttpServer, type HttpServer } from '../../src/http/server.js';
+import type { LoginThrottleOptions } from '../../src/http/login-throttle.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { Metrics } from '../../src/metrics.js';
 
@@ -11,7 +13,7 @@ const USER = 'ops';
 const PASSWORD = 'correct horse: battery staple';
 
 /** The real HTTP server on 127.0.0.1:0 with the dashboard mounted (or not) over a real queue. */
-async function startServer(redis: Redis, queue: Queue, credentials: { user?: string; password?: string }) {
+async function startServer(redis: Redis, queue: Queue, credentials: { user?: string; password?: string; throttle?: LoginThrottleOptions }) {
   const lines: string[] = [];
   const logger = createLogger({ level: 'debug', registry: new SecretRegistry(), destination: { write: (line: string) => lines.push(line) } });
   const http = createHttpServer({
@@ -143,5 +145,38 @@ describe('queue dashboard at /admin/queues', () => {
       expect(log).not.toContain(PASSWORD);
       expect(log).not.toContain(Buffer.from(`${USER}:a-near-miss-password`).toString('base64'));
     });
+  });
+
+  it('holds off a client guessing the password: past 10 wrong attempts a minute it gets 429 (even with the right one), other clients do not, and the log gets two lines, not one per guess', async () => {
+    let now = 1_000_000;
+    const started = await startServer(redis, queue, { user: USER, password: PASSWORD, throttle: { now: () => now } });
+    servers.push(started.http);
+    const get = (authorization: string, localAddress = '127.0.0.1') =>
+      new Promise<{ status: number; retryAfter?: string }>((resolve, reject) => {
+        const url = new URL(`${started.base}/admin/queues/api/queues`);
+        const req = request({ host: url.hostname, port: url.port, path: url.pathname, localAddress, headers: { authorization } }, (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined }));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+
+    const statuses: number[] = [];
+    for (let i = 0; i < 40; i++) statuses.push((await get(basic(USER, `guess-${i}`))).status);
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(new Set(statuses.slice(10))).toEqual(new Set([429]));
+    const refused = await get(basic(USER, PASSWORD));
+    expect(refused.status).toBe(429);
+    expect(Number(refused.retryAfter)).toBeGreaterThan(0);
+    // Another address is not held off by this one's guesses.
+    expect((await get(basic(USER, PASSWORD), '127.0.0.2')).status).toBe(200);
+    const log = started.lines.join('');
+    expect(log.match(/wrong user or password/g)).toHaveLength(1);
+    expect(log.match(/too many wrong passwords/g)).toHaveLength(1);
+
+    // The minute over, the right password works again.
+    now += 61_000;
+    expect((await get(basic(USER, PASSWORD))).status).toBe(200);
   });
 });

@@ -69,4 +69,30 @@ describe('playground auth', () => {
     expect(validSession(forged, token, clock)).toBe(false);
     expect(validSession(value, 'another-token', Date.UTC(2026, 0, 1))).toBe(false);
   });
+
+  it('holds off a client guessing the token: past 10 wrong tokens a minute, login and Bearer get 429 (the right token too); a session cookie still works', async () => {
+    let clock = Date.UTC(2026, 0, 1);
+    const token = 'playground-token-guess-me';
+    const { server, base } = await serve({ token, now: () => clock });
+    servers.push(server);
+    const login = (t: string) => fetch(`${base}/playground/login?token=${encodeURIComponent(t)}`, { redirect: 'manual' });
+    const cookie = (await login(token)).headers.get('set-cookie')!.split(';')[0]!;
+
+    const statuses: number[] = [];
+    for (let i = 0; i < 20; i++) statuses.push((await login(`guess-${i}`)).status);
+    for (let i = 0; i < 20; i++) {
+      statuses.push((await fetch(`${base}/playground/api/info`, { headers: { Authorization: `Bearer guess-${i}` } })).status);
+    }
+    expect(statuses.slice(0, 10)).toEqual(Array(10).fill(401));
+    expect(new Set(statuses.slice(10))).toEqual(new Set([429]));
+    const held = await login(token);
+    expect(held.status).toBe(429);
+    expect(Number(held.headers.get('retry-after'))).toBeGreaterThan(0);
+    expect((await fetch(`${base}/playground/api/info`, { headers: { Authorization: `Bearer ${token}` } })).status).toBe(429);
+    // A page already open keeps working.
+    expect((await fetch(`${base}/playground/api/info`, { headers: { Cookie: cookie } })).status).toBe(200);
+
+    clock += 61_000;
+    expect((await login(token)).status).toBe(303);
+  });
 });
