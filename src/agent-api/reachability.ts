@@ -79,17 +79,46 @@ export async function checkAgentAtStartUp(
   }
 }
 
-/** The agent service counts as ready when it answered within the last minute, or answers a listing now. */
-export function agentReadiness(agentApi: AgentApi, freshMs = 60_000): () => Promise<boolean> {
-  return async () => {
+/** How often /readyz may ask the agent service for a listing while it has not answered. */
+export const READINESS_PROBE_EVERY_MS = 5_000;
+
+/**
+ * The agent service counts as ready when it answered within the last minute, or answers a listing
+ * now. One listing at a time, and at most one per `probeEveryMs`: /readyz needs no credentials, and
+ * each probe is a call with the operator's key, so a flood of probes (or many load balancers)
+ * must not become a flood of listings on a service that is down or slow, nor use up its rate limit.
+ */
+export function agentReadiness(
+  agentApi: AgentApi,
+  freshMs = 60_000,
+  options: { probeEveryMs?: number; now?: () => number } = {},
+): () => Promise<boolean> {
+  const probeEveryMs = options.probeEveryMs ?? READINESS_PROBE_EVERY_MS;
+  const now = options.now ?? Date.now;
+  let probing: Promise<boolean> | undefined;
+  let lastProbe: { at: number; ok: boolean } | undefined;
+  const answeredRecently = () => {
     const last = agentApi.lastAnsweredAt();
-    if (last !== undefined && Date.now() - last < freshMs) return true;
+    return last !== undefined && now() - last < freshMs;
+  };
+  const probe = async (): Promise<boolean> => {
     try {
       await agentApi.listInstances(AbortSignal.timeout(3_000));
       return true;
     } catch (err) {
       // Any HTTP answer (even 401) proves the service is reachable.
-      return agentApi.lastAnsweredAt() !== undefined && Date.now() - agentApi.lastAnsweredAt()! < freshMs && err !== undefined;
+      return answeredRecently() && err !== undefined;
     }
+  };
+  return async () => {
+    if (answeredRecently()) return true;
+    if (probing) return probing;
+    if (lastProbe && now() - lastProbe.at < probeEveryMs) return lastProbe.ok;
+    probing = probe().then((ok) => {
+      lastProbe = { at: now(), ok };
+      probing = undefined;
+      return ok;
+    });
+    return probing;
   };
 }
