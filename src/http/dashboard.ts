@@ -47,9 +47,22 @@ export async function mountDashboard(app: Express, options: DashboardOptions): P
     serverAdapter,
   });
 
-  app.use(DASHBOARD_PATH, sameOriginWrites(logger), basicAuth(user, password, logger, createLoginThrottle(options.throttle)), serverAdapter.getRouter());
+  const board = serverAdapter.getRouter() as Express;
+  board.disable('x-powered-by');
+  app.use(DASHBOARD_PATH, noFraming, sameOriginWrites(logger), basicAuth(user, password, logger, createLoginThrottle(options.throttle)), board);
   logger.info({ path: DASHBOARD_PATH, queues: options.queues.map((q) => q.name) }, 'queue dashboard on');
   return true;
+}
+
+/**
+ * The board in a frame of another page would run its buttons with the admin's cached password
+ * and from its own origin, so a page could trick a click on "Empty" or "Clean" (clickjacking).
+ */
+function noFraming(_req: Request, res: Response, next: NextFunction): void {
+  res.setHeader('X-Frame-Options', 'DENY');
+  res.setHeader('Content-Security-Policy', "frame-ancestors 'none'");
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  next();
 }
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);

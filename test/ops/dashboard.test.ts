@@ -137,6 +137,20 @@ describe('queue dashboard at /admin/queues', () => {
       expect(await queue.isPaused()).toBe(false);
     });
 
+    it('cannot be framed by another page (clickjacking its buttons) and does not name its server', async () => {
+      const authorization = basic(USER, PASSWORD);
+      for (const [path, headers] of [
+        ['/admin/queues', { authorization }],
+        ['/admin/queues/api/queues', { authorization }],
+        ['/admin/queues', {}],
+      ] as const) {
+        const res = await fetch(`${base}${path}`, { headers });
+        expect(res.headers.get('x-frame-options'), path).toBe('DENY');
+        expect(res.headers.get('content-security-policy'), path).toContain("frame-ancestors 'none'");
+        expect(res.headers.get('x-powered-by'), path).toBeNull();
+      }
+    });
+
     it('never logs the credentials that were sent', async () => {
       await fetch(`${base}/admin/queues`, { headers: { authorization: basic(USER, 'a-near-miss-password') } });
       const log = lines.join('');
