@@ -26,7 +26,10 @@ export const DEFAULT_SESSION_TTL_MS = 12 * 60 * 60_000;
 export interface PlaygroundAuth {
   /** Lets a request through, or answers 401 (token) / 403 (foreign Host name). */
   check: RequestHandler;
-  /** `GET /playground/login?token=…`: sets the session cookie and goes to the page. */
+  /**
+   * `POST /playground/login` (the form's `token` field) or `GET /playground/login?token=…` (the
+   * banner's link): sets the session cookie and goes to the page.
+   */
   login: RequestHandler;
 }
 
@@ -96,7 +99,8 @@ export function isLoopbackHostHeader(host: string | undefined): boolean {
 function deny(req: Request, res: Response, status: 401 | 403 | 429, message: string): void {
   res.setHeader('Cache-Control', 'no-store');
   if (status === 401) res.setHeader('WWW-Authenticate', 'Bearer realm="agent-bridge playground"');
-  if (req.method === 'GET' && req.accepts(['json', 'html']) === 'html') {
+  const page = req.method === 'GET' || (req.method === 'POST' && req.path.endsWith('/login'));
+  if (page && req.accepts(['json', 'html']) === 'html') {
     res.status(status).type('html').send(denyPage(message, status === 401));
     return;
   }
@@ -105,12 +109,21 @@ function deny(req: Request, res: Response, status: 401 | 403 | 429, message: str
 
 function denyPage(message: string, askToken: boolean): string {
   const form = askToken
-    ? `<form action="/playground/login" method="get"><label for="token">Playground token</label>
+    ? `<form action="/playground/login" method="post"><label for="token">Playground token</label>
 <input id="token" name="token" type="password" autocomplete="off" required><button>Open the playground</button></form>`
     : '';
-  // `message` is one of this module's constant strings, never request data.
+  // `message` is one of this module's constant strings, never request data. The form posts the
+  // token: in a GET's query it would be written to every proxy's access log and the history.
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>agent-bridge playground</title></head>
 <body><main><h1>agent-bridge playground</h1><p>${message}</p>${form}</main></body></html>`;
+}
+
+function sameOriginHeader(origin: string, host: string | undefined): boolean {
+  try {
+    return host !== undefined && new URL(origin).host === host.toLowerCase();
+  } catch {
+    return false;
+  }
 }
 
 export function createPlaygroundAuth(options: PlaygroundAuthOptions): PlaygroundAuth {
@@ -169,7 +182,13 @@ export function createPlaygroundAuth(options: PlaygroundAuthOptions): Playground
   };
 
   const login: RequestHandler = (req, res) => {
-    const presented = typeof req.query.token === 'string' ? req.query.token : '';
+    const fromBody = (req.body as { token?: unknown } | undefined)?.token;
+    const presented = req.method === 'POST' ? (typeof fromBody === 'string' ? fromBody : '') : typeof req.query.token === 'string' ? req.query.token : '';
+    // A page elsewhere must not post wrong tokens through this browser (holding its address off).
+    if (req.method === 'POST' && req.headers.origin !== undefined && !sameOriginHeader(req.headers.origin, req.headers.host)) {
+      res.status(403).json({ error: 'Cross-origin requests are not accepted.' });
+      return;
+    }
     const release = secrets.add(presented);
     try {
       res.setHeader('Cache-Control', 'no-store');

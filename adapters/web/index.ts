@@ -32,6 +32,15 @@ const pageHeaders: RequestHandler = (_req, res, next) => {
   next();
 };
 
+/** The login form's body: a few fields, urlencoded; one that cannot be read is answered 400 plainly. */
+const loginForm: RequestHandler = (req, res, next) => {
+  express.urlencoded({ extended: false, limit: '4kb', parameterLimit: 10 })(req, res, (err?: unknown) => {
+    if (err === undefined) return next();
+    const status = (err as { status?: number }).status;
+    res.status(status === 413 ? 413 : 400).type('text').send('The login form could not be read.');
+  });
+};
+
 /**
  * The playground's ingress: the page at `/` and `/playground/`, its JSON API under
  * `/playground/api/`, and Server-Sent Events at `/playground/events`. Messages go to
@@ -55,6 +64,7 @@ function createWebAdapter(ctx: AdapterContext): Adapter {
   const router = express.Router({ strict: false });
   router.use(pageHeaders);
   router.get('/login', auth.login);
+  router.post('/login', loginForm, auth.login);
   router.use(auth.check);
   router.get('/', sendPage);
   router.use('/static', express.static(dir, { index: false, maxAge: 0 }));

@@ -306,8 +306,9 @@ describe('web adapter with PLAYGROUND_TOKEN', () => {
       expect(page.status, path).toBe(401);
       expect(page.headers.get('content-type'), path).toMatch(/^text\/html/);
       const html = await page.text();
-      // A form with a password field named `token` that GETs /playground/login, not a raw JSON 401.
-      const form = /<form action="([^"]+)" method="get">([\s\S]*?)<\/form>/.exec(html);
+      // A form with a password field named `token` that POSTs to /playground/login, not a raw JSON
+      // 401 (a GET would put the token in the URL: proxies' access logs, the history).
+      const form = /<form action="([^"]+)" method="post">([\s\S]*?)<\/form>/.exec(html);
       expect(form, html).not.toBeNull();
       expect(form![1]).toBe('/playground/login');
       expect(form![2]).toMatch(/<label for="token">[^<]*token[^<]*<\/label>/i);
@@ -315,17 +316,29 @@ describe('web adapter with PLAYGROUND_TOKEN', () => {
       expect(form![2]).toMatch(/<button>[^<]+<\/button>/);
       expect(html).not.toContain(token);
     }
-    // Submitting the form is a GET of its action with the field: the session cookie, then the page.
-    const submitted = await fetch(`${h.baseUrl}/playground/login?${new URLSearchParams({ token })}`, { headers: { Accept: browserAccept }, redirect: 'manual' });
+    // Submitting the form posts the field, as a browser does: the session cookie, then the page.
+    const submit = (value: string, origin = h.baseUrl) =>
+      fetch(`${h.baseUrl}/playground/login`, {
+        method: 'POST',
+        headers: { Accept: browserAccept, 'Content-Type': 'application/x-www-form-urlencoded', Origin: origin },
+        body: new URLSearchParams({ token: value }).toString(),
+        redirect: 'manual',
+      });
+    const submitted = await submit(token);
     expect(submitted.status).toBe(303);
     const cookie = submitted.headers.get('set-cookie')!.split(';')[0]!;
     const opened = await fetch(`${h.baseUrl}${submitted.headers.get('location')}`, { headers: { Accept: browserAccept, Cookie: cookie } });
     expect(opened.status).toBe(200);
     expect(await opened.text()).toContain('<title>');
     // A wrong token asks again, with the form.
-    const wrong = await fetch(`${h.baseUrl}/playground/login?token=nope`, { headers: { Accept: browserAccept }, redirect: 'manual' });
+    const wrong = await submit('nope');
     expect(wrong.status).toBe(401);
-    expect(await wrong.text()).toContain('<form action="/playground/login"');
+    expect(await wrong.text()).toContain('<form action="/playground/login" method="post"');
+    // A page elsewhere cannot post tokens through the user's browser; a body that is not a form is refused plainly.
+    expect((await submit(token, 'http://evil.example')).status).toBe(403);
+    const big = await fetch(`${h.baseUrl}/playground/login`, { method: 'POST', headers: { 'Content-Type': 'application/x-www-form-urlencoded' }, body: `token=${'x'.repeat(10_000)}` });
+    expect(big.status).toBe(413);
+    expect(await big.text()).toBe('The login form could not be read.');
   });
 
   it('requires the token on every route, SSE included', async () => {
