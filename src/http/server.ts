@@ -6,6 +6,12 @@ import { withTimeout } from '../core/with-timeout.js';
 
 /** How long /readyz waits for Redis's PONG before it reports Redis down. */
 const READY_REDIS_TIMEOUT_MS = 800;
+/**
+ * How long /metrics waits for its gauges' refresh (queue depth, from Redis) before it answers with
+ * the last values: while Redis is away a refresh waits out the client's retries (6 s and more),
+ * and a scrape that times out shows nothing at all, just when the figures matter.
+ */
+export const METRICS_REFRESH_TIMEOUT_MS = 2_000;
 import type { Redis } from 'ioredis';
 import type { Metrics } from '../metrics.js';
 import type { Logger } from '../logger.js';
@@ -114,12 +120,21 @@ export function createHttpServer(options: HttpServerOptions): HttpServer {
     });
   });
 
+  // One refresh at a time, shared by the scrapes that come while it runs.
+  let refreshing: Promise<void> | undefined;
+  const refresh = () =>
+    (refreshing ??= (async () => {
+      try {
+        await options.beforeMetrics?.();
+      } catch (err) {
+        options.logger.warn({ ...errorFields(err) }, 'could not refresh queue metrics');
+      } finally {
+        refreshing = undefined;
+      }
+    })());
+
   app.get('/metrics', async (_req, res) => {
-    try {
-      await options.beforeMetrics?.();
-    } catch (err) {
-      options.logger.warn({ ...errorFields(err) }, 'could not refresh queue metrics');
-    }
+    await withTimeout(refresh(), METRICS_REFRESH_TIMEOUT_MS, () => undefined);
     res.type(options.metrics.registry.contentType).send(await options.metrics.registry.metrics());
   });
 
