@@ -20,3 +20,10 @@ export function slackCaller(args: { teamId?: string; channelId: string; channelN
     ...(args.userName ? { userName: args.userName.slice(0, 80) } : {}),
   };
 }
+
+/** The workspace (and Grid organisation) a view_submission came from, for the admin check. */
+export function submittedIn(body: { team?: { id?: string } | null; enterprise?: { id?: string } | null; user?: { team_id?: string } }): { teamId?: string; enterpriseId?: string } {
+  const teamId = body.team?.id || body.user?.team_id;
+  const enterpriseId = body.enterprise?.id;
+  return { ...(teamId ? { teamId } : {}), ...(enterpriseId ? { enterpriseId } : {}) };
+}

@@ -20,7 +20,7 @@ export function createRequestUserDirectory(app: App): UserDirectory {
     current.run({ client, installation: `${context.enterpriseId ?? ''}:${context.teamId ?? ''}` }, next),
   );
   return {
-    get(userId) {
+    get(userId, options) {
       const request = current.getStore();
       const token = request?.client.token;
       if (!request || !token) return Promise.reject(new Error('no Slack installation for this request'));
@@ -31,7 +31,7 @@ export function createRequestUserDirectory(app: App): UserDirectory {
         entry = { token, users: createUserDirectory(request.client) };
         byInstallation.set(request.installation, entry);
       }
-      return entry.users.get(userId);
+      return entry.users.get(userId, options);
     },
   };
 }

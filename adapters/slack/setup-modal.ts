@@ -2,7 +2,8 @@ import type { App } from '@slack/bolt';
 import type { View, WebClient } from '@slack/web-api';
 import type { CommandReply, Commands } from '../../src/commands/types.js';
 import type { Logger, SecretRegistry } from '../../src/logger.js';
-import { slackCaller } from './caller.js';
+import { slackCaller, submittedIn } from './caller.js';
+import type { AdminPlace } from './admin.js';
 import { slackErrorCode } from './errors.js';
 import { formModal, INPUT_ACTION, messageView, registerMessageView } from './modal-views.js';
 
@@ -34,7 +35,8 @@ export interface SetupModalDeps {
   commands: Commands;
   secrets: SecretRegistry;
   logger: Logger;
-  isAdmin(userId: string): Promise<boolean>;
+  /** Asked afresh on every submission (`fresh`): an admin demoted since the form opened is refused. */
+  isAdmin(userId: string, place?: AdminPlace, options?: { fresh?: boolean }): Promise<boolean>;
 }
 
 /**
@@ -55,7 +57,7 @@ export function registerSetupModal(app: App, deps: SetupModalDeps): void {
     }
     if (!apiKey.trim()) return ack({ response_action: 'errors', errors: { [API_KEY_BLOCK]: 'Enter the API key.' } });
     const caller = slackCaller({ teamId: body.team?.id ?? user.team_id, channelId: String(view.private_metadata ?? ''), userId: user.id, userName: typeof user.name === 'string' ? user.name : undefined });
-    if (!(await deps.isAdmin(user.id))) {
+    if (!(await deps.isAdmin(user.id, submittedIn(body), { fresh: true }))) {
       const refusal = await deps.commands.refuse(caller, 'setup');
       return ack({ response_action: 'errors', errors: { [API_KEY_BLOCK]: [refusal.title, ...refusal.lines].join(' ').slice(0, 300) } });
     }

@@ -12,13 +12,13 @@ import { slackCaller } from './caller.js';
 import { credentialMetadata, credentialModal } from './credential-modal.js';
 import { setupModal } from './setup-modal.js';
 import { slackErrorCode } from './errors.js';
-import type { AdminRights } from './admin.js';
+import type { AdminPlace, AdminRights } from './admin.js';
 
 export interface SlashCommandDeps {
   commands: Commands;
   logger: Logger;
   /** With `rights` (adapters/slack/admin.ts), a check Slack would not answer is told apart. */
-  isAdmin: ((userId: string) => Promise<boolean>) & { rights?(userId: string): Promise<AdminRights> };
+  isAdmin: ((userId: string, place?: AdminPlace) => Promise<boolean>) & { rights?(userId: string, place?: AdminPlace): Promise<AdminRights> };
   /** SLACK_COMMAND, e.g. `/agent`. */
   commandName: string;
 }
@@ -70,10 +70,17 @@ async function safeRespond(respond: RespondFn, reply: CommandReply) {
   await respond(ephemeral(reply)).catch(() => undefined);
 }
 
-async function rightsOf(caller: CommandCaller, deps: SlashCommandDeps): Promise<AdminRights> {
+/** Where the command was run: admin flags count only for a member of this workspace (or Grid organisation). */
+function placeOf(command: Partial<SlashCommand>): AdminPlace {
+  const teamId = typeof command.team_id === 'string' && command.team_id ? command.team_id : undefined;
+  const enterpriseId = typeof command.enterprise_id === 'string' && command.enterprise_id ? command.enterprise_id : undefined;
+  return { ...(teamId ? { teamId } : {}), ...(enterpriseId ? { enterpriseId } : {}) };
+}
+
+async function rightsOf(caller: CommandCaller, command: Partial<SlashCommand>, deps: SlashCommandDeps): Promise<AdminRights> {
   if (!caller.userId) return 'not_admin';
-  if (deps.isAdmin.rights) return deps.isAdmin.rights(caller.userId);
-  return (await deps.isAdmin(caller.userId)) ? 'admin' : 'not_admin';
+  if (deps.isAdmin.rights) return deps.isAdmin.rights(caller.userId, placeOf(command));
+  return (await deps.isAdmin(caller.userId, placeOf(command))) ? 'admin' : 'not_admin';
 }
 
 /** Slack would not say (429, down): still refused, but not as a non-admin, and not audited as one. */
@@ -94,14 +101,14 @@ async function run(
     // Someone who may not run the admin command they tried hears that, not its usage.
     const tried = findCommand(String(command.text ?? '').trim().split(/\s+/)[0] ?? '');
     if (tried && tried.admin !== false) {
-      const rights = await rightsOf(caller, deps);
+      const rights = await rightsOf(caller, command, deps);
       if (rights !== 'admin') return rights === 'unknown' ? cannotCheckAdmin(deps, tried.name) : c.refuse(caller, tried.name);
     }
     const help = c.help();
     return { ...help, ok: false, lines: [parsed.error, '', ...help.lines] };
   }
   if (findCommand(parsed.name)?.admin !== false) {
-    const rights = await rightsOf(caller, deps);
+    const rights = await rightsOf(caller, command, deps);
     if (rights !== 'admin') return rights === 'unknown' ? cannotCheckAdmin(deps, parsed.name) : c.refuse(caller, parsed.name);
   }
   if (parsed.name === 'credential') return (await c.credentialForm?.(caller)) ?? openCredentialModal(parsed.instanceId, command, client, deps);

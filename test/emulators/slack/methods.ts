@@ -91,8 +91,12 @@ function userObject(state: SlackState, id: string) {
   const u = state.users.get(id)!;
   return {
     id: u.id,
-    team_id: state.identity.teamId,
+    team_id: u.teamId ?? state.identity.teamId,
     name: u.name.toLowerCase().replace(/\s+/g, '.'),
+    deleted: u.deleted === true,
+    is_restricted: u.guest !== undefined,
+    is_ultra_restricted: u.guest === 'single',
+    ...(u.enterpriseId ? { enterprise_user: { id: u.id, enterprise_id: u.enterpriseId, enterprise_name: u.enterpriseId, is_admin: false, is_owner: false, teams: [u.teamId ?? state.identity.teamId] } } : {}),
     real_name: u.name,
     is_admin: u.isAdmin === true,
     is_owner: u.isOwner === true,

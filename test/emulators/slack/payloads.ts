@@ -93,6 +93,8 @@ export interface SlashCommandOptions {
   userName?: string;
   /** The workspace it is run in (multi-workspace tests). @defaultValue the emulator's team */
   team?: string;
+  /** Enterprise Grid: the organisation of that workspace (`enterprise_id`). */
+  enterprise?: string;
 }
 
 /** A slash command's fields, with a fresh trigger_id and response_url. */
@@ -111,6 +113,7 @@ export function slashCommand(state: SlackState, baseUrl: string, o: SlashCommand
     text: o.text,
     api_app_id: state.identity.appId,
     is_enterprise_install: 'false',
+    ...(o.enterprise ? { enterprise_id: o.enterprise, enterprise_name: o.enterprise } : {}),
     response_url: `${baseUrl}/respond/${responseId}`,
     trigger_id: issueTrigger(state),
   };

@@ -28,6 +28,14 @@ export interface EmulatedUser {
   isAdmin?: boolean;
   isOwner?: boolean;
   isBot?: boolean;
+  /** The user's own workspace (`team_id`): another one for a Slack Connect member. @defaultValue the emulator's team */
+  teamId?: string;
+  /** Enterprise Grid: `enterprise_user.enterprise_id`. */
+  enterpriseId?: string;
+  /** Deactivated: `deleted: true` (Slack keeps the role flags). */
+  deleted?: boolean;
+  /** A guest: `is_restricted` (multi-channel) or, with `single`, `is_ultra_restricted` too. */
+  guest?: 'multi' | 'single';
 }
 
 export interface EmulatedChannel {
