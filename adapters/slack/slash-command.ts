@@ -12,6 +12,7 @@ import { slackCaller } from './caller.js';
 import { credentialMetadata, credentialModal } from './credential-modal.js';
 import { setupModal } from './setup-modal.js';
 import { slackErrorCode } from './errors.js';
+import { shortcutReach } from './shortcut-reach.js';
 import type { AdminPlace, AdminRights } from './admin.js';
 
 export interface SlashCommandDeps {
@@ -34,6 +35,12 @@ function callerOf(command: Partial<SlashCommand>): CommandCaller {
   });
 }
 
+/** The text as typed: Slack sends `&`, `<` and `>` as `&amp;`, `&lt;` and `&gt;` (a prompt titled "Q&A"). */
+function commandText(command: Partial<SlashCommand>): string {
+  const text = typeof command.text === 'string' ? command.text : '';
+  return text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+}
+
 function problem(title: string, line: string): CommandReply {
   return { ok: false, title, lines: [line] };
 }
@@ -54,7 +61,7 @@ export function registerSlashCommand(app: App, deps: SlashCommandDeps): void {
   app.command(deps.commandName, async ({ command, ack, respond, client }) => {
     await ack();
     const caller = callerOf(command);
-    const parsed = parseCommandText(typeof command.text === 'string' ? command.text : '');
+    const parsed = parseCommandText(commandText(command));
     try {
       const answer = await run(parsed, caller, command, client, deps);
       if (answer) await respond(ephemeral(answer));
@@ -99,7 +106,7 @@ async function run(
   const c = deps.commands;
   if (parsed.name === 'invalid') {
     // Someone who may not run the admin command they tried hears that, not its usage.
-    const tried = findCommand(String(command.text ?? '').trim().split(/\s+/)[0] ?? '');
+    const tried = findCommand(commandText(command).trim().split(/\s+/)[0] ?? '');
     if (tried && tried.admin !== false) {
       const rights = await rightsOf(caller, command, deps);
       if (rights !== 'admin') return rights === 'unknown' ? cannotCheckAdmin(deps, tried.name) : c.refuse(caller, tried.name);
@@ -113,7 +120,25 @@ async function run(
   }
   if (parsed.name === 'credential') return (await c.credentialForm?.(caller)) ?? openCredentialModal(parsed.instanceId, command, client, deps);
   if (parsed.name === 'setup') return c.accountMode === 'per-workspace' ? openSetupModal(command, client, deps) : c.setup(caller, '');
-  return runPlainCommand(c, caller, parsed);
+  const answer = await runPlainCommand(c, caller, parsed);
+  if (parsed.name === 'bind' && answer.ok && !caller.channelId.startsWith('dm:')) return withReach(answer, client, String(command.channel_id ?? ''), caller.userId);
+  return answer;
+}
+
+/**
+ * Slack delivers `/agent` in a channel the bot is not in (a private one it cannot even see):
+ * the binding is kept, but nothing there reaches the bot and it cannot post, so the admin is
+ * told to invite it. When Slack does not say (rate limited, a missing scope), nothing is added.
+ */
+async function withReach(answer: CommandReply, client: WebClient, channel: string, userId: string): Promise<CommandReply> {
+  if (!channel || (await shortcutReach(client, channel, userId)) !== 'no') return answer;
+  return {
+    ...answer,
+    lines: [
+      ...answer.lines,
+      "But I'm not a member of this channel, so I can neither read nor answer messages here. Invite me with `/invite @<my name>`; the binding works once I'm in.",
+    ],
+  };
 }
 
 async function openSetupModal(command: Partial<SlashCommand>, client: WebClient, deps: SlashCommandDeps) {

@@ -110,7 +110,9 @@ export function slashCommand(state: SlackState, baseUrl: string, o: SlashCommand
     user_id: o.user,
     user_name: o.userName ?? o.user.toLowerCase(),
     command: o.command ?? '/agent',
-    text: o.text,
+    // Slack escapes &, < and > in the text, as in every text it sends (should_escape: false
+    // only leaves @names and #channels unconverted).
+    text: o.text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;'),
     api_app_id: state.identity.appId,
     is_enterprise_install: 'false',
     ...(o.enterprise ? { enterprise_id: o.enterprise, enterprise_name: o.enterprise } : {}),
