@@ -6,6 +6,12 @@ import { breakBroadcastWords, escapeSlackText } from './escape.js';
 const SECTION_CHARS = 3_000;
 /** Slack's limit on blocks per message. */
 const MAX_BLOCKS = 50;
+/**
+ * Text of all blocks of one answer. Slack documents 40,000 characters for a message, but refuses
+ * blocks past about 13,000 characters in all (`msg_blocks_too_long`, slackapi/bolt-js#2509), so
+ * a long answer (hundreds of instances) is cut below that, with a note, rather than lost.
+ */
+const MAX_BLOCKS_CHARS = 12_000;
 
 export interface SlackMessageBody {
   /** Fallback for notifications and clients without Block Kit. */
@@ -62,15 +68,39 @@ export function commandReplyMessage(reply: CommandReply): SlackMessageBody {
   const title = `${reply.ok ? '' : ':warning: '}*${safe(reply.title).replace(/\*/g, '')}*`;
   const blocks: KnownBlock[] = [section(title.slice(0, SECTION_CHARS))];
   blocks.push(...packSections(reply.lines.map(safe)));
+  const tableFrom = blocks.length;
   if (reply.table && reply.table.rows.length > 0) {
     blocks.push(...packSections(tableLines(reply.table), (b) => `\`\`\`\n${b}\n\`\`\``, 8));
   }
-  if (blocks.length > MAX_BLOCKS) {
-    blocks.length = MAX_BLOCKS - 1;
-    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: '…more was left out to fit in one message.' }] });
+  const fit = fitting(blocks);
+  if (fit < blocks.length) {
+    // The table's sections kept: their lines, less the header, are the rows shown.
+    const shownLines = blocks.slice(tableFrom, Math.max(tableFrom, fit)).reduce((n, b) => n + textOf(b).split('\n').length - 2, 0);
+    const rows = reply.table?.rows.length ?? 0;
+    blocks.length = fit;
+    const note = fit > tableFrom && rows > 0 ? `…${rows - Math.max(0, shownLines - 1)} of ${rows} rows left out to fit in one message.` : '…more was left out to fit in one message.';
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: note }] });
   }
   const fallback = [reply.title, ...reply.lines].join('\n');
   return { text: safe(fallback).slice(0, SECTION_CHARS), blocks };
+}
+
+function textOf(b: KnownBlock): string {
+  const t = (b as { text?: unknown }).text;
+  if (typeof t === 'string') return t;
+  return t && typeof t === 'object' && typeof (t as { text?: unknown }).text === 'string' ? (t as { text: string }).text : '';
+}
+
+/** How many blocks go in one message, leaving room for a closing note when not all fit. */
+function fitting(blocks: KnownBlock[]): number {
+  const total = blocks.reduce((n, b) => n + textOf(b).length, 0);
+  if (blocks.length <= MAX_BLOCKS && total <= MAX_BLOCKS_CHARS) return blocks.length;
+  let chars = 0;
+  for (let i = 0; i < blocks.length; i++) {
+    chars += textOf(blocks[i]!).length;
+    if (chars > MAX_BLOCKS_CHARS - 100 || i >= MAX_BLOCKS - 1) return Math.max(1, i);
+  }
+  return blocks.length;
 }
 
 /** An ephemeral answer for `respond()` (slash commands). */

@@ -75,6 +75,16 @@ function contextActions(o: Json, where: string): string | undefined {
   return undefined;
 }
 
+/** What Slack takes, in all, in the text of one message's blocks. */
+export const MAX_MESSAGE_BLOCKS_TEXT = 13_200;
+
+/** Characters of every `text` string in the blocks. */
+function textLength(value: unknown): number {
+  if (Array.isArray(value)) return value.reduce((n: number, v) => n + textLength(v), 0);
+  if (!value || typeof value !== 'object') return 0;
+  return Object.entries(value as Json).reduce((n, [k, v]) => n + (k === 'text' && typeof v === 'string' ? v.length : textLength(v)), 0);
+}
+
 /** `blocks` as sent in a form (a JSON string) or a JSON body (an array). */
 export function validateBlocks(raw: unknown, inModal = false): { error: string; detail?: string } | undefined {
   let blocks: unknown = raw;
@@ -87,6 +97,9 @@ export function validateBlocks(raw: unknown, inModal = false): { error: string; 
   }
   if (!Array.isArray(blocks)) return { error: 'invalid_blocks_format' };
   if (blocks.length > (inModal ? 100 : 50)) return { error: 'invalid_blocks', detail: 'too many blocks' };
+  // Undocumented, but Slack refuses a message whose blocks hold more than about 13,000
+  // characters of text in all (slackapi/bolt-js#2509: 13,297 with markdown blocks).
+  if (!inModal && textLength(blocks) > MAX_MESSAGE_BLOCKS_TEXT) return { error: 'msg_blocks_too_long' };
   for (let i = 0; i < blocks.length; i++) {
     const p = block(blocks[i], i, inModal);
     if (p) return { error: 'invalid_blocks', detail: p };
