@@ -37,6 +37,7 @@ import { dropAnswersWithExpiredToken } from './expired-token.js';
 import { identityAtStartUp } from './startup-identity.js';
 import { ackForeignViews, UNHANDLED_CHECK_MS, unhandledRequestHandler } from './unhandled-requests.js';
 import { createRequestUserDirectory } from './request-users.js';
+import { createViewClaims } from './view-claims.js';
 
 /** Where Slack sends events, slash commands and interactivity in HTTP mode. */
 export const SLACK_EVENTS_PATH = '/slack/events';
@@ -261,6 +262,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     logger,
     isAdmin,
     commandName: slack.command,
+    claims: createViewClaims(ctx.redis, storePrefix),
     ...(options.credentialAckBudgetMs !== undefined ? { ackBudgetMs: options.credentialAckBudgetMs } : {}),
   });
   registerSetupModal(app, { commands: ctx.commands, secrets: ctx.secrets, logger, isAdmin });

@@ -11,6 +11,7 @@ import type { AdminPlace } from './admin.js';
 import { escapeSlackText } from './escape.js';
 import { slackErrorCode } from './errors.js';
 import { formModal, INPUT_ACTION, messageView, registerMessageView } from './modal-views.js';
+import type { ViewClaims } from './view-claims.js';
 
 export const CREDENTIAL_CALLBACK_ID = 'agent_bridge_credential';
 export const KEY_BLOCK = 'credential_key';
@@ -71,6 +72,8 @@ export interface CredentialModalDeps {
   commandName: string;
   /** @defaultValue 2300 */
   ackBudgetMs?: number;
+  /** Each view's submission acted on once (`adapters/slack/view-claims.ts`); absent: every delivery is. */
+  claims?: ViewClaims;
 }
 
 /**
@@ -107,10 +110,22 @@ export function registerCredentialModal(app: App, deps: CredentialModalDeps): vo
       return fieldError(KEY_BLOCK, [refusal.title, ...refusal.lines].join(' '));
     }
 
-    const pending = deps.commands.credential(caller, meta.i, key, value).catch((err: unknown): CommandReply => {
-      deps.logger.error(scrubbedErrorFields(err, scrub), 'credential command failed');
-      return { ok: false, title: 'Credential not added', lines: ['That did not work. Try again in a moment.'] };
-    });
+    const viewId = String(body.view?.id ?? '');
+    if (deps.claims && !(await deps.claims.claim(viewId))) {
+      deps.logger.info({ viewId }, 'credential form delivered again; already sent, not sending it twice');
+      return ack({ response_action: 'update', view: infoView('Already sent', 'This form was already sent to the agent service; its answer follows here or in this channel.') });
+    }
+    const pending = deps.commands
+      .credential(caller, meta.i, key, value)
+      .catch((err: unknown): CommandReply => {
+        deps.logger.error(scrubbedErrorFields(err, scrub), 'credential command failed');
+        return { ok: false, title: 'Credential not added', lines: ['That did not work. Try again in a moment.'] };
+      })
+      .then(async (reply) => {
+        // Not added: the same form may be corrected and sent again.
+        if (!reply.ok) await deps.claims?.release(viewId);
+        return reply;
+      });
     const budget = Math.max(0, (deps.ackBudgetMs ?? ACK_BUDGET_MS) - (Date.now() - startedAt));
     const early = await withTimeout(pending, budget, () => undefined);
 
