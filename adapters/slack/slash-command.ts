@@ -5,6 +5,7 @@ import type { WebClient } from '@slack/web-api';
 import { runPlainCommand } from '../../src/commands/dispatch.js';
 import { parseCommandText } from '../../src/commands/parse.js';
 import { findCommand } from '../../src/commands/registry.js';
+import { code as codeSpan } from '../../src/commands/format.js';
 import type { CommandCaller, CommandReply, Commands, ParsedCommand } from '../../src/commands/types.js';
 import type { Logger } from '../../src/logger.js';
 import { ephemeral } from './blocks.js';
@@ -161,7 +162,8 @@ async function openCredentialModal(instanceId: string, command: Partial<SlashCom
     const code = slackErrorCode(err);
     deps.logger.warn({ code }, 'could not open the credential form');
     if (code === 'expired_trigger_id' || code === 'exchanged_trigger_id' || code === 'invalid_trigger_id') {
-      return problem('Add a credential', `Slack closed the window for opening the form (3 seconds). Run \`${deps.commandName} credential\` again.`);
+      // Slack allows 3 s from the command to the form; a slow check on the way used them up.
+      return problem('Add a credential', `Slack closed the window for opening the form (3 seconds). Run ${codeSpan(`${deps.commandName} credential ${instanceId}`, 120)} again.`);
     }
     return problem('Add a credential', 'The form could not be opened. Try again in a moment.');
   }

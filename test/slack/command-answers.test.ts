@@ -51,3 +51,19 @@ describe('/agent instances when the agent service is slow, failing, or has many 
     expect(note.elements?.[0]?.text).toBe(`…${600 - shown.length} of 600 rows left out to fit in one message.`);
   });
 });
+
+describe('a form whose trigger_id expired while Slack answered slowly', () => {
+  let h: SlackHarness;
+  openForAll(async () => (h = await startSlackBridge({ mode: 'http' })));
+
+  it('tells the admin to run the same command again, instance included', async () => {
+    // The owner's rights come from users.info, which takes longer than the trigger's 3 s.
+    h.slack.setLatency((method) => (method === 'users.info' ? 3_200 : 0));
+    const ack = await h.to.command({ text: 'credential demo-helper', user: W.owner, channel: W.general });
+    expect(ack.ms).toBeLessThan(2_000);
+    const call = await h.slack.waitForCall('response_url', (c) => c.response.id === ack.responseUrlId, 10_000);
+    expect(h.slack.callsOf('views.open').at(-1)?.response.error).toBe('expired_trigger_id');
+    expect(call.params.blocks).toContain('Run `/agent credential demo-helper` again');
+    h.slack.setLatency(undefined);
+  });
+});
