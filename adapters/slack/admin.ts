@@ -3,6 +3,7 @@ import { PlatformError } from '../../src/core/errors.js';
 import { errorFields } from '../../src/logger.js';
 import type { Logger } from '../../src/logger.js';
 import type { SlackUserInfo, UserDirectory } from './user-directory.js';
+import { withTimeout } from '../../src/core/with-timeout.js';
 
 /** What Slack says of a user's admin rights; `unknown` when it would not say just now (429, 5xx, unreachable). */
 export type AdminRights = 'admin' | 'not_admin' | 'unknown';
@@ -62,3 +63,23 @@ export function createAdminCheck(slack: Pick<SlackConfig, 'adminUserIds' | 'work
   const isAdmin = async (userId: string, place?: AdminPlace, options?: AdminCheckOptions): Promise<boolean> => (await rights(userId, place, options)) === 'admin';
   return Object.assign(isAdmin, { rights });
 }
+
+/** What a form's handler is given: the boolean check, with `rights` when it can tell "Slack would not say". */
+export type FormAdminCheck = ((userId: string, place?: AdminPlace, options?: AdminCheckOptions) => Promise<boolean>) & {
+  rights?(userId: string, place?: AdminPlace, options?: AdminCheckOptions): Promise<AdminRights>;
+};
+
+/** Time a form's submission gives users.info, inside Slack's 3 s for the whole answer. */
+const FORM_CHECK_MS = 1_500;
+
+/**
+ * The rights of whoever sent a form, asked afresh (an admin demoted since it opened is refused)
+ * and within the time Slack leaves: a check Slack did not answer in time is `unknown`, not a refusal.
+ */
+export async function submitterRights(check: FormAdminCheck, userId: string, place: AdminPlace, ms = FORM_CHECK_MS): Promise<AdminRights> {
+  const asked = check.rights ? check.rights(userId, place, { fresh: true }) : check(userId, place, { fresh: true }).then((ok): AdminRights => (ok ? 'admin' : 'not_admin'));
+  return withTimeout(asked, ms, (): AdminRights => 'unknown');
+}
+
+/** A form's words when Slack did not say whether its sender is an admin: nothing is refused or audited. */
+export const CHECK_AGAIN = "Slack didn't let me check your admin rights just now. Press Save again in a moment.";

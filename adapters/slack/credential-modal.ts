@@ -7,7 +7,7 @@ import { CREDENTIAL_REDACT_FOR_MS, scrubbedErrorFields } from '../../src/command
 import type { Logger, SecretRegistry } from '../../src/logger.js';
 import { commandReplyMessage } from './blocks.js';
 import { slackCaller, submittedIn } from './caller.js';
-import type { AdminPlace } from './admin.js';
+import { CHECK_AGAIN, submitterRights, type FormAdminCheck } from './admin.js';
 import { escapeSlackText } from './escape.js';
 import { slackErrorCode } from './errors.js';
 import { formModal, INPUT_ACTION, messageView, registerMessageView } from './modal-views.js';
@@ -68,7 +68,7 @@ export interface CredentialModalDeps {
   secrets: SecretRegistry;
   logger: Logger;
   /** Asked afresh on every submission (`fresh`): an admin demoted since the form opened is refused. */
-  isAdmin(userId: string, place?: AdminPlace, options?: { fresh?: boolean }): Promise<boolean>;
+  isAdmin: FormAdminCheck;
   commandName: string;
   /** @defaultValue 2300 */
   ackBudgetMs?: number;
@@ -105,7 +105,9 @@ export function registerCredentialModal(app: App, deps: CredentialModalDeps): vo
     const user = body.user as Partial<typeof body.user> | undefined;
     if (!user || typeof user.id !== 'string' || !user.id) return fieldError(KEY_BLOCK, 'This form could not be read: run the command again.');
     const caller = slackCaller({ teamId: body.team?.id ?? user.team_id, channelId: meta.c, userId: user.id, userName: typeof user.name === 'string' ? user.name : undefined });
-    if (!(await deps.isAdmin(user.id, submittedIn(body), { fresh: true }))) {
+    const rights = await submitterRights(deps.isAdmin, user.id, submittedIn(body));
+    if (rights === 'unknown') return fieldError(KEY_BLOCK, CHECK_AGAIN);
+    if (rights !== 'admin') {
       const refusal = await deps.commands.refuse(caller, 'credential');
       return fieldError(KEY_BLOCK, [refusal.title, ...refusal.lines].join(' '));
     }

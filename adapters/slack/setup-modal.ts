@@ -3,7 +3,7 @@ import type { View, WebClient } from '@slack/web-api';
 import type { CommandReply, Commands } from '../../src/commands/types.js';
 import type { Logger, SecretRegistry } from '../../src/logger.js';
 import { slackCaller, submittedIn } from './caller.js';
-import type { AdminPlace } from './admin.js';
+import { CHECK_AGAIN, submitterRights, type FormAdminCheck } from './admin.js';
 import { slackErrorCode } from './errors.js';
 import { formModal, INPUT_ACTION, messageView, registerMessageView } from './modal-views.js';
 
@@ -36,7 +36,7 @@ export interface SetupModalDeps {
   secrets: SecretRegistry;
   logger: Logger;
   /** Asked afresh on every submission (`fresh`): an admin demoted since the form opened is refused. */
-  isAdmin(userId: string, place?: AdminPlace, options?: { fresh?: boolean }): Promise<boolean>;
+  isAdmin: FormAdminCheck;
 }
 
 /**
@@ -57,7 +57,9 @@ export function registerSetupModal(app: App, deps: SetupModalDeps): void {
     }
     if (!apiKey.trim()) return ack({ response_action: 'errors', errors: { [API_KEY_BLOCK]: 'Enter the API key.' } });
     const caller = slackCaller({ teamId: body.team?.id ?? user.team_id, channelId: String(view.private_metadata ?? ''), userId: user.id, userName: typeof user.name === 'string' ? user.name : undefined });
-    if (!(await deps.isAdmin(user.id, submittedIn(body), { fresh: true }))) {
+    const rights = await submitterRights(deps.isAdmin, user.id, submittedIn(body));
+    if (rights === 'unknown') return ack({ response_action: 'errors', errors: { [API_KEY_BLOCK]: CHECK_AGAIN } });
+    if (rights !== 'admin') {
       const refusal = await deps.commands.refuse(caller, 'setup');
       return ack({ response_action: 'errors', errors: { [API_KEY_BLOCK]: [refusal.title, ...refusal.lines].join(' ').slice(0, 300) } });
     }

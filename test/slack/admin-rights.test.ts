@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { openForAll } from '../support/open-for-all.js';
 import { INPUT_ACTION, KEY_BLOCK, VALUE_BLOCK } from '../../adapters/slack/credential-modal.js';
+import { createAuditLog } from '../../src/audit/audit-log.js';
 import { startSlackBridge, W, type SlackHarness } from './harness.js';
 
 /** Runs `/agent <text>` and returns the text of the ephemeral answer. */
@@ -55,5 +56,24 @@ describe('who counts as a Slack admin for /agent', () => {
     expect((submitted.body as { errors: Record<string, string> }).errors[KEY_BLOCK]).toMatch(/Only admins/);
     expect(h.agent.credentials.get('demo-helper')?.has('DEMOTED_KEY')).toBeFalsy();
     expect(h.agent.calls.filter((c) => c.endpoint === 'credentials')).toHaveLength(0);
+  });
+
+  it('asks an admin to press Save again when Slack does not answer the check, refusing and auditing nothing', async () => {
+    h.slack.addUser({ id: 'UWSADMIN2', name: 'Walt Workspace Admin', isAdmin: true });
+    const ack = await h.to.command({ text: 'credential demo-helper', user: 'UWSADMIN2', channel: W.general });
+    const open = await h.slack.waitForCall('views.open', (c) => c.params.trigger_id === ack.triggerId);
+    const viewId = (open.response.view as { id: string }).id;
+    h.slack.fail('users.info', { error: 'ratelimited', retryAfterSeconds: 1 });
+    const values = { [KEY_BLOCK]: { [INPUT_ACTION]: 'LIMITED_KEY' }, [VALUE_BLOCK]: { [INPUT_ACTION]: `sk-canary-${randomUUID()}` } };
+    const limited = await h.to.interaction(h.slack.viewSubmission(viewId, 'UWSADMIN2', values));
+    expect(limited.ms).toBeLessThan(3_000);
+    expect((limited.body as { errors: Record<string, string> }).errors[KEY_BLOCK]).toMatch(/didn't let me check your admin rights/);
+    const audit = await createAuditLog({ redis: h.bridge.redis, prefix: `${h.prefix}:chat` }).recent(50, { platform: 'slack', workspaceId: 'T0EMU' });
+    expect(audit.filter((e) => e.actor === 'UWSADMIN2')).toHaveLength(0);
+    expect(h.agent.calls.filter((c) => c.endpoint === 'credentials')).toHaveLength(0);
+    // Sent again once Slack answers: added.
+    const again = await h.to.interaction(h.slack.viewSubmission(viewId, 'UWSADMIN2', values));
+    expect(again.body).toMatchObject({ response_action: 'clear' });
+    expect(h.agent.credentials.get('demo-helper')?.has('LIMITED_KEY')).toBe(true);
   });
 });

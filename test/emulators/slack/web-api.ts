@@ -123,7 +123,7 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
     if (needed && !state.identity.scopes.includes(needed)) {
       return reply(method, 200, { ok: false, error: 'missing_scope', needed, provided: state.identity.scopes.join(',') });
     }
-    const result = impl(params, state);
+    const result = memberOfCaller(method, params, impl(params, state), install);
     const body = 'ok' in result ? result : { ok: true, ...result };
     if (state.takeHold(method, params)) return holdAnswer(method, body);
     return reply(method, 200, body);
@@ -156,6 +156,17 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
       record(m, status, body);
       send(res, status, body, headers);
     }
+  }
+
+  /**
+   * "Add to Slack": a user given no workspace of their own is a member of the workspace whose
+   * token asked (users.info answers with that `team_id`, and its organisation on Grid).
+   */
+  function memberOfCaller(method: string, params: Params, result: MethodResult, install: EmulatedInstall | undefined): MethodResult {
+    const user = result.user as Record<string, unknown> | undefined;
+    if (method !== 'users.info' || !install || !user || state.users.get(params.user ?? '')?.teamId) return result;
+    const enterprise = install.enterpriseId ? { enterprise_user: { id: user.id, enterprise_id: install.enterpriseId, is_admin: false, is_owner: false, teams: [install.teamId] } } : {};
+    return { ...result, user: { ...user, team_id: install.teamId, ...enterprise } };
   }
 
   function responseUrl(id: string, params: Params, res: ServerResponse, record: (m: string, s: number, r: MethodResult) => void) {
