@@ -3,6 +3,7 @@ import type { Redis } from 'ioredis';
 import type { SealedBox } from '../../src/crypto/sealed-box.js';
 import { errorFields, type Logger } from '../../src/logger.js';
 import { createRefreshLock, type RefreshLockOptions } from './refresh-lock.js';
+import { withTimeout } from '../../src/core/with-timeout.js';
 
 /**
  * Where "Add to Slack" keeps installations: one Redis string per installation, sealed with
@@ -38,6 +39,8 @@ export function createSlackInstallations(
   logger: Logger,
   onSecret: (value: string) => (() => void) | void = () => {},
   refreshLock: RefreshLockOptions = {},
+  /** How long a request waits for Redis before the installation read before stands in. */
+  readWaitMs = 1_500,
 ): SlackInstallations {
   const keyOf = (k: string) => `${prefix}:slack:installation:${k}`;
   const changes = `${prefix}:slack:installation-changes`;
@@ -59,12 +62,20 @@ export function createSlackInstallations(
     return i;
   };
 
+  // The last installation read per key (in memory, as the tokens Bolt holds for a request are).
+  const lastRead = new Map<string, Installation>();
+  const usable = (i: Installation) => {
+    const expiresAt = i.bot?.expiresAt;
+    return typeof expiresAt !== 'number' || expiresAt * 1000 - Date.now() > 5 * 60_000;
+  };
+
   return {
     changes,
     authorizing: (authorize) => refreshes.authorizing(authorize),
     async storeInstallation(installation) {
       const k = storeKey(learn(installation));
       await redis.set(keyOf(k), box.seal(JSON.stringify(installation), keyOf(k)));
+      lastRead.set(k, installation);
       await redis.publish(changes, k);
       // Saved after a refresh (or a reinstall): readers waiting for it may go on.
       await refreshes.saved(refreshLockOf(k)).catch((err: unknown) =>
@@ -80,10 +91,23 @@ export function createSlackInstallations(
         if (!sealed) throw new Error(`no Slack installation for ${k}`);
         return learn(JSON.parse(box.open(sealed, keyOf(k))) as Installation);
       };
-      return refreshes.read(refreshLockOf(k), read);
+      const fresh = refreshes.read(refreshLockOf(k), read).then((i) => {
+        lastRead.set(k, i);
+        return i;
+      });
+      // Every request is authorized before its listener acks: a Redis that does not answer must
+      // not make Slack's 3 s run out (`/agent` would fail with operation_timeout). The copy this
+      // process read last stands in, unless its token is near expiry (then only Redis will do).
+      const kept = lastRead.get(k);
+      if (!kept || !usable(kept)) return fresh;
+      return withTimeout(fresh, readWaitMs, () => {
+        logger.warn({ installation: k }, 'Redis did not give the Slack installation in time; using the copy read before');
+        return kept;
+      });
     },
     async deleteInstallation(query: InstallationQuery<boolean>) {
       const k = installationKey(query);
+      lastRead.delete(k);
       await redis.del(keyOf(k));
       await redis.publish(changes, k);
       logger.info({ installation: k }, 'Slack installation removed');

@@ -56,8 +56,10 @@ export function registerUninstallListeners(app: App, deps: UninstallDeps): void 
     const place = placeOf(body as Record<string, unknown>, context.teamId);
     if (place && (context.teamId || context.enterpriseId)) {
       const installation = installationKey(context as Where);
-      await record(placesKey(installation), `${place.teamId}/${place.channelId}`);
-      if (place.dm) await record(dmsKey(installation), `${place.teamId}/${place.dm}`);
+      // Not awaited: the request's ack must not wait for Redis (a stalled Redis made `/agent`
+      // miss Slack's 3 s). A record that fails is only warned about, and tried on the next request.
+      void record(placesKey(installation), `${place.teamId}/${place.channelId}`);
+      if (place.dm) void record(dmsKey(installation), `${place.teamId}/${place.dm}`);
     }
     await next();
   });
