@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { withTimeout } from '../../src/core/with-timeout.js';
 
 /**
  * A form's submission is acted on once: the same view delivered twice (a redelivery, a second
@@ -7,13 +8,15 @@ import type { Redis } from 'ioredis';
  * did not succeed, so a form Slack showed an error on can be corrected and sent again.
  */
 export interface ViewClaims {
-  /** True when this submission is the one to act on. A Redis that does not answer does not stop it. */
+  /** True when this submission is the one to act on. A Redis that does not answer (in 0.5 s) does not stop it. */
   claim(viewId: string): Promise<boolean>;
   release(viewId: string): Promise<void>;
 }
 
 /** How long a claim stands: past Slack's life of an open modal's submission. */
 const CLAIM_MS = 60 * 60_000;
+/** How long a submission waits for Redis to take its claim. */
+const CLAIM_WAIT_MS = 500;
 
 export function createViewClaims(redis: Redis, prefix: string): ViewClaims {
   const key = (viewId: string) => `${prefix}:slack:view-submitted:${viewId.slice(0, 64)}`;
@@ -21,7 +24,8 @@ export function createViewClaims(redis: Redis, prefix: string): ViewClaims {
     async claim(viewId) {
       if (!viewId) return true;
       try {
-        return (await redis.set(key(viewId), '1', 'PX', CLAIM_MS, 'NX')) === 'OK';
+        // Inside Slack's 3 s for the answer: a Redis that does not say at once does not stop it.
+        return (await withTimeout(redis.set(key(viewId), '1', 'PX', CLAIM_MS, 'NX'), CLAIM_WAIT_MS, () => 'OK' as const)) === 'OK';
       } catch {
         return true;
       }
