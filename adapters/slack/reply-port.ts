@@ -106,24 +106,36 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
       void statusRefresher.stop(key);
       await settleRestore(key);
     }
-    try {
-      const res = await client.chat.postMessage({
-        channel: target.channelId,
-        text: neutraliseMentions(text),
-        ...(blocks ? { blocks } : {}),
-        ...(!target.inline && target.threadId ? { thread_ts: target.threadId } : {}),
-        ...(metadata ? { metadata } : {}),
-        unfurl_links: false,
-        unfurl_media: false,
-        link_names: false,
-      });
-      if (target.assistantThread && what === 'reply') statusShown.delete(key);
-      else if (target.assistantThread && statusShown.has(key)) restoreAfterNotice(target);
-      return res.ts;
-    } catch (err) {
-      const e = toPlatformError('chat.postMessage', err);
-      if (e.kind === 'refused') logger.warn({ channel: target.channelId, code: e.code, what }, `Slack refused the ${what}: ${e.message}`);
-      throw e;
+    for (;;) {
+      try {
+        const res = await client.chat.postMessage({
+          channel: target.channelId,
+          text: neutraliseMentions(text),
+          ...(blocks ? { blocks } : {}),
+          ...(!target.inline && target.threadId ? { thread_ts: target.threadId } : {}),
+          ...(metadata ? { metadata } : {}),
+          unfurl_links: false,
+          unfurl_media: false,
+          link_names: false,
+        });
+        if (target.assistantThread && what === 'reply') statusShown.delete(key);
+        else if (target.assistantThread && statusShown.has(key)) restoreAfterNotice(target);
+        return res.ts;
+      } catch (err) {
+        const e = toPlatformError('chat.postMessage', err);
+        // The answer is billed and its text is fine: what Slack refused is an extra (the feedback
+        // buttons' blocks, the metadata). Retrying cannot change that, and "try again" would bill
+        // the question again to fail the same way, so the text goes out without that extra.
+        const extra = e.code === undefined ? undefined : refusedExtra(e.code, blocks !== undefined, metadata !== undefined);
+        if (extra) {
+          logger.warn({ channel: target.channelId, code: e.code, what }, `Slack refused the ${what}'s ${extra === 'blocks' ? 'blocks (feedback buttons)' : 'metadata'} (${e.code}): posting it without them`);
+          if (extra === 'blocks') blocks = undefined;
+          else metadata = undefined;
+          continue;
+        }
+        if (e.kind === 'refused') logger.warn({ channel: target.channelId, code: e.code, what }, `Slack refused the ${what}: ${e.message}`);
+        throw e;
+      }
     }
   };
 
@@ -201,6 +213,18 @@ function feedbackBlocks(chunk: string, index: number, info?: ChunkInfo): KnownBl
   return replyWithFeedback(neutraliseMentions(chunk), { instanceId: info.instanceId, agentMessageId: info.agentMessageId });
 }
 
+
+/** Slack's refusals of a post's blocks: the message is fine without them. */
+const BLOCKS_REFUSED = new Set(['invalid_blocks', 'invalid_blocks_format', 'msg_blocks_too_long']);
+/** Slack's refusals of a post's metadata: the message is fine without it (only a crash's lookup needs it). */
+const METADATA_REFUSED = new Set(['invalid_metadata_format', 'invalid_metadata_schema', 'metadata_too_large', 'metadata_must_be_sent_from_app']);
+
+/** Which extra of a post Slack's `code` refused, if the post carried it. */
+function refusedExtra(code: string, hasBlocks: boolean, hasMetadata: boolean): 'blocks' | 'metadata' | undefined {
+  if (hasBlocks && BLOCKS_REFUSED.has(code)) return 'blocks';
+  if (hasMetadata && METADATA_REFUSED.has(code)) return 'metadata';
+  return undefined;
+}
 
 /** Where a thread read was cut short. */
 const THREAD_GAP: ThreadMessage = { author: '', text: '', isBot: false, gap: true };
