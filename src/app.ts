@@ -16,7 +16,8 @@ import { createCommands } from './commands/handlers.js';
 import type { Commands } from './commands/types.js';
 import type { Config } from './config/load.js';
 import type { Adapter } from './core/adapter.js';
-import type { Platform } from './core/conversation.js';
+import { encodeConversationId, type Platform } from './core/conversation.js';
+import { newReference } from './core/reference.js';
 import type { PlatformModule, QueueInfo, PlatformVocabulary } from './core/platform-context.js';
 import type { ReplyPorts } from './core/reply-port.js';
 import { withTimeout } from './core/with-timeout.js';
@@ -329,6 +330,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         queueInfo,
         audit,
         dropQueuedWork: (platform, workspaceId) => queue.dropWorkspace(platform, workspaceId),
+        withdrawMessage: (conversation, messageId) => queue.withdraw(encodeConversationId(conversation), messageId, newReference()),
         forgetAccount: (platform, workspaceId) => accounts.forget(platform, workspaceId),
         feedback,
         metrics,

@@ -32,6 +32,7 @@ import { createSlackInstallations } from './installations.js';
 import { authorizeWithRefreshLock, createInstallationTokens, createInstallProvider, type InstallationTokens } from './installation-tokens.js';
 import { oauthReceiverOptions } from './oauth.js';
 import { registerUninstallListeners } from './uninstall.js';
+import { registerDeletionListener } from './deleted-message.js';
 import { boltClientCount, keepCurrentClientOnly } from './client-pool.js';
 import { dropAnswersWithExpiredToken } from './expired-token.js';
 import { identityAtStartUp } from './startup-identity.js';
@@ -228,6 +229,8 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   // One handler for message events and assistant threads: each knows what the other has under way.
   const handleMessage = createMessageHandler(messageDeps);
   registerMessageListeners(app, handleMessage);
+  const withdraw = ctx.withdrawMessage;
+  if (withdraw) registerDeletionListener(app, { withdraw: (conversation, id) => withdraw(conversation, id), logger });
   const assistantThreads = createAssistantThreads(ctx.redis, storePrefix, ctx.config.threadContext);
   if (installations) {
     registerUninstallListeners(app, {

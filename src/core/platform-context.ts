@@ -8,6 +8,8 @@ import type { FirstDelivery } from '../ingress/seen-ledger.js';
 import type { Commands } from '../commands/types.js';
 import type { ArgumentStyle } from '../commands/registry.js';
 import type { ReplyPort } from './reply-port.js';
+import type { ConversationRef } from './conversation.js';
+import type { WithdrawResult } from '../queue/mailbox.js';
 import type { Adapter } from './adapter.js';
 import type { Platform } from './conversation.js';
 import type { BindingStore } from '../bindings/types.js';
@@ -73,6 +75,11 @@ export interface AdapterContext {
   audit?: AuditLog;
   /** Drops the not-yet-started work of one workspace (an uninstall); resolves with how many jobs went. */
   dropQueuedWork?(platform: Platform, workspaceId: string): Promise<number>;
+  /**
+   * Its sender deleted a message before it was answered: the agent is not called for it and
+   * nothing is posted for it, unless its answer is recorded already (see Mailbox.withdraw).
+   */
+  withdrawMessage?(conversation: ConversationRef, messageId: string): Promise<WithdrawResult>;
   /** Deletes a workspace's own agent account, if it has one (an uninstall; per-workspace accounts). */
   forgetAccount?(platform: Platform, workspaceId: string): Promise<void>;
   /** Where feedback button clicks are recorded (absent in tests that do not need it). */

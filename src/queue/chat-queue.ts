@@ -1,10 +1,10 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import type { QueueCounts } from '../core/platform-context.js';
 import type { Redis } from 'ioredis';
-import { Mailbox } from './mailbox.js';
+import { Mailbox, type WithdrawResult } from './mailbox.js';
 import { luaScript } from './lua-script.js';
 import { PushAdd, pushAddLua } from './push-add.js';
-import { QUEUE_NAME, jobIdFor, type ChatJobData, type ChatMessage } from './types.js';
+import { QUEUE_NAME, jobIdFor, type ChatJobData, type ChatMessage, type GaveUp } from './types.js';
 
 export interface ChatQueueOptions {
   /** Connection for BullMQ's Queue (not blocking). */
@@ -174,6 +174,14 @@ export class ChatQueue {
     // A conversation with messages queued behind a running job is in the stranded set (every push lists it).
     await this.mailbox.dropConversations(prefix, removedJobs);
     return removed;
+  }
+
+  /**
+   * Its sender deleted a message before it was answered: the agent is not called for it, and
+   * nothing is posted for it (see Mailbox.withdraw; an answer already recorded is still posted).
+   */
+  withdraw(conversationId: string, messageId: string, ref: string): Promise<WithdrawResult> {
+    return this.mailbox.withdraw(conversationId, messageId, JSON.stringify({ ref, withdrawn: true } satisfies GaveUp));
   }
 
   /** Whether the bot answered in this conversation (a thread's follow-ups need no mention then). */

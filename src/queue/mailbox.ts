@@ -31,6 +31,7 @@ const scripts = {
   takeOver: luaScript('take-over-1.lua'),
   checkStranded: luaScript('check-stranded-4.lua'),
   dropConversation: luaScript('drop-conversation-4.lua'),
+  withdraw: luaScript('withdraw-1.lua'),
 };
 
 const DAY = 86_400;
@@ -46,6 +47,9 @@ export interface MailboxOptions {
   /** How long a thread counts as answered by the bot (follow-ups need no mention). */
   answeredTtlSeconds?: number;
 }
+
+/** What became of a deleted message (Mailbox.withdraw). */
+export type WithdrawResult = 'withdrawn' | 'withdrawn_during_call' | 'answered' | 'absent';
 
 /**
  * Which job is writing, for fencing: the job's ID and the token of its BullMQ lock. An empty
@@ -237,6 +241,15 @@ export class Mailbox {
       if (n > 0) dropped += n;
     }
     return dropped;
+  }
+
+  /**
+   * Its sender deleted the message: unless its answer is recorded, it is marked given up with
+   * `mark` (scripts/withdraw-1.lua), so no worker calls the agent for it or posts for it.
+   */
+  async withdraw(conversationId: string, messageId: string, mark: string): Promise<WithdrawResult> {
+    const r = Number(await scripts.withdraw(this.redis, [this.keys.messages(conversationId)], [messageId, mark]));
+    return r === 2 ? 'withdrawn' : r === 3 ? 'withdrawn_during_call' : r === 1 ? 'answered' : 'absent';
   }
 
   /** Moves the lease from a holder that is gone (its job finished or failed) to `holder`. */

@@ -68,6 +68,8 @@ export interface MessageProgress {
 export interface GaveUp {
   ref: string;
   notice?: string;
+  /** Its sender deleted the message before it was answered: nothing is said, nothing is called. */
+  withdrawn?: true;
 }
 
 export const QUEUE_NAME = 'chat';

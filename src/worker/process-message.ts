@@ -386,8 +386,13 @@ export class MessageProcessor {
    * the first one may be out too); the agent is never called. Already in the failure log.
    */
   private async resumeGiveUp(m: ChatMessage, port: ReplyPort, mark: string, scope: MessageScope): Promise<StepResult> {
-    const { ref, notice } = JSON.parse(mark) as GaveUp;
+    const { ref, notice, withdrawn } = JSON.parse(mark) as GaveUp;
     if (!(await scope.record({}))) return this.lost(scope.log());
+    if (withdrawn) {
+      scope.log().info({ ref }, 'the message was deleted before it was answered: not calling the agent');
+      this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
+      return { outcome: 'gave_up' };
+    }
     scope.log().warn({ ref }, 'resuming a message given up on before a restart: telling the user again, not calling the agent');
     if (notice !== undefined) {
       await port.postNotice(m.reply, notice).catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));

@@ -284,3 +284,36 @@ describe('drop-conversation (a workspace uninstalled the app)', () => {
     expect(await redis.get(mailbox.keys.lease(kept.conversationId))).toBe('job-kept');
   });
 });
+
+describe('withdraw (its sender deleted the message)', () => {
+  const mark = JSON.stringify({ ref: 'R1', withdrawn: true });
+  const gaveUp = (m: { conversationId: string; messageId: string }) => redis.hget(mailbox.keys.messages(m.conversationId), `${m.messageId}:gaveUp`);
+
+  it('marks a waiting message given up, so the acquire that reads it starts no call; an unknown one is absent', async () => {
+    const m = message();
+    await mailbox.push(m);
+    expect(await mailbox.withdraw(m.conversationId, m.messageId, mark)).toBe('withdrawn');
+    expect(await gaveUp(m)).toBe(mark);
+    const got = await mailbox.acquire(m.conversationId, { ...(await locked('job-w1')), lockDurationMs: 30_000 }, { startCall: true });
+    expect(got.status === 'ok' && got.head?.progress).toMatchObject({ gaveUp: mark, started: 0 });
+    expect(await mailbox.withdraw(m.conversationId, 'nope', mark)).toBe('absent');
+  });
+
+  it('a message whose call started is marked too (not called again after a crash); an answered one is left alone', async () => {
+    const started = message();
+    await mailbox.push(started);
+    const fence = { ...(await locked('job-w2')), lockDurationMs: 30_000 };
+    await mailbox.acquire(started.conversationId, fence, { startCall: true });
+    expect(await redis.hget(mailbox.keys.messages(started.conversationId), `${started.messageId}:started`)).toBe('1');
+    expect(await mailbox.withdraw(started.conversationId, started.messageId, mark)).toBe('withdrawn_during_call');
+    expect(await gaveUp(started)).toBe(mark);
+
+    const answered = message();
+    await mailbox.push(answered);
+    const fence2 = await locked('job-w3');
+    await mailbox.acquire(answered.conversationId, fence2, { startCall: true });
+    await mailbox.record(answered.conversationId, answered.messageId, fence2, { reply: 'hi', posting: 0 });
+    expect(await mailbox.withdraw(answered.conversationId, answered.messageId, mark)).toBe('answered');
+    expect(await gaveUp(answered)).toBeNull();
+  });
+});

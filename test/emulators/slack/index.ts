@@ -153,6 +153,13 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     callsOf: state.callsOf.bind(state),
     posted: state.posted.bind(state),
     userMessage: (o: UserMessageOptions) => userMessage(state, o),
+    /** Someone deletes a message: it leaves the history, and this is the `message_deleted` event Slack sends. */
+    deleteMessage(channel: string, ts: string) {
+      const gone = state.removeMessage(channel, ts);
+      const previous = gone ? { type: 'message', text: gone.text, ts, ...(gone.user ? { user: gone.user } : {}), ...(gone.bot_id ? { bot_id: gone.bot_id } : {}), ...(gone.thread_ts ? { thread_ts: gone.thread_ts } : {}) } : undefined;
+      const now = state.nextTs();
+      return { type: 'message', subtype: 'message_deleted', hidden: true, channel, ts: now, event_ts: now, deleted_ts: ts, channel_type: channel.startsWith('D') ? 'im' : 'channel', ...(previous ? { previous_message: previous } : {}) };
+    },
     viewSubmission: (viewId: string, user: string, values: Record<string, Record<string, string>>, team?: string) => viewSubmission(state, viewId, user, values, team),
     /** Slack's file host: `files.add(...)` gives a `files[]` entry; `files.downloads` records each GET. */
     files: fileHost,

@@ -174,6 +174,14 @@ export class SlackState extends EventEmitter {
     this.messageIndex.set(`${message.channel} ${message.ts}`, message);
   }
 
+  /** Deletes a message (someone deleted it): gone from history, reactions on it refused. */
+  removeMessage(channel: string, ts: string): StoredMessage | undefined {
+    const i = this.messages.findIndex((m) => m.channel === channel && m.ts === ts);
+    if (i < 0) return undefined;
+    this.messageIndex.delete(`${channel} ${ts}`);
+    return this.messages.splice(i, 1)[0];
+  }
+
   findMessage(channel: string, ts: string): StoredMessage | undefined {
     return this.messageIndex.get(`${channel} ${ts}`);
   }

@@ -1,0 +1,38 @@
+import type { App } from '@slack/bolt';
+import type { ConversationRef } from '../../src/core/conversation.js';
+import type { WithdrawResult } from '../../src/queue/mailbox.js';
+import { errorFields, type Logger } from '../../src/logger.js';
+import { normaliseSlackEvent } from './normalise.js';
+
+export interface DeletionDeps {
+  withdraw: (conversation: ConversationRef, messageId: string) => Promise<WithdrawResult>;
+  logger: Logger;
+}
+
+/**
+ * `message_deleted`: someone deleted a message the bot has not answered yet (a question sent by
+ * mistake, a secret pasted into it). The agent is not asked it, and nothing is posted under it;
+ * an answer already written is still posted (the call is billed). Its conversation is the one
+ * the message had: `previous_message` says whether it was a thread reply.
+ */
+export function registerDeletionListener(app: App, deps: DeletionDeps): void {
+  app.event('message', async ({ body, event }) => {
+    const e = event as { subtype?: string; channel?: unknown; channel_type?: unknown; deleted_ts?: unknown; previous_message?: Record<string, unknown> };
+    if (e.subtype !== 'message_deleted' || typeof e.deleted_ts !== 'string') return;
+    // The deleted message as it was, normalised as any message is (its conversation and ID).
+    const previous = { user: 'U0DELETED', ...e.previous_message, type: 'message', subtype: undefined, edited: undefined, channel: e.channel, channel_type: e.channel_type, ts: e.deleted_ts };
+    const result = normaliseSlackEvent({ ...(body as object), event: previous }, { userId: '' });
+    if (result.kind !== 'message') return;
+    const { conversation, messageId } = result.message;
+    try {
+      const outcome = await deps.withdraw(conversation, messageId);
+      if (outcome === 'absent' || outcome === 'answered') return;
+      deps.logger.info(
+        { messageId, channel: conversation.channelId, outcome },
+        outcome === 'withdrawn' ? 'a message was deleted before it was answered: the agent will not be asked it' : 'a message was deleted while the agent worked on it: the answer of that call may still be posted, but it is not asked again',
+      );
+    } catch (err) {
+      deps.logger.warn({ messageId, ...errorFields(err) }, 'could not withdraw a deleted message: it may still be answered');
+    }
+  });
+}
