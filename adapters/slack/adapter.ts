@@ -221,6 +221,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     multiWorkspace: multi,
     replyPort: ctx.replyPort,
     bindings: ctx.bindings,
+    users,
     // Files are read with the workspace's bot token: the one token, or the message's installation's.
     ...(ctx.config.maxAttachmentBytes > 0
       ? { files: createSlackFileReader({ botToken: fileToken, fileInfo, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars, apiUrl: slack.apiUrl }) }

@@ -10,6 +10,8 @@ import type { SlackFileReader } from './files.js';
 import { normaliseSlackEvent, type BotIdentity } from './normalise.js';
 import { installationKey } from './installations.js';
 import { ackHoldIn } from './ack-hold.js';
+import { mentionsPeopleById, nameMentionedPeople } from './mention-names.js';
+import type { UserDirectory } from './user-directory.js';
 
 export interface MessageListenerDeps {
   ingress: Ingress;
@@ -28,6 +30,8 @@ export interface MessageListenerDeps {
   replyPort?: ReplyPort;
   /** Files are downloaded only for messages the bot may answer: a `mode all` binding answers every message. */
   bindings?: Pick<BindingStore, 'get'>;
+  /** Names the people a message mentions (`<@U…>` carries only an ID) before the agent reads it. */
+  users?: UserDirectory;
   /** "Add to Slack": the bot's identity comes from Bolt's context, and replies name their installation. */
   multiWorkspace?: boolean;
 }
@@ -191,7 +195,10 @@ export async function handOver(
   stored?: () => void,
 ): Promise<IngressResult> {
   let notice: string | undefined;
-  if (message.hasAttachments && deps.files && (await mayAnswer(deps, message))) {
+  const naming = deps.users !== undefined && mentionsPeopleById(message.text);
+  const answerable = (message.hasAttachments && deps.files) || naming ? await mayAnswer(deps, message) : false;
+  if (answerable && deps.users) message = { ...message, text: await nameMentionedPeople(message.text, deps.users) };
+  if (message.hasAttachments && deps.files && answerable) {
     const read = await deps.files(message.text, files, message.reply.installation);
     notice = read.notice;
     // Files are dealt with here: the ingress's generic "attachments are not forwarded" note would be wrong.

@@ -9,11 +9,13 @@ export function slackTextToPlain(text: string, botUserId?: string): string {
   if (botUserId) out = stripMention(out, botUserId);
   out = out.replace(/<([^<>\n]{1,3000})>/g, (_whole, inner: string) => {
     const [target = '', label] = splitOnce(inner, '|');
-    if (target.startsWith('@')) return `@${label || target.slice(1)}`;
+    // A user group's label comes with its `@` (`<!subteam^S1|@devs>`), as a broadcast's may.
+    const named = (fallback: string) => `@${(label || fallback).replace(/^@/, '')}`;
+    if (target.startsWith('@')) return named(target.slice(1));
     if (target.startsWith('#')) return `#${label || target.slice(1)}`;
-    if (target.startsWith('!subteam^')) return `@${label || target.slice('!subteam^'.length)}`;
+    if (target.startsWith('!subteam^')) return named(target.slice('!subteam^'.length));
     if (target.startsWith('!date^')) return label ?? '';
-    if (target.startsWith('!')) return `@${label || target.slice(1)}`;
+    if (target.startsWith('!')) return named(target.slice(1));
     return label && label !== target ? `${label} (${target})` : target;
   });
   return out.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').trim();

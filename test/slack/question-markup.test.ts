@@ -1,0 +1,27 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { botMention, chatCalls, say, startSlackBridge, W, type SlackHarness } from './harness.js';
+
+/** What the agent reads of Slack's markup in a question: names, not member IDs. */
+describe('Slack: mentions in a question', () => {
+  let h: SlackHarness;
+  beforeAll(async () => {
+    h = await startSlackBridge({ mode: 'http', agent: { reply: (_id, message) => `echo: ${message}` } });
+  });
+  afterAll(async () => h?.close());
+
+  const asked = async (m: { ts: string }) => {
+    await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && c.params.thread_ts === m.ts, 15_000);
+    return chatCalls(h).map((c) => (c.json as { message?: string }).message ?? '');
+  };
+
+  it('a person mentioned by ID reaches the agent by name; a user group and a broadcast keep one @', async () => {
+    const m = await say(h, { channel: W.general, text: `${botMention(h)} what did <@${W.admin}> ask <!subteam^S0123|@devs> and <!here> in <#C0GENERAL|general>?` });
+    expect(await asked(m)).toContain('what did @Ada Admin ask @devs and @here in #general?');
+  });
+
+  it('a person Slack cannot name just now stays as the ID, and the question is still answered', async () => {
+    h.slack.fail('users.info', { error: 'ratelimited', retryAfterSeconds: 5 });
+    const m = await say(h, { channel: W.general, text: `${botMention(h)} ping <@${W.owner}> please` });
+    expect(await asked(m)).toContain(`ping @${W.owner} please`);
+  });
+});
