@@ -33,6 +33,7 @@ import { authorizeWithRefreshLock, createInstallationTokens, createInstallProvid
 import { oauthReceiverOptions } from './oauth.js';
 import { registerUninstallListeners } from './uninstall.js';
 import { registerDeletionListener } from './deleted-message.js';
+import { answerUnreadable, authorizationErrors } from './authorize-errors.js';
 import { boltClientCount, keepCurrentClientOnly } from './client-pool.js';
 import { dropAnswersWithExpiredToken } from './expired-token.js';
 import { identityAtStartUp } from './startup-identity.js';
@@ -146,6 +147,8 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
           logger.error({ ...errorFields(error) }, 'a Slack listener failed after its ack');
           return false;
         }
+        // Its installation could not be read (Redis unavailable): Slack is asked to send it again.
+        if (answerUnreadable(error, response)) return true;
         logger.warn({ ...errorFields(error) }, 'Bolt could not process a Slack request; answered 400');
         // With X-Slack-No-Retry (noRetryOnClientErrors): a redelivery would fail the same way.
         response.writeHead(400).end();
@@ -189,7 +192,9 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   });
   if (multi) app.use(keepCurrentClientOnly(app));
   if (multi) app.use(dropAnswersWithExpiredToken(logger));
+  const authorizeFailures = authorizationErrors(logger);
   app.error(async (err) => {
+    if (authorizeFailures.handle(err)) return;
     logger.error({ code: err.code, ...errorFields(err) }, 'Slack listener failed');
   });
 

@@ -13,7 +13,8 @@ export function createBoltLogger(logger: Logger): SlackLogger {
   return {
     debug: () => {},
     info: (...msg: unknown[]) => log.debug({ sdk: name }, format(msg)),
-    warn: (...msg: unknown[]) => log.warn({ sdk: name }, format(msg)),
+    // Bolt's line for each event it could not authorize: authorize-errors.ts says what it was, in plain words.
+    warn: (...msg: unknown[]) => (AUTHORIZE_FAILED.test(format(msg)) ? log.debug : log.warn).call(log, { sdk: name }, format(msg)),
     // A bare or replayed /slack/oauth_redirect is any visitor's doing, not a fault to alert on.
     error: (...msg: unknown[]) => (msg.some(isVisitorOAuthError) ? log.warn : log.error).call(log, { sdk: name }, format(msg)),
     // Never below INFO: the Socket Mode client serialises ack payloads when it sees DEBUG.
@@ -24,6 +25,8 @@ export function createBoltLogger(logger: Logger): SlackLogger {
     },
   };
 }
+
+const AUTHORIZE_FAILED = /^Authorization of incoming event did not succeed/;
 
 /** Errors of the OAuth redirect that a visitor's request causes (no code, no or a stale state). */
 const VISITOR_OAUTH_ERRORS: ReadonlySet<string> = new Set(['slack_oauth_missing_code', 'slack_oauth_missing_state', 'slack_oauth_invalid_state']);
