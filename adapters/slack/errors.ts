@@ -27,9 +27,9 @@ const WHY: Record<string, string> = {
   is_archived: 'the channel is archived',
   thread_not_found: 'the thread no longer exists',
   restricted_action: 'the workspace does not let the bot post there',
-  invalid_auth: 'SLACK_BOT_TOKEN is not valid for this workspace',
-  token_revoked: 'SLACK_BOT_TOKEN was revoked: reinstall the app and update it',
-  account_inactive: 'the bot user or its token is deactivated',
+  invalid_auth: 'Slack does not accept the bot token (SLACK_BOT_TOKEN, or with "Add to Slack" the workspace\'s installation): reinstall the app',
+  token_revoked: 'the bot token was revoked (the app was uninstalled, or its tokens revoked): reinstall the app, and update SLACK_BOT_TOKEN if it is set',
+  account_inactive: 'the bot user or its token is deactivated (the app was uninstalled, or the workspace deleted)',
   missing_scope: 'the app lacks a scope: reinstall it from adapters/slack/manifest.*.yaml',
 };
 

@@ -91,6 +91,7 @@ export function createMultiWorkspaceReplyPort(
     render: (markdown) => renderSlackReply(markdown),
     postChunk: async (target, chunk, index, info) => (await portFor(target)).postChunk(target, chunk, index, info),
     postNotice: async (target, text) => (await portFor(target)).postNotice(target, text),
+    ready: async (target) => (await portFor(target)).ready?.(target),
     startWorking: async (target) => (await portFor(target)).startWorking?.(target),
     stopWorking: async (target, outcome) => (await portFor(target)).stopWorking?.(target, outcome),
     fetchThread: async (target, limit) => (await (await portFor(target)).fetchThread?.(target, limit)) ?? [],

@@ -35,9 +35,14 @@ export interface SlackReplyPortOptions {
    * @defaultValue 90_000
    */
   statusRefreshMs?: number;
+  /** How long a token Slack refused is taken at its word before `auth.test` is asked again (tests). @defaultValue 60_000 */
+  tokenRecheckMs?: number;
   /** "Add to Slack": how many installations' ports a worker keeps (see multi-workspace-port.ts). */
   installationPorts?: InstallationPortLimits;
 }
+
+/** How long a refused token is taken at its word before `auth.test` is asked again. */
+const TOKEN_RECHECK_MS = 60_000;
 
 /** Most pages of conversations.replies read for thread context (200 messages each). */
 const MAX_THREAD_PAGES = 5;
@@ -99,6 +104,27 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     else if (entry.sent) await withTimeout(entry.sent, 1_000, () => undefined);
   };
 
+  // Slack refused the bot's token (revoked, app uninstalled, bot deactivated): until a check
+  // says otherwise, no agent call is made for an answer that could not be posted (`ready`).
+  let refusedToken: { at: number; error: PlatformError } | undefined;
+  const tokenRefusal = (e: PlatformError): PlatformError => {
+    if (e.kind === 'unauthorized') refusedToken = { at: Date.now(), error: e };
+    return e;
+  };
+  const ready = async () => {
+    if (!refusedToken) return;
+    if (Date.now() - refusedToken.at < (options.tokenRecheckMs ?? TOKEN_RECHECK_MS)) throw refusedToken.error;
+    try {
+      await client.auth.test();
+      refusedToken = undefined;
+    } catch (err) {
+      const e = toPlatformError('auth.test', err);
+      if (e.kind !== 'unauthorized') return;
+      refusedToken = { at: Date.now(), error: e };
+      throw e;
+    }
+  };
+
   const post = async (target: ReplyTarget, text: string, what: 'reply' | 'notice', metadata?: ReturnType<typeof replyMetadata>, blocks?: KnownBlock[]) => {
     const key = threadKey(target);
     if (target.assistantThread && what === 'reply') {
@@ -122,7 +148,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
         else if (target.assistantThread && statusShown.has(key)) restoreAfterNotice(target);
         return res.ts;
       } catch (err) {
-        const e = toPlatformError('chat.postMessage', err);
+        const e = tokenRefusal(toPlatformError('chat.postMessage', err));
         // The answer is billed and its text is fine: what Slack refused is an extra (the feedback
         // buttons' blocks, the metadata). Retrying cannot change that, and "try again" would bill
         // the question again to fail the same way, so the text goes out without that extra.
@@ -154,6 +180,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   return {
     platform: 'slack',
     render: (markdown) => renderSlackReply(markdown),
+    ready,
     async postChunk(target, chunk, index, info) {
       const messageId = info?.messageId ?? target.messageId;
       if (info?.mayExist && (await alreadyPosted(target, messageId, index))) return;

@@ -51,6 +51,12 @@ export interface ReplyPort {
   postChunk(target: ReplyTarget, chunk: string, index: number, info?: ChunkInfo): Promise<void>;
   /** Posts a short plain-words notice (an error, a hint). */
   postNotice(target: ReplyTarget, text: string): Promise<void>;
+  /**
+   * Right before the (billed) agent call: throws the PlatformError a post there would meet when
+   * the port knows already that it cannot post (the platform refused its token): the worker
+   * then gives up without calling the agent. Makes no platform call unless re-checking one.
+   */
+  ready?(target: ReplyTarget): Promise<void>;
   /** Shows that the agent is working (Slack reaction, Discord typing). Best effort. */
   startWorking?(target: ReplyTarget): Promise<void>;
   /** Ends the working indicator; `failed` adds the warning reaction where the platform has one. */

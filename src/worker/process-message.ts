@@ -194,8 +194,10 @@ export class MessageProcessor {
       try {
         // A message that already waited out a 429 does not wait for its thread again.
         prompt = await promptFor(m, port, this.options.threadContext, () => scope.log(), progress.limited > 0);
+        // A platform that refused the bot's token cannot take the answer: no call is billed for it.
+        await port.ready?.(m.reply);
       } catch (err) {
-        // The platform's 429 on the thread, before the billed call: retried, at no cost.
+        // The platform's 429 on the thread, or its refusal, before the billed call: no cost.
         indicator.settle();
         return this.onError(m, port, progress, err, scope, indicator);
       }
