@@ -2,6 +2,7 @@ import { dmBindingChannel } from '../../src/bindings/dm.js';
 import type { IncomingMessage, ReplyTarget } from '../../src/core/message.js';
 import type { ConversationRef } from '../../src/core/conversation.js';
 import { mentionsUser, slackTextToPlain } from './slack-text.js';
+import { richTextToSlackText } from './rich-text.js';
 
 /** Who the bot is, from `auth.test`. */
 export interface BotIdentity {
@@ -65,7 +66,8 @@ export function normaliseSlackEvent(body: unknown, identity: BotIdentity, now: n
   const isDirect = channelType === 'im' || (channelType === undefined && channel.startsWith('D'));
   const rawThread = ts(e.thread_ts);
   const threadTs = rawThread && rawThread !== messageTs ? rawThread : undefined;
-  const text = str(e.text) ?? '';
+  // A message posted with blocks and no `text`: what its rich text says.
+  const text = str(e.text) || richTextToSlackText(e.blocks);
 
   const conversation: ConversationRef = {
     platform: 'slack',

@@ -118,3 +118,22 @@ describe('normaliseSlackEvent', () => {
     );
   });
 });
+
+describe('normaliseSlackEvent: rich text without text', () => {
+  const identity = { userId: 'UBOT00001', botId: 'BBOT00001', teamId: 'T0EMU' };
+  const body = (blocks: unknown) => ({ team_id: 'T0EMU', event: { type: 'app_mention', channel: 'C0GENERAL', user: 'UUSER0001', ts: '1700000000.000100', text: '', blocks } });
+
+  it('reads the question from its rich text blocks', () => {
+    const r = normaliseSlackEvent(body([{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'user', user_id: 'UBOT00001' }, { type: 'text', text: ' hi <there> ' }, { type: 'broadcast', range: 'here' }] }] }]), identity);
+    expect(r.kind === 'message' && r.message.text).toBe('hi <there> @here');
+    expect(r.kind === 'message' && r.message.mentionsBot).toBe(true);
+  });
+
+  it('never throws on hostile blocks (deep nesting, odd indents, junk)', () => {
+    let deep: Record<string, unknown> = { type: 'rich_text_section', elements: [{ type: 'text', text: 'bottom' }] };
+    for (let i = 0; i < 5_000; i++) deep = { type: 'rich_text_list', indent: i % 2 ? -5 : 1e9, elements: [deep] };
+    for (const blocks of [[{ type: 'rich_text', elements: [deep] }], 'x', [null, 1, { type: 'rich_text', elements: 'no' }], [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'link', url: 5 }] }] }]]) {
+      expect(() => normaliseSlackEvent(body(blocks), identity)).not.toThrow();
+    }
+  });
+});

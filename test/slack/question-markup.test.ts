@@ -19,6 +19,25 @@ describe('Slack: mentions in a question', () => {
     expect(await asked(m)).toContain('what did @Ada Admin ask @devs and @here in #general?');
   });
 
+  it('a message with rich text blocks and no text is read from its blocks (not answered with the "mention me" hint)', async () => {
+    const bot = h.slack.identity.botUserId;
+    const m = h.slack.userMessage({ channel: W.general, user: W.user, text: '' });
+    const blocks = [
+      {
+        type: 'rich_text',
+        elements: [
+          { type: 'rich_text_section', elements: [{ type: 'user', user_id: bot }, { type: 'text', text: ' what is 2+2 for ' }, { type: 'user', user_id: W.admin }, { type: 'text', text: ' & <you>?' }] },
+          { type: 'rich_text_list', style: 'bullet', elements: [{ type: 'rich_text_section', elements: [{ type: 'link', url: 'https://example.com', text: 'a link' }] }] },
+          { type: 'rich_text_preformatted', elements: [{ type: 'text', text: 'x = 1' }] },
+        ],
+      },
+    ];
+    for (const event of [m.mention, m.message]) await h.to.event({ ...event, text: '', blocks });
+    const asked = await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && c.params.thread_ts === m.ts, 15_000);
+    expect(asked.params.text).not.toMatch(/Mention me/);
+    expect(chatCalls(h).map((c) => (c.json as { message?: string }).message)).toContain('what is 2+2 for @Ada Admin & <you>?\n• a link (https://example.com)\n```\nx = 1\n```');
+  });
+
   it('a person Slack cannot name just now stays as the ID, and the question is still answered', async () => {
     h.slack.fail('users.info', { error: 'ratelimited', retryAfterSeconds: 5 });
     const m = await say(h, { channel: W.general, text: `${botMention(h)} ping <@${W.owner}> please` });
