@@ -20,6 +20,7 @@ import { createUserDirectory, type UserDirectory } from './user-directory.js';
 import { createWebClient } from './web-client.js';
 import { createMultiWorkspaceReplyPort, type InstallationPortLimits } from './multi-workspace-port.js';
 import { ReactionGate } from './reaction-gate.js';
+import { ChannelPostLine, PACED } from './post-line.js';
 import { Refresher } from '../../src/core/refresher.js';
 import { PlatformError } from '../../src/core/errors.js';
 import { withTimeout } from '../../src/core/with-timeout.js';
@@ -107,6 +108,8 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   // Slack refused the bot's token (revoked, app uninstalled, bot deactivated): until a check
   // says otherwise, no agent call is made for an answer that could not be posted (`ready`).
   let refusedToken: { at: number; error: PlatformError } | undefined;
+  // Slack's one-post-a-second limit per channel: after a 429, this port's posts there go in line.
+  const postLine = new ChannelPostLine();
   const tokenRefusal = (e: PlatformError): PlatformError => {
     if (e.kind === 'unauthorized') refusedToken = { at: Date.now(), error: e };
     return e;
@@ -134,7 +137,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     }
     for (;;) {
       try {
-        const res = await client.chat.postMessage({
+        const res = await postLine.run(target.channelId, () => client.chat.postMessage({
           channel: target.channelId,
           text: neutraliseMentions(text),
           ...(blocks ? { blocks } : {}),
@@ -143,12 +146,13 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
           unfurl_links: false,
           unfurl_media: false,
           link_names: false,
-        });
+        }));
         if (target.assistantThread && what === 'reply') statusShown.delete(key);
         else if (target.assistantThread && statusShown.has(key)) restoreAfterNotice(target);
         return res.ts;
       } catch (err) {
         const e = tokenRefusal(toPlatformError('chat.postMessage', err));
+        if (e.kind === 'rate_limited' && e.code !== PACED) postLine.limited(target.channelId, e.retryAfterMs ?? 1_000);
         // The answer is billed and its text is fine: what Slack refused is an extra (the feedback
         // buttons' blocks, the metadata). Retrying cannot change that, and "try again" would bill
         // the question again to fail the same way, so the text goes out without that extra.

@@ -43,6 +43,9 @@ export const MAX_CRASHED_CALLS = 2;
 /** How long a billed answer waits for a Redis that refuses writes (OOM) to take it: the job's retry would call again. */
 const ANSWER_HOLD_MS = 5 * 60_000;
 
+/** How long after it came in a billed answer keeps waiting out the platform's 429s (then their budget counts). */
+const POST_PATIENCE_MS = 30 * 60_000;
+
 /** `posting` when no post is under way (an earlier one was refused). */
 const NOTHING_UNDER_WAY = -1;
 
@@ -250,7 +253,7 @@ export class MessageProcessor {
       try {
         await port.postChunk(m.reply, chunks[i]!, i, { messageId, total: chunks.length, mayExist, agentMessageId, instanceId: m.instanceId });
       } catch (err) {
-        return this.onError(m, port, progress, err, scope, indicator);
+        return this.onError(m, port, progress, err, scope, indicator, true);
       }
     }
     // The last "posted" record is the worker's advance, which deletes the message record. The
@@ -315,8 +318,12 @@ export class MessageProcessor {
     err: unknown,
     scope: MessageScope,
     indicator: WorkingIndicator,
+    posting = false,
   ): Promise<StepResult> {
-    let decision = decide(err, progress.attempts, this.options.retry, progress.limited);
+    // The answer is billed: a platform's 429s while posting it (a burst in one channel) delay it
+    // rather than spend the budget that gives it up, for POST_PATIENCE_MS after it came in.
+    const patient = posting && err instanceof BridgeError && err.source !== 'agent' && err.kind === 'rate_limited' && Date.now() - m.receivedAt < POST_PATIENCE_MS;
+    let decision = decide(err, progress.attempts, this.options.retry, patient ? 0 : progress.limited);
     if (decision.action === 'give-up') return this.giveUp(m, port, err, indicator, scope);
     // Per-workspace accounts: a 429 limits this workspace's account, not the others'; only its
     // message waits (the next of that account that hits the limit waits too).

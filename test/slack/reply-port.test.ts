@@ -49,9 +49,22 @@ describe('Slack reply port', () => {
   it('turns a 429 into rate_limited with Retry-After, after one call (no retries inside)', async () => {
     slack.fail('chat.postMessage', { error: 'ratelimited', retryAfterSeconds: 7 });
     const before = slack.callsOf('chat.postMessage').length;
-    const err = await port.postChunk(target('1700000000.000004'), 'x', 0).catch((e: unknown) => e);
+    // A channel of its own: its posts are paced for the 7 s Slack asked for (the next test).
+    const limited = target('1700000000.000004', { channelId: 'C0LIMITED' });
+    const err = await port.postChunk(limited, 'x', 0).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PlatformError);
     expect(err).toMatchObject({ kind: 'rate_limited', retryAfterMs: 7000, source: 'slack' });
+    expect(slack.callsOf('chat.postMessage').length).toBe(before + 1);
+  });
+
+  it("holds the channel's next posts for the Retry-After Slack asked for (chat.postMessage's limit is per channel), not the others", async () => {
+    const before = slack.callsOf('chat.postMessage').length;
+    const err = await port.postChunk(target('1700000000.000004', { channelId: 'C0LIMITED' }), 'y', 0).catch((e: unknown) => e);
+    // 7 s is more than a post waits in line: handed back without asking Slack, to be retried later.
+    expect(err).toMatchObject({ kind: 'rate_limited', code: 'paced', source: 'slack' });
+    expect((err as PlatformError).retryAfterMs).toBeGreaterThanOrEqual(5_000);
+    expect(slack.callsOf('chat.postMessage').length).toBe(before);
+    await port.postChunk(target('1700000000.000004'), 'another channel', 0);
     expect(slack.callsOf('chat.postMessage').length).toBe(before + 1);
   });
 

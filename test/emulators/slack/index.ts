@@ -139,6 +139,10 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     limitReads: (o: { windowMs: number; pageSize?: number } | undefined) => {
       state.readLimits = o ? { windowMs: o.windowMs, pageSize: o.pageSize ?? 15, lastCall: new Map() } : undefined;
     },
+    /** Slack's chat.postMessage limit per channel (one post each `perChannelMs`, bursts of `burst`); undefined lifts it. */
+    limitPosts: (o: { perChannelMs: number; burst?: number } | undefined) => {
+      state.postLimits = o ? { perChannelMs: o.perChannelMs, burst: o.burst ?? 3, buckets: new Map() } : undefined;
+    },
     hold: state.hold.bind(state),
     /** Delays the calls `ms` picks (milliseconds before the method runs); undefined removes it. */
     setLatency: (ms: ((method: string, params: Record<string, string>) => number) | undefined) => {

@@ -151,6 +151,12 @@ export class SlackState extends EventEmitter {
    * each (a minute at Slack), else 429 with Retry-After. Off unless a test sets it.
    */
   readLimits: { windowMs: number; pageSize: number; lastCall: Map<string, number> } | undefined;
+  /**
+   * Slack's special limit on chat.postMessage: about one message a second per channel, with a
+   * short burst allowed (a bucket of `burst` posts, one more each `perChannelMs`), else 429 with
+   * Retry-After. Off unless a test sets it.
+   */
+  postLimits: { perChannelMs: number; burst: number; buckets: Map<string, { tokens: number; at: number }> } | undefined;
   /** Answers held back right now, oldest first. */
   readonly heldCalls: HeldCall[] = [];
   /** "Add to Slack" (set when the emulator is started with `oauth`). */

@@ -111,6 +111,8 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
       return reply(method, 200, { ok: false, error: fault.error });
     }
 
+    const postWait = postLimitWait(state, method, params.channel);
+    if (postWait !== undefined) return reply(method, 429, { ok: false, error: 'ratelimited' }, { 'Retry-After': String(postWait) });
     const readWait = readLimitWait(state, method);
     if (readWait !== undefined) return reply(method, 429, { ok: false, error: 'ratelimited' }, { 'Retry-After': String(readWait) });
 
@@ -211,4 +213,20 @@ function readLimitWait(state: SlackState, method: string): number | undefined {
   if (last !== undefined && now - last < limits.windowMs) return Math.max(1, Math.ceil((last + limits.windowMs - now) / 1000));
   limits.lastCall.set(method, now);
   return undefined;
+}
+
+/** Seconds to wait under `state.postLimits` (chat.postMessage per channel), or undefined to go ahead (a post taken from the bucket). */
+function postLimitWait(state: SlackState, method: string, channel: string | undefined): number | undefined {
+  const limits = state.postLimits;
+  if (!limits || method !== 'chat.postMessage' || !channel) return undefined;
+  const now = Date.now();
+  const bucket = limits.buckets.get(channel) ?? { tokens: limits.burst, at: now };
+  bucket.tokens = Math.min(limits.burst, bucket.tokens + (now - bucket.at) / limits.perChannelMs);
+  bucket.at = now;
+  limits.buckets.set(channel, bucket);
+  if (bucket.tokens >= 1) {
+    bucket.tokens -= 1;
+    return undefined;
+  }
+  return Math.max(1, Math.ceil(((1 - bucket.tokens) * limits.perChannelMs) / 1000));
 }
