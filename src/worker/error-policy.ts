@@ -53,6 +53,18 @@ export function decide(error: unknown, attemptsSoFar: number, policy: RetryPolic
   return { action: 'retry', delayMs: Math.max(backoffDelay(attemptsSoFar, policy), error.retryAfterMs ?? 0), counts: true };
 }
 
+/** How long after it came in a billed answer keeps waiting out the platform's 429s (then their budget counts). */
+export const POST_PATIENCE_MS = 30 * 60_000;
+
+/**
+ * Whether a platform's 429 met while posting a recorded answer (billed) is waited out without
+ * spending the budget that gives the message up: a burst of answers in one channel meets Slack's
+ * one-post-a-second limit many times, and the answer must not be lost to it. Bounded in time.
+ */
+export function postingPatiently(error: unknown, posting: boolean, receivedAt: number, now = Date.now()): boolean {
+  return posting && error instanceof BridgeError && error.source !== 'agent' && error.kind === 'rate_limited' && now - receivedAt < POST_PATIENCE_MS;
+}
+
 /** Exponential backoff with full jitter on the upper half: base·2^n · [0.5, 1). */
 export function backoffDelay(attemptsSoFar: number, policy: RetryPolicy): number {
   const random = policy.random ?? Math.random;

@@ -10,7 +10,7 @@ import type { Metrics } from '../metrics.js';
 import type { Fence, Mailbox, MailboxHead, ProgressFields } from '../queue/mailbox.js';
 import { MessageScope, patiently } from './message-scope.js';
 import type { ChatMessage, GaveUp } from '../queue/types.js';
-import { decide, type Decision, type RetryPolicy } from './error-policy.js';
+import { decide, postingPatiently, type Decision, type RetryPolicy } from './error-policy.js';
 import { answerLostNotice, newReference } from './plain-words.js';
 import { renderReply } from './render-reply.js';
 import { promptFor } from './thread-context.js';
@@ -42,9 +42,6 @@ export const MAX_CRASHED_CALLS = 2;
 
 /** How long a billed answer waits for a Redis that refuses writes (OOM) to take it: the job's retry would call again. */
 const ANSWER_HOLD_MS = 5 * 60_000;
-
-/** How long after it came in a billed answer keeps waiting out the platform's 429s (then their budget counts). */
-const POST_PATIENCE_MS = 30 * 60_000;
 
 /** `posting` when no post is under way (an earlier one was refused). */
 const NOTHING_UNDER_WAY = -1;
@@ -320,10 +317,7 @@ export class MessageProcessor {
     indicator: WorkingIndicator,
     posting = false,
   ): Promise<StepResult> {
-    // The answer is billed: a platform's 429s while posting it (a burst in one channel) delay it
-    // rather than spend the budget that gives it up, for POST_PATIENCE_MS after it came in.
-    const patient = posting && err instanceof BridgeError && err.source !== 'agent' && err.kind === 'rate_limited' && Date.now() - m.receivedAt < POST_PATIENCE_MS;
-    let decision = decide(err, progress.attempts, this.options.retry, patient ? 0 : progress.limited);
+    let decision = decide(err, progress.attempts, this.options.retry, postingPatiently(err, posting, m.receivedAt) ? 0 : progress.limited);
     if (decision.action === 'give-up') return this.giveUp(m, port, err, indicator, scope);
     // Per-workspace accounts: a 429 limits this workspace's account, not the others'; only its
     // message waits (the next of that account that hits the limit waits too).

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { explainFailure } from '../../src/agent-api/problem-words.js';
 import { AgentApiError, PlatformError } from '../../src/core/errors.js';
-import { backoffDelay, decide, PLATFORM_MAX_RETRY_AFTER_MS, RATE_LIMIT_BUDGET } from '../../src/worker/error-policy.js';
+import { backoffDelay, decide, PLATFORM_MAX_RETRY_AFTER_MS, POST_PATIENCE_MS, postingPatiently, RATE_LIMIT_BUDGET } from '../../src/worker/error-policy.js';
 
 
 const policy = { attempts: 5, baseDelayMs: 1000, random: () => 0.5 };
@@ -61,5 +61,19 @@ describe('error policy: one place maps errors to queue behaviour', () => {
     );
     expect(explainFailure(new AgentApiError('bad_request', 'agent service answered 409 Conflict', { status: 409 }))).toMatch(/^This channel's agent instance is stopped or not ready\. Please ask an admin/);
     expect(explainFailure(new AgentApiError('bad_request', 'x', { status: 400 }))).toBe("The agent service couldn't accept this message.");
+  });
+});
+
+describe('postingPatiently (a billed answer meeting the platform\'s 429s)', () => {
+  const now = 1_000_000_000;
+  const limited = new PlatformError('slack', 'rate_limited', 'limited', { retryAfterMs: 1_000 });
+  it('waits out a platform 429 while posting, within POST_PATIENCE_MS of the question', () => {
+    expect(postingPatiently(limited, true, now - 1_000, now)).toBe(true);
+    expect(postingPatiently(limited, true, now - POST_PATIENCE_MS - 1, now)).toBe(false);
+  });
+  it('not before the answer exists, nor for the agent\'s 429 or another error', () => {
+    expect(postingPatiently(limited, false, now, now)).toBe(false);
+    expect(postingPatiently(new AgentApiError('rate_limited', 'busy'), true, now, now)).toBe(false);
+    expect(postingPatiently(new PlatformError('slack', 'server_error', 'boom'), true, now, now)).toBe(false);
   });
 });
