@@ -21,6 +21,7 @@ import { createWebClient } from './web-client.js';
 import { createMultiWorkspaceReplyPort, type InstallationPortLimits } from './multi-workspace-port.js';
 import { ReactionGate } from './reaction-gate.js';
 import { ChannelPostLine, PACED } from './post-line.js';
+import { PostReadiness } from './post-readiness.js';
 import { Refresher } from '../../src/core/refresher.js';
 import { PlatformError } from '../../src/core/errors.js';
 import { withTimeout } from '../../src/core/with-timeout.js';
@@ -105,28 +106,11 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     else if (entry.sent) await withTimeout(entry.sent, 1_000, () => undefined);
   };
 
-  // Slack refused the bot's token (revoked, app uninstalled, bot deactivated): until a check
-  // says otherwise, no agent call is made for an answer that could not be posted (`ready`).
-  let refusedToken: { at: number; error: PlatformError } | undefined;
+  // Slack refused the bot's token, or a channel: until a check says otherwise, no agent call is
+  // made for an answer that could not be posted (`ready`, post-readiness.ts).
+  const readiness = new PostReadiness(client, options.tokenRecheckMs ?? TOKEN_RECHECK_MS);
   // Slack's one-post-a-second limit per channel: after a 429, this port's posts there go in line.
   const postLine = new ChannelPostLine();
-  const tokenRefusal = (e: PlatformError): PlatformError => {
-    if (e.kind === 'unauthorized') refusedToken = { at: Date.now(), error: e };
-    return e;
-  };
-  const ready = async () => {
-    if (!refusedToken) return;
-    if (Date.now() - refusedToken.at < (options.tokenRecheckMs ?? TOKEN_RECHECK_MS)) throw refusedToken.error;
-    try {
-      await client.auth.test();
-      refusedToken = undefined;
-    } catch (err) {
-      const e = toPlatformError('auth.test', err);
-      if (e.kind !== 'unauthorized') return;
-      refusedToken = { at: Date.now(), error: e };
-      throw e;
-    }
-  };
 
   const post = async (target: ReplyTarget, text: string, what: 'reply' | 'notice', metadata?: ReturnType<typeof replyMetadata>, blocks?: KnownBlock[]) => {
     const key = threadKey(target);
@@ -151,7 +135,8 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
         else if (target.assistantThread && statusShown.has(key)) restoreAfterNotice(target);
         return res.ts;
       } catch (err) {
-        const e = tokenRefusal(toPlatformError('chat.postMessage', err));
+        const e = toPlatformError('chat.postMessage', err);
+        readiness.refused(target.channelId, e);
         if (e.kind === 'rate_limited' && e.code !== PACED) postLine.limited(target.channelId, e.retryAfterMs ?? 1_000);
         // The answer is billed and its text is fine: what Slack refused is an extra (the feedback
         // buttons' blocks, the metadata). Retrying cannot change that, and "try again" would bill
@@ -184,7 +169,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   return {
     platform: 'slack',
     render: (markdown) => renderSlackReply(markdown),
-    ready,
+    ready: (target) => readiness.check(target.channelId),
     async postChunk(target, chunk, index, info) {
       const messageId = info?.messageId ?? target.messageId;
       if (info?.mayExist && (await alreadyPosted(target, messageId, index))) return;

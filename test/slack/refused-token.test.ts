@@ -2,16 +2,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { botMention, chatCalls, logLines, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const ROOM = 'C0ROOM001';
 
 /**
  * Slack refuses the bot's token while the bridge runs (revoked, app uninstalled, bot user
  * deactivated). The first answer is billed and lost; the messages after it must not be billed
  * for answers that cannot be posted, until the token works again.
  */
-describe('Slack: the bot token refused mid-flight', () => {
+describe('Slack: the bot token or a channel refused mid-flight', () => {
   let h: SlackHarness;
   beforeAll(async () => {
-    h = await startSlackBridge({ mode: 'http', agent: { reply: (_id, message) => `echo: ${message}` }, replyPort: { tokenRecheckMs: 1_000 } });
+    h = await startSlackBridge({
+      mode: 'http',
+      agent: { reply: (_id, message) => `echo: ${message}` },
+      replyPort: { tokenRecheckMs: 1_000 },
+      env: { BINDINGS: `slack:${W.general}=demo-helper,slack:${ROOM}=demo-helper` },
+    });
   });
   afterAll(async () => h?.close());
 
@@ -46,5 +52,28 @@ describe('Slack: the bot token refused mid-flight', () => {
     await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && c.params.text === 'echo: fourth', 15_000);
     expect(calledWith('fourth')).toHaveLength(1);
     expect(fourth.ts > third.ts).toBe(true);
+  }, 30_000);
+
+  it('the bot removed from a channel: the messages queued there before are given up without calling the agent, until it is invited back', async () => {
+    h.slack.addChannel({ id: ROOM, member: false });
+    const first = await say(h, { channel: ROOM, text: `${botMention(h)} room one` });
+    await until(() => gaveUp(first.ts).length === 1, 'first given up');
+    expect(calledWith('room one')).toHaveLength(1);
+    expect(JSON.stringify(gaveUp(first.ts)[0])).toMatch(/not_in_channel/);
+
+    const second = await say(h, { channel: ROOM, text: `${botMention(h)} room two` });
+    await until(() => gaveUp(second.ts).length === 1, 'second given up');
+    expect(calledWith('room two')).toEqual([]);
+    expect(h.slack.callsOf('conversations.info', (c) => c.params.channel === ROOM).length).toBeGreaterThanOrEqual(1);
+
+    // Invited back: answered again.
+    h.slack.addChannel({ id: ROOM, member: true });
+    const third = await say(h, { channel: ROOM, text: `${botMention(h)} room three` });
+    await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && c.params.text === 'echo: room three', 15_000);
+    expect(calledWith('room three')).toHaveLength(1);
+    expect(third.ts > second.ts).toBe(true);
+    // Another channel was never held up.
+    const elsewhere = await say(h, { channel: W.general, text: `${botMention(h)} elsewhere` });
+    await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && c.params.thread_ts === elsewhere.ts, 15_000);
   }, 30_000);
 });

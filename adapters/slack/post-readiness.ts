@@ -1,0 +1,67 @@
+import type { WebClient } from '@slack/web-api';
+import type { PlatformError } from '../../src/core/errors.js';
+import { toPlatformError } from './errors.js';
+
+/** Refusals that say the bot cannot post in that channel any more (removed, archived, deleted). */
+const CHANNEL_GONE: ReadonlySet<string> = new Set(['not_in_channel', 'channel_not_found', 'is_archived']);
+/** Channels remembered at most (the oldest forgotten first). */
+const MAX_CHANNELS = 1_000;
+
+/**
+ * What Slack's refusals of earlier posts say about the next one, asked right before a (billed)
+ * agent call (ReplyPort.ready): a refused bot token (revoked, app uninstalled, bot deactivated)
+ * is taken at its word for `tokenRecheckMs`, then `auth.test` is asked again; a channel the bot
+ * was removed from, or that was archived or deleted, is asked about (`conversations.info`) for
+ * each later message there until the bot is back. Nothing is asked unless Slack refused first.
+ * A check Slack does not answer (rate limited, a missing scope) lets the message go on.
+ */
+export class PostReadiness {
+  private refusedToken: { at: number; error: PlatformError } | undefined;
+  private readonly refusedChannels = new Map<string, PlatformError>();
+
+  constructor(
+    private readonly client: WebClient,
+    private readonly tokenRecheckMs: number,
+  ) {}
+
+  /** A post (or another call) was refused with `e`. */
+  refused(channel: string, e: PlatformError): void {
+    if (e.kind === 'unauthorized') this.refusedToken = { at: Date.now(), error: e };
+    else if (e.kind === 'refused' && e.code !== undefined && CHANNEL_GONE.has(e.code)) {
+      this.refusedChannels.delete(channel);
+      if (this.refusedChannels.size >= MAX_CHANNELS) this.refusedChannels.delete(this.refusedChannels.keys().next().value!);
+      this.refusedChannels.set(channel, e);
+    }
+  }
+
+  /** Throws the refusal a post in `channel` would meet, if Slack said so and still says so. */
+  async check(channel: string): Promise<void> {
+    await this.checkToken();
+    const refusal = this.refusedChannels.get(channel);
+    if (!refusal) return;
+    let seen: { is_member?: boolean; is_archived?: boolean } | undefined;
+    try {
+      seen = (await this.client.conversations.info({ channel })).channel as typeof seen;
+    } catch (err) {
+      if (toPlatformError('conversations.info', err).code === 'channel_not_found') throw refusal;
+      return;
+    }
+    if (seen?.is_archived === true || seen?.is_member === false) throw refusal;
+    this.refusedChannels.delete(channel);
+  }
+
+  private async checkToken(): Promise<void> {
+    const refused = this.refusedToken;
+    if (!refused) return;
+    if (Date.now() - refused.at < this.tokenRecheckMs) throw refused.error;
+    try {
+      await this.client.auth.test();
+      this.refusedToken = undefined;
+    } catch (err) {
+      const e = toPlatformError('auth.test', err);
+      if (e.kind !== 'unauthorized') return;
+      this.refusedToken = { at: Date.now(), error: e };
+      throw e;
+    }
+  }
+}
