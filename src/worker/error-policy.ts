@@ -1,4 +1,5 @@
 import { BridgeError } from '../core/errors.js';
+import type { NoAnswerReason } from '../diagnostics/drop-log.js';
 
 /** What the worker does after an error. Decided here and nowhere else. */
 export type Decision =
@@ -71,4 +72,11 @@ export function backoffDelay(attemptsSoFar: number, policy: RetryPolicy): number
   const cap = policy.maxDelayMs ?? 5 * 60_000;
   const exp = Math.min(policy.baseDelayMs * 2 ** attemptsSoFar, cap);
   return Math.round(exp / 2 + (random() * exp) / 2);
+}
+
+/** What `/agent why` says of a message given up on: whose side failed, and how. */
+export function giveUpReason(err: unknown): NoAnswerReason {
+  if (!(err instanceof BridgeError)) return 'failed';
+  if (err.source !== 'agent') return 'reply_refused';
+  return err.retryable ? 'agent_failed' : 'agent_refused';
 }

@@ -1,6 +1,6 @@
 import type { AgentApi } from '../agent-api/types.js';
 import { explainFailure } from '../agent-api/problem-words.js';
-import type { DropLogWriter, NoAnswerReason } from '../diagnostics/drop-log.js';
+import type { DropLogWriter } from '../diagnostics/drop-log.js';
 import { errorFields } from '../logger.js';
 import { clipAtWord } from '../core/scrub.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
@@ -10,7 +10,7 @@ import type { Metrics } from '../metrics.js';
 import type { Fence, Mailbox, MailboxHead, ProgressFields } from '../queue/mailbox.js';
 import { MessageScope, patiently } from './message-scope.js';
 import type { ChatMessage, GaveUp } from '../queue/types.js';
-import { decide, postingPatiently, type Decision, type RetryPolicy } from './error-policy.js';
+import { decide, giveUpReason, postingPatiently, type Decision, type RetryPolicy } from './error-policy.js';
 import { answerLostNotice, newReference } from './plain-words.js';
 import { renderReply } from './render-reply.js';
 import { promptFor } from './thread-context.js';
@@ -24,13 +24,6 @@ import { DELIVERY_MAX_HOLD_MS, DELIVERY_PLACES, DeliveryGate } from './delivery-
 import { oncePer } from '../core/once-per.js';
 import { leaveToAnotherWorker } from './platform-coverage.js';
 
-
-/** What `/agent why` says of a message given up on: whose side failed, and how. */
-function giveUpReason(err: unknown): NoAnswerReason {
-  if (!(err instanceof BridgeError)) return 'failed';
-  if (err.source !== 'agent') return 'reply_refused';
-  return err.retryable ? 'agent_failed' : 'agent_refused';
-}
 
 /** Platform error kinds that mean the platform answered and stored nothing. */
 const REFUSED_POST: ReadonlySet<ErrorKind> = new Set(['rate_limited', 'refused', 'bad_request', 'unauthorized', 'forbidden', 'not_found']);
