@@ -226,7 +226,7 @@ export class MessageProcessor {
 
   /** Posts a recorded answer's chunks from `first` on, each after its fenced record. */
   private async deliver({ m, messageId, port, progress, scope, indicator, reply, first, recordedAt, agentMessageId, agentMs }: Delivery): Promise<StepResult> {
-    const chunks = renderReply(port, reply, { maxChunks: this.options.maxReplyChunks ?? 10, redact: (t) => this.redact(t), log: scope.log() });
+    const chunks = renderReply(port, reply, { maxChunks: this.options.maxReplyChunks ?? 10, redact: (t) => this.redact(t), log: () => scope.log() });
     // The answer's record also marked chunk `first` as under way and renewed the job's lock;
     // unless the wait for this turn outlasted half that lock, the post needs no other check.
     const postingRecorded = recordedAt !== undefined && scope.ownedUntilFrom(recordedAt) > performance.now();

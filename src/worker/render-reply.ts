@@ -17,7 +17,7 @@ const RENDER_CHARS_PER_CHUNK = 4_000;
  * nested quotes overflow the stack) gets the text again with its Markdown escaped, shown as
  * written: the answer is billed, so it is posted rather than retried forever.
  */
-export function renderReply(port: ReplyPort, reply: string, options: { maxChunks: number; redact: (text: string) => string; log: Logger }): string[] {
+export function renderReply(port: ReplyPort, reply: string, options: { maxChunks: number; redact: (text: string) => string; log: () => Logger }): string[] {
   const max = options.maxChunks;
   const cut = reply.length > max * RENDER_CHARS_PER_CHUNK;
   const text = cut ? clipAtWord(reply, max * RENDER_CHARS_PER_CHUNK) : reply;
@@ -25,7 +25,7 @@ export function renderReply(port: ReplyPort, reply: string, options: { maxChunks
   try {
     chunks = port.render(text);
   } catch (err) {
-    options.log.warn({ ...errorFields(err), chars: text.length }, 'could not render the answer as Markdown; posting it as plain text');
+    options.log().warn({ ...errorFields(err), chars: text.length }, 'could not render the answer as Markdown; posting it as plain text');
     chunks = port.render(escapeMarkdown(text));
   }
   // A renderer decodes what the answer's redaction could not see: `&#45;` entities and
