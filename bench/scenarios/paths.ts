@@ -131,8 +131,12 @@ export async function bridgePath(ctx: BenchContext, tag: string): Promise<Generi
   };
 }
 
-export async function floorPath(ctx: BenchContext, tag: string): Promise<GenericPath> {
-  const prefix = `${ctx.runId}-${tag}-floor`;
+/**
+ * `record`: the floor also records each answer in one fenced script before posting it (as the
+ * bridge's exactly-once step does), to show what that step alone costs (scenario 1).
+ */
+export async function floorPath(ctx: BenchContext, tag: string, { record = false } = {}): Promise<GenericPath> {
+  const prefix = `${ctx.runId}-${tag}-floor${record ? '-record' : ''}`;
   const s = ctx.services.readyValue;
   const connection = new Redis(ctx.settings.redisUrl, { maxRetriesPerRequest: null });
   const queue = new Queue<FloorJob>(BENCH_QUEUE, {
@@ -152,6 +156,7 @@ export async function floorPath(ctx: BenchContext, tag: string): Promise<Generic
         BENCH_SINK_URL: s.sinkUrl,
         QUEUE_PREFIX: prefix,
         WORKER_CONCURRENCY: String(concurrency),
+        ...(record ? { BENCH_FLOOR_RECORD: '1' } : {}),
       },
     }),
   );

@@ -5,7 +5,10 @@ import type { ProbeReading } from '../procs/probe.js';
 import { row, TARGETS, type ResultRow } from '../report/rows.js';
 import { collectPosts, waitForPosts, type BenchContext } from './context.js';
 import { sendMany, warmUp } from './drive.js';
-import { openPath, type GenericPath, type PathKind } from './paths.js';
+import { floorPath, openPath, type GenericPath } from './paths.js';
+
+/** Scenario 1's paths: the bridge, the floor, and the floor with the bridge's answer record. */
+type DrainPath = 'bridge' | 'floor' | 'floor+record';
 
 export interface DrainResult {
   /** Replies per second from the moment the queue was resumed to the last reply. */
@@ -51,21 +54,23 @@ export async function measureDrain(
 export async function throughputScenario(ctx: BenchContext): Promise<ResultRow[]> {
   const s = ctx.settings;
   const none = { rate: 0, enqueueRate: 0, cpuPerMessageUs: Number.POSITIVE_INFINITY, ingressCpuPerMessageUs: Number.POSITIVE_INFINITY };
-  const best: Record<PathKind, DrainResult> = { bridge: { ...none }, floor: { ...none } };
-  const paths: Array<{ path: GenericPath; workers: Child[] }> = [];
+  const best: Record<DrainPath, DrainResult> = { bridge: { ...none }, floor: { ...none }, 'floor+record': { ...none } };
+  const paths: Array<{ name: DrainPath; path: GenericPath; workers: Child[] }> = [];
   try {
-    for (const kind of ['floor', 'bridge'] as const) paths.push({ path: await openPath(ctx, kind, 's1'), workers: [] });
-    await Promise.all(paths.map(async (p) => (p.workers = await p.path.startWorkers(1, 50, `s1-${p.path.kind}-worker`))));
+    for (const kind of ['floor', 'bridge'] as const) paths.push({ name: kind, path: await openPath(ctx, kind, 's1'), workers: [] });
+    paths.push({ name: 'floor+record', path: await floorPath(ctx, 's1', { record: true }), workers: [] });
+    const workerLabel = (name: DrainPath) => `s1-${name.replace('+', '-')}-worker`;
+    await Promise.all(paths.map(async (p) => (p.workers = await p.path.startWorkers(1, 50, workerLabel(p.name)))));
     for (const { path } of paths) await warmUp(ctx, path, s.warmupMessages, 'warm');
     for (let round = 1; round <= s.throughputRounds; round++) {
-      for (const { path, workers } of paths) {
+      for (const { name, path, workers } of paths) {
         const r = await measureDrain(ctx, path, workers, s.throughputMessages, `r${round}`);
         ctx.log(
-          `  s1 ${path.kind} round ${round}: ${Math.round(r.rate)} msg/s drained (${Math.round(r.cpuPerMessageUs)} µs worker CPU per message), ` +
+          `  s1 ${name} round ${round}: ${Math.round(r.rate)} msg/s drained (${Math.round(r.cpuPerMessageUs)} µs worker CPU per message), ` +
             `${Math.round(r.enqueueRate)} msg/s enqueued (${Math.round(r.ingressCpuPerMessageUs)} µs ingress CPU per message)`,
         );
-        const b = best[path.kind];
-        best[path.kind] = {
+        const b = best[name];
+        best[name] = {
           rate: Math.max(b.rate, r.rate),
           enqueueRate: Math.max(b.enqueueRate, r.enqueueRate),
           cpuPerMessageUs: Math.min(b.cpuPerMessageUs, r.cpuPerMessageUs),
@@ -80,6 +85,9 @@ export async function throughputScenario(ctx: BenchContext): Promise<ResultRow[]
   return [
     row('1 · throughput, 1 worker process, concurrency 50', 'msg/s', best.bridge.rate, best.floor.rate, TARGETS.throughput, note, 0),
     row('1 · worker CPU per message', 'µs', best.bridge.cpuPerMessageUs, best.floor.cpuPerMessageUs, undefined, 'user + system time of the worker process ÷ messages; lower is better', 0),
+    row('1 · throughput against a floor that records each answer', 'msg/s', best.bridge.rate, best['floor+record'].rate, undefined,
+      "the floor plus one fenced script per answer before its post (bench/procs/floor-record.ts): the exactly-once step's own cost", 0),
+    row('1 · worker CPU per message, same comparison', 'µs', best.bridge.cpuPerMessageUs, best['floor+record'].cpuPerMessageUs, undefined, 'lower is better', 0),
     row('1 · ingress enqueue rate (64 concurrent sends)', 'msg/s', best.bridge.enqueueRate, best.floor.enqueueRate, undefined, 'ingress.handle vs Queue.add, queue paused', 0),
     row('1 · ingress CPU per message', 'µs', best.bridge.ingressCpuPerMessageUs, best.floor.ingressCpuPerMessageUs, undefined, 'CPU time of the process running the ingress ÷ messages', 0),
   ];
