@@ -128,35 +128,96 @@ function splitCode(block: CodeBlock, maxChars: number): string[] {
   return pieces;
 }
 
-/** Prose split at line, then word boundaries, then anywhere. */
+/**
+ * Prose split at line boundaries first: a list or a quote longer than a message is cut between
+ * its lines, so every message starts at an item or a quoted line. Only a line longer than a
+ * message is cut between words (never inside an inline code span or a `[label](url)` link that
+ * fits a message), then anywhere; a quoted line's pieces all keep its `> ` marker.
+ */
 function splitText(text: string, maxChars: number): string[] {
   const pieces: string[] = [];
   let current = '';
-  for (const unit of text.split(/(?<=\n)|(?<= )/)) {
-    for (const part of hardWrap(unit, maxChars)) {
-      if (current.length + part.length > maxChars) {
-        pieces.push(current.trimEnd());
-        current = '';
-      }
-      current += part;
+  const flush = () => {
+    if (current.trim()) pieces.push(current.trimEnd());
+    current = '';
+  };
+  for (const line of text.split('\n')) {
+    const joined = current ? `${current}\n${line}` : line;
+    if (joined.length <= maxChars) {
+      current = joined;
+      continue;
     }
+    flush();
+    if (line.length <= maxChars) {
+      current = line;
+      continue;
+    }
+    const parts = splitLine(line, maxChars);
+    for (const part of parts.slice(0, -1)) if (part.trim()) pieces.push(part.trimEnd());
+    current = parts.at(-1) ?? '';
   }
-  if (current.trim()) pieces.push(current.trimEnd());
-  return pieces.filter((p) => p.length > 0);
+  flush();
+  return pieces;
 }
 
+/** A quote marker (`> `, `>> `) a line's continuation pieces repeat, so they stay quoted. */
+const QUOTE = /^[ \t]{0,3}(?:>[ \t]?)+/;
+
+/** One line longer than `maxChars`, cut between words; its pieces after the first repeat its quote marker. */
+function splitLine(line: string, maxChars: number): string[] {
+  const marker = QUOTE.exec(line)?.[0] ?? '';
+  const prefix = marker && marker.length <= maxChars / 4 ? marker : '';
+  const pieces: string[] = [];
+  let current = '';
+  for (const unit of wordUnits(line, maxChars - prefix.length)) {
+    for (const part of hardWrap(unit, maxChars - prefix.length)) {
+      if (current.length + part.length > maxChars && current.trim() !== prefix.trim()) {
+        pieces.push(current.trimEnd());
+        current = prefix;
+        if (!part.trim()) break;
+      }
+      current += current === prefix ? part.trimStart() : part;
+    }
+  }
+  if (current.trim() && current.trim() !== prefix.trim()) pieces.push(current);
+  return pieces;
+}
+
+/** Inline code spans and links, whose spaces are not places to cut (a cut there breaks their rendering). */
+const ATOMIC = /`[^`\n]+`|!?\[[^\]\n]*\]\((?:[^()\s]|\([^()\s]*\))*\)/g;
+
+/** A line as words with their trailing spaces; an inline code span or link that fits `width` stays one unit. */
+function wordUnits(line: string, width: number): string[] {
+  const guarded: Array<[number, number]> = [];
+  for (const m of line.matchAll(ATOMIC)) if (m[0].length <= width) guarded.push([m.index, m.index + m[0].length]);
+  const units: string[] = [];
+  let start = 0;
+  for (let i = 0; i < line.length; i++) {
+    if (line[i] !== ' ' || line[i + 1] === ' ') continue;
+    if (guarded.some(([a, b]) => i > a && i < b - 1)) continue;
+    units.push(line.slice(start, i + 1));
+    start = i + 1;
+  }
+  if (start < line.length) units.push(line.slice(start));
+  return units;
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/** A word cut into pieces of at most `width`, never inside a user-perceived character (emoji with ZWJ or skin tone, flag, accent). */
 function hardWrap(line: string, width: number): string[] {
   if (line.length <= width) return [line];
   const parts: string[] = [];
-  // Array.from keeps surrogate pairs (emoji) whole.
-  const chars = Array.from(line);
   let part = '';
-  for (const ch of chars) {
-    if (part.length + ch.length > width) {
-      parts.push(part);
-      part = '';
+  for (const { segment } of graphemes.segment(line)) {
+    // A cluster longer than a piece (a letter under hundreds of combining marks) is cut by code point.
+    for (const ch of segment.length > width ? Array.from(segment) : [segment]) {
+      if (part.length + ch.length > width) {
+        parts.push(part);
+        part = '';
+      }
+      part += ch;
     }
-    part += ch;
   }
   if (part) parts.push(part);
   return parts;

@@ -92,3 +92,22 @@ describe('splitMarkdown', () => {
     );
   });
 });
+
+describe('splitMarkdown: where prose is cut', () => {
+  it('cuts a block of lines between lines, not mid-line to fill a message', () => {
+    const list = Array.from({ length: 30 }, (_, i) => `- item ${i} ${'words '.repeat(8).trim()}`).join('\n');
+    const chunks = splitMarkdown(list, 200);
+    for (const c of chunks) for (const line of c.split('\n')) expect(line).toMatch(/^- item \d+ words/);
+    expect(chunks.join('\n')).toBe(list);
+  });
+
+  it('never splits a flag, a skin-toned emoji or an accented letter', () => {
+    for (const cluster of ['🇫🇷', '👍🏽', 'e\u0301', '👨‍👩‍👧‍👦']) {
+      for (let pad = 15; pad < 22; pad++) {
+        const chunks = splitMarkdown('x'.repeat(pad) + cluster.repeat(3) + 'y'.repeat(30), 20);
+        expect(chunks.join('')).toBe('x'.repeat(pad) + cluster.repeat(3) + 'y'.repeat(30));
+        expect(chunks.join('|').split(cluster).join('')).not.toMatch(/\u0301|\u200D|\u{1F3FD}|\u{1F1EB}|\u{1F1F7}/u);
+      }
+    }
+  });
+});
