@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { SLACK_CHUNK_CHARS } from '../../adapters/slack/render.js';
+import { botMention, postsIn, say, startSlackBridge, W, type SlackHarness } from './harness.js';
+
+/**
+ * How a long answer looks in Slack: a list longer than a message is cut between its items (in
+ * the posted text and in the sections Slack shows), and a long quoted line stays quoted.
+ */
+const LIST = Array.from({ length: 70 }, (_, i) => `- item ${i}: ` + 'check the settings and restart the worker '.repeat(2).trim()).join('\n');
+const QUOTE = '> ' + Array.from({ length: 700 }, (_, i) => `quoted${i}`).join(' ') + '\n\nTHE END';
+
+describe('Slack reply layout across messages', () => {
+  let h: SlackHarness;
+  beforeAll(async () => {
+    h = await startSlackBridge({
+      mode: 'http',
+      agent: { reply: (_id, message) => (message.includes('list') ? `${LIST}\n\nTHE END` : message.includes('quote') ? QUOTE : `echo: ${message}`) },
+    });
+  });
+  afterAll(async () => h?.close());
+
+  /** The posted chunks of the answer to `what`: their text, and the text of their sections. */
+  async function ask(what: string) {
+    const m = await say(h, { channel: W.general, text: `${botMention(h)} the ${what} please` });
+    await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === m.ts && /THE END/.test(c.params.text ?? ''), 15_000);
+    const posts = postsIn(h, W.general, m.ts).map((c) => c.params);
+    const sections = posts.flatMap((p) => {
+      const blocks = (typeof p.blocks === 'string' ? JSON.parse(p.blocks) : (p.blocks ?? [])) as Array<{ type: string; text?: { text: string } }>;
+      return blocks.filter((b) => b.type === 'section').map((b) => b.text!.text);
+    });
+    return { texts: posts.map((p) => String(p.text ?? '')), sections };
+  }
+
+  it('cuts a long list between items, in the text and in the sections', async () => {
+    const { texts, sections } = await ask('list');
+    expect(texts.length).toBeGreaterThanOrEqual(2);
+    for (const piece of [...texts, ...sections]) {
+      expect(piece.length).toBeLessThanOrEqual(SLACK_CHUNK_CHARS);
+      for (const line of piece.split('\n').filter((l) => l && l !== 'THE END')) expect(line, `in:\n${piece.slice(0, 200)}`).toMatch(/^• item \d+: check/);
+    }
+  });
+
+  it('keeps every piece of a long quoted line quoted', async () => {
+    const { texts, sections } = await ask('quote');
+    const quoted = [...texts, ...sections].filter((p) => p.includes('quoted'));
+    expect(quoted.length).toBeGreaterThanOrEqual(3);
+    for (const piece of quoted) expect(piece.startsWith('&gt; ') || piece.startsWith('> '), `in:\n${piece.slice(0, 100)}`).toBe(true);
+  });
+});
