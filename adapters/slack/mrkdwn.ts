@@ -117,8 +117,30 @@ function plain(tokens: Token[] | undefined): string {
     .join('');
 }
 
+/** A letter, digit or combining mark: next to one, Slack does not read `*`, `_` or `~` as formatting. */
+const WORD_CHAR = /[\p{L}\p{N}\p{M}]/u;
+const ZWSP = '\u200B';
+
+/**
+ * Inline tokens printed in order. Slack formats `*bold*` only at word boundaries (`*foo*bar`
+ * and CJK text such as `这是*重要*的` show their asterisks), so a span that opens or closes
+ * against a letter gets a zero-width space on that side, as slackify-markdown does.
+ */
 function renderInline(tokens: Token[] | undefined, ctx: Inline): string {
-  return (tokens ?? []).map((t) => renderInlineToken(t, ctx)).join('');
+  const parts = (tokens ?? []).map((t) => ({ out: renderInlineToken(t, ctx), marked: opensSpan(t, ctx) }));
+  return parts
+    .map(({ out, marked }, i) => {
+      if (!marked) return out;
+      const before = parts[i - 1]?.out.at(-1) ?? '';
+      const after = parts[i + 1]?.out[0] ?? '';
+      return `${WORD_CHAR.test(before) ? ZWSP : ''}${out}${WORD_CHAR.test(after) ? ZWSP : ''}`;
+    })
+    .join('');
+}
+
+/** Whether the token prints its own `*`, `_` or `~` markers (not when an outer span already has them). */
+function opensSpan(token: Token, ctx: Inline): boolean {
+  return (token.type === 'strong' && !ctx.bold) || (token.type === 'em' && !ctx.italic) || (token.type === 'del' && !ctx.strike);
 }
 
 function renderInlineToken(token: Token, ctx: Inline): string {

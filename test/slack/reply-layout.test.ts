@@ -14,7 +14,14 @@ describe('Slack reply layout across messages', () => {
   beforeAll(async () => {
     h = await startSlackBridge({
       mode: 'http',
-      agent: { reply: (_id, message) => (message.includes('list') ? `${LIST}\n\nTHE END` : message.includes('quote') ? QUOTE : `echo: ${message}`) },
+      agent: {
+        reply: (_id, message) => {
+          if (message.includes('list')) return `${LIST}\n\nTHE END`;
+          if (message.includes('quote')) return QUOTE;
+          if (message.includes('inword')) return '这是**重要**的内容, un**believ**able, ~~old~~new and **Note:** fine. THE END';
+          return `echo: ${message}`;
+        },
+      },
     });
   });
   afterAll(async () => h?.close());
@@ -45,5 +52,12 @@ describe('Slack reply layout across messages', () => {
     const quoted = [...texts, ...sections].filter((p) => p.includes('quoted'));
     expect(quoted.length).toBeGreaterThanOrEqual(3);
     for (const piece of quoted) expect(piece.startsWith('&gt; ') || piece.startsWith('> '), `in:\n${piece.slice(0, 100)}`).toBe(true);
+  });
+
+  it('keeps bold, italic and strike that touch a letter formatted (CJK text, half-word emphasis)', async () => {
+    const { texts, sections } = await ask('inword');
+    const want = '这是\u200B*重要*\u200B的内容, un\u200B*believ*\u200Bable, ~old~\u200Bnew and *Note:* fine. THE END';
+    expect(texts).toEqual([want]);
+    expect(sections).toEqual([want]);
   });
 });
