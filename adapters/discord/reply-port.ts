@@ -6,6 +6,7 @@ import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
 import type { ReplyTarget } from '../../src/core/message.js';
 import type { ReplyPortDeps } from '../../src/core/platform-context.js';
 import { splitMarkdown } from '../../src/render/split-markdown.js';
+import { discordMarkdown } from './markdown.js';
 import { errorFields } from '../../src/logger.js';
 import { toPlatformError } from './errors.js';
 import type { PlatformError } from '../../src/core/errors.js';
@@ -165,7 +166,7 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     platform: 'discord',
 
     render(markdown: string): string[] {
-      return splitMarkdown(markdown, DISCORD_MAX_CHARS).filter((chunk) => chunk.trim().length > 0);
+      return splitMarkdown(discordMarkdown(markdown), DISCORD_MAX_CHARS).filter((chunk) => chunk.trim().length > 0);
     },
 
     async postChunk(target, chunk, index, info) {

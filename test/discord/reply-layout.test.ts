@@ -5,12 +5,14 @@ import type { Json } from '../emulators/discord/index.js';
 /**
  * How a long answer looks once Discord has it: a list or a quote longer than a message is cut
  * between its lines, a quoted line cut between words stays quoted, an inline code span or a link
- * is never cut, and an emoji sequence (family, flag, skin tone) is never halved.
+ * is never cut, an emoji sequence (family, flag, skin tone) is never halved, and a table or a
+ * `####` heading, which Discord does not render, arrives in a form it does.
  */
 const FAMILY = '👨‍👩‍👧‍👦';
 const LIST = Array.from({ length: 40 }, (_, i) => `- item ${i}: ` + 'check the settings and restart the worker '.repeat(2).trim()).join('\n');
 const QUOTE = '> ' + Array.from({ length: 300 }, (_, i) => `quoted${i}`).join(' ');
 const INLINE = Array.from({ length: 200 }, (_, i) => (i % 3 === 0 ? `run \`npm run task ${i}\` then see [the guide ${i}](https://example.com/guide_(${i}))` : `word${i}`)).join(' ');
+const TABLE = 'Status:\n\n| Instance | **State** | Notes |\n|---|:-:|---|\n| alpha | `up` | a &amp; b |\n| beta-long-name | down | x |\n\n#### Next steps\nRestart beta.';
 const EMOJI = 'x'.repeat(1998) + FAMILY + 'y'.repeat(50);
 
 let h: DiscordHarness;
@@ -22,6 +24,7 @@ beforeAll(async () => {
         if (message.includes('QUOTE')) return QUOTE;
         if (message.includes('INLINE')) return INLINE;
         if (message.includes('EMOJI')) return EMOJI;
+        if (message.includes('TABLE')) return TABLE;
         return `echo: ${message}`;
       },
     },
@@ -74,5 +77,24 @@ describe('discord reply layout across messages', () => {
     expect(chunks.length).toBe(2);
     expect(chunks.join('')).toBe(EMOJI);
     expect(chunks.filter((c) => c.includes(FAMILY))).toHaveLength(1);
+  });
+
+  it('shows a table as aligned columns in a code block and a #### heading as a bold line (Discord renders neither)', async () => {
+    const chunks = await ask('TABLE');
+    expect(chunks).toEqual([
+      [
+        'Status:',
+        '',
+        '```',
+        'Instance       | State | Notes',
+        '---------------+-------+------',
+        'alpha          | up    | a & b',
+        'beta-long-name | down  | x',
+        '```',
+        '',
+        '**Next steps**',
+        'Restart beta.',
+      ].join('\n'),
+    ]);
   });
 });

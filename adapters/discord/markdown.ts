@@ -1,0 +1,64 @@
+import { Lexer, type Token, type Tokens } from 'marked';
+
+/**
+ * The agent's Markdown as Discord shows it. Discord renders most Markdown itself, but not
+ * tables (their pipes and dashes show as typed) nor headings past `###` (`#### Setup` shows its
+ * hashes). Top-level tables become aligned columns in a code block and deeper headings bold
+ * lines; everything else is passed through byte for byte.
+ */
+export function discordMarkdown(markdown: string): string {
+  const source = String(markdown ?? '').replace(/\r\n?/g, '\n');
+  let tokens: Token[];
+  try {
+    tokens = Lexer.lex(source, { gfm: true, breaks: false });
+  } catch {
+    return source;
+  }
+  if (!tokens.some(rewritten)) return source;
+  // Only rewrite when the tokens cover the text exactly, so nothing else can change.
+  if (tokens.map((t) => t.raw).join('') !== source) return source;
+  return tokens.map((t) => (rewritten(t) ? rewrite(t) : t.raw)).join('');
+}
+
+function rewritten(token: Token): boolean {
+  return token.type === 'table' || (token.type === 'heading' && (token as Tokens.Heading).depth > 3);
+}
+
+/** The replacement, ending with the line breaks the original token ended with. */
+function rewrite(token: Token): string {
+  const trailing = /\n*$/.exec(token.raw)?.[0] ?? '';
+  if (token.type === 'heading') return `**${(token as Tokens.Heading).text.trim()}**${trailing}`;
+  return `${renderTable(token as Tokens.Table)}${trailing}`;
+}
+
+/** Columns padded to width (at most 40 each) inside a code block, where Discord keeps them aligned. */
+function renderTable(table: Tokens.Table): string {
+  const cell = (c: Tokens.TableCell) => plain(c.tokens).replace(/\s+/g, ' ').trim().replace(/`{3,}/g, (m) => "'".repeat(m.length));
+  const rows = [table.header.map(cell), ...table.rows.map((r) => r.map(cell))];
+  const widths = rows[0]!.map((_, col) => Math.min(40, Math.max(...rows.map((r) => Array.from(r[col] ?? '').length))));
+  const line = (r: string[]) =>
+    r
+      .map((c, col) => c + ' '.repeat(Math.max(0, (widths[col] ?? 0) - Array.from(c).length)))
+      .join(' | ')
+      .trimEnd();
+  const lines = [line(rows[0]!), widths.map((w) => '-'.repeat(Math.max(1, w))).join('-+-'), ...rows.slice(1).map(line)];
+  return ['```', ...lines, '```'].join('\n');
+}
+
+/** The visible text of inline tokens, without their Markdown. */
+function plain(tokens: Token[] | undefined): string {
+  return (tokens ?? [])
+    .map((token) => {
+      const t = token as Tokens.Generic;
+      if (t.type === 'br') return ' ';
+      if (Array.isArray(t.tokens)) return plain(t.tokens as Token[]);
+      if (t.type === 'text' || t.type === 'escape' || t.type === 'codespan') return decode(String(t.text ?? ''));
+      return String(t.text ?? t.raw ?? '');
+    })
+    .join('');
+}
+
+/** The few entities marked leaves in text tokens. */
+function decode(text: string): string {
+  return text.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e] ?? _);
+}
