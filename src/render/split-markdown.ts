@@ -14,7 +14,9 @@ export function splitMarkdown(text: string, maxChars: number): string[] {
   };
   for (const block of parseBlocks(text)) {
     const rendered = renderBlock(block);
-    const joined = current ? `${current}\n\n${rendered}` : rendered;
+    // Blocks keep the separation they had: a quote or list item whose code fence follows its
+    // text directly stays one quote or item (a blank line inserted there splits it in two).
+    const joined = current ? `${current}${block.gap}${rendered}` : rendered;
     if (joined.length <= maxChars) {
       current = joined;
       continue;
@@ -34,10 +36,13 @@ export function splitMarkdown(text: string, maxChars: number): string[] {
 
 interface TextBlock {
   kind: 'text';
+  /** What separated it from the block before: a line break, or a blank line. */
+  gap: string;
   lines: string[];
 }
 interface CodeBlock {
   kind: 'code';
+  gap: string;
   open: string;
   close: string;
   lines: string[];
@@ -56,8 +61,14 @@ const topLevel = (prefix: string) => /^ {0,3}$/.test(prefix);
 function parseBlocks(text: string): Block[] {
   const blocks: Block[] = [];
   let para: string[] = [];
+  let blank = true;
+  const gap = () => {
+    const seen = blank;
+    blank = false;
+    return seen ? '\n\n' : '\n';
+  };
   const endParagraph = () => {
-    if (para.length) blocks.push({ kind: 'text', lines: para });
+    if (para.length) blocks.push({ kind: 'text', gap: gap(), lines: para });
     para = [];
   };
   const lines = text.replace(/\r\n?/g, '\n').split('\n');
@@ -69,7 +80,8 @@ function parseBlocks(text: string): Block[] {
       const [, prefix, marker] = fence as unknown as [string, string, string];
       // A nested fence keeps its prefix when it is closed and reopened around a split.
       const nested = !topLevel(prefix);
-      const code: CodeBlock = { kind: 'code', open: nested ? line : line.trimStart(), close: nested ? `${prefix}${marker}` : marker, lines: [] };
+      // Its indentation is kept (a fence under a list item, indented two spaces, belongs to the item).
+      const code: CodeBlock = { kind: 'code', gap: '', open: line, close: `${prefix}${marker}`, lines: [] };
       const start = i;
       let closed = false;
       for (i++; i < lines.length; i++) {
@@ -78,6 +90,7 @@ function parseBlocks(text: string): Block[] {
         const samePlace = m && (nested ? m[1] === prefix : topLevel(m[1]!));
         if (m && samePlace && m[2]![0] === marker[0] && m[2]!.length >= marker.length && m[3]!.trim() === '') {
           closed = true;
+          if (!nested) code.close = l.trimEnd();
           break;
         }
         code.lines.push(l);
@@ -88,9 +101,10 @@ function parseBlocks(text: string): Block[] {
         para.push(line);
         continue;
       }
-      blocks.push(code);
+      blocks.push({ ...code, gap: gap() });
     } else if (line.trim() === '') {
       endParagraph();
+      blank = true;
     } else {
       para.push(line);
     }

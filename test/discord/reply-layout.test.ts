@@ -13,6 +13,7 @@ const LIST = Array.from({ length: 40 }, (_, i) => `- item ${i}: ` + 'check the s
 const QUOTE = '> ' + Array.from({ length: 300 }, (_, i) => `quoted${i}`).join(' ');
 const INLINE = Array.from({ length: 200 }, (_, i) => (i % 3 === 0 ? `run \`npm run task ${i}\` then see [the guide ${i}](https://example.com/guide_(${i}))` : `word${i}`)).join(' ');
 const TABLE = 'Status:\n\n| Instance | **State** | Notes |\n|---|:-:|---|\n| alpha | `up` | a &amp; b |\n| beta-long-name | down | x |\n\n#### Next steps\nRestart beta.';
+const NESTED = ['> Quoted advice:', '> ```sh', '> npm ci', '> ```', '> and then restart.', '', '1. Install:', '   ```sh', '   npm ci', '   ```', '2. Start.'].join('\n');
 const EMOJI = 'x'.repeat(1998) + FAMILY + 'y'.repeat(50);
 
 let h: DiscordHarness;
@@ -25,6 +26,7 @@ beforeAll(async () => {
         if (message.includes('INLINE')) return INLINE;
         if (message.includes('EMOJI')) return EMOJI;
         if (message.includes('TABLE')) return TABLE;
+        if (message.includes('NESTED')) return NESTED;
         return `echo: ${message}`;
       },
     },
@@ -96,5 +98,9 @@ describe('discord reply layout across messages', () => {
         'Restart beta.',
       ].join('\n'),
     ]);
+  });
+
+  it('posts a short answer as written: a code fence inside a quote or a list item does not split it in two', async () => {
+    expect(await ask('NESTED')).toEqual([NESTED]);
   });
 });

@@ -111,3 +111,10 @@ describe('splitMarkdown: where prose is cut', () => {
     }
   });
 });
+
+describe('splitMarkdown: what it keeps', () => {
+  it('adds no blank line between a quote or list item and the code fence right under it', () => {
+    const md = ['> Quoted:', '> ```sh', '> npm ci', '> ```', '> after', '', '- Item:', '  ```', '  code', '  ```', '- Next'].join('\n');
+    expect(splitMarkdown(md, 2000)).toEqual([md]);
+  });
+});
