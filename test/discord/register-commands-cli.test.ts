@@ -51,6 +51,8 @@ describe('npm run register-commands', () => {
     expect(stdout).toMatch(/globally/);
     expect(emu.store.commands.get('global')?.map((c) => c.name)).toEqual(['agent', 'Ask the agent']);
     expect(emu.store.commands.get('global')?.map((c) => c.contexts)).toEqual([[0], [0, 1]]);
+    // Guild installs only: unset, Discord would follow the app's installs, User Install included.
+    expect(emu.store.commands.get('global')?.map((c) => c.integration_types)).toEqual([[0], [0]]);
   });
 
   it('says what is wrong when the token is refused or missing', async () => {

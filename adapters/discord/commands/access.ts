@@ -13,11 +13,21 @@ function memberRoleIds(interaction: Interaction): string[] {
 }
 
 /**
+ * Whether this server installed the app (the bot's invite), rather than only the user who ran
+ * the command: an app added to a user's account ("Add App") brings its commands to every server
+ * that user is in, the bot a member there or not, with the user's own permissions there.
+ * Discord names the installs that authorised the interaction in `authorizing_integration_owners`.
+ */
+export function installedInGuild(interaction: Interaction): boolean {
+  return interaction.inGuild() && interaction.authorizingIntegrationOwners.guildId === interaction.guildId;
+}
+
+/**
  * An admin has Manage Server (or Administrator) in this guild, or one of DISCORD_ADMIN_ROLE_IDS.
- * Nobody is an admin outside a guild.
+ * Nobody is an admin outside a guild, nor in one that did not install the app.
  */
 export function isAdmin(interaction: Interaction, adminRoleIds: readonly string[]): boolean {
-  if (!interaction.inGuild()) return false;
+  if (!installedInGuild(interaction)) return false;
   if (interaction.memberPermissions?.has(PermissionFlagsBits.ManageGuild) === true) return true;
   if (adminRoleIds.length === 0) return false;
   const roles = memberRoleIds(interaction);

@@ -1,5 +1,6 @@
 import {
   ApplicationCommandType,
+  ApplicationIntegrationType,
   ContextMenuCommandBuilder,
   InteractionContextType,
   PermissionFlagsBits,
@@ -47,7 +48,10 @@ export function agentCommand(): RESTPostAPIChatInputApplicationCommandsJSONBody 
     .setName(COMMAND_NAME)
     .setDescription('Connect this server to hosted AI agents')
     .setDefaultMemberPermissions(PermissionFlagsBits.ManageGuild)
-    .setContexts(InteractionContextType.Guild);
+    .setContexts(InteractionContextType.Guild)
+    // Unset, Discord uses the app's configured installs, User Install included where the portal
+    // has it on: `/agent` would then come to any server its user is in (the handler refuses there).
+    .setIntegrationTypes(ApplicationIntegrationType.GuildInstall);
   for (const entry of COMMANDS as readonly CommandEntry[]) command.addSubcommand(subcommand(entry));
   return command.toJSON();
 }
@@ -61,5 +65,6 @@ export function askAgentCommand(): RESTPostAPIContextMenuApplicationCommandsJSON
     .setName(ASK_COMMAND_NAME)
     .setType(ApplicationCommandType.Message)
     .setContexts(InteractionContextType.Guild, InteractionContextType.BotDM)
+    .setIntegrationTypes(ApplicationIntegrationType.GuildInstall)
     .toJSON();
 }

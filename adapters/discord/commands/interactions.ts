@@ -12,7 +12,7 @@ import { CREDENTIAL_REDACT_FOR_MS } from '../../../src/commands/credential.js';
 import { newReference } from '../../../src/core/reference.js';
 import { withTimeout } from '../../../src/core/with-timeout.js';
 import { DEFAULT_COMMAND, findCommand, parsedFrom, type CommandEntry } from '../../../src/commands/registry.js';
-import { callerOf, isAdmin } from './access.js';
+import { callerOf, installedInGuild, isAdmin } from './access.js';
 import { respondInstances } from './autocomplete.js';
 import { ASK_COMMAND_NAME, COMMAND_NAME } from './definition.js';
 import { onAskAgent, type AskDeps } from './ask-agent.js';
@@ -82,6 +82,17 @@ function notInAServer(): CommandReply {
   );
 }
 
+/**
+ * An admin command from the app added to a user's account, in a server that never invited the
+ * bot. Not audited: that server is not one the bridge serves.
+ */
+function notInstalledHere(): CommandReply {
+  return problem(
+    'Not in this server',
+    `agent-bridge isn't installed in this server: \`/${COMMAND_NAME}\` manages it only in servers that invited the bot. Ask this server's admins to invite it, then run the command there.`,
+  );
+}
+
 /** Capitalised command name, as the title of a problem with its options (`Bind`). */
 function titleOf(entry: CommandEntry): string {
   return `${entry.name.charAt(0).toUpperCase()}${entry.name.slice(1)}`;
@@ -95,6 +106,7 @@ async function onCommand(i: ChatInputCommandInteraction, deps: InteractionDeps):
   const caller = callerOf(i);
   // A DM belongs to no server, so nobody is an admin there: say where the command works instead.
   if (entry.admin && !i.inGuild()) return answer(i, notInAServer(), deps);
+  if (entry.admin && !installedInGuild(i)) return answer(i, notInstalledHere(), deps);
   if (entry.admin && !isAdmin(i, deps.adminRoleIds)) {
     await i.deferReply({ flags: EPHEMERAL });
     return answer(i, await deps.commands.refuse(caller, entry.name), deps);
@@ -199,6 +211,8 @@ export function createInteractionHandler(deps: InteractionDeps): (interaction: I
       }
       if (interaction.isButton() && deps.feedback && (await onFeedbackClick(interaction, deps.feedback))) return;
       if (interaction.isModalSubmit()) {
+        // A form opened only by a server that installed the app; anything else is refused unheard.
+        if (interaction.inGuild() && !installedInGuild(interaction)) return await answer(interaction, notInstalledHere(), deps);
         const instanceId = instanceFromModalId(interaction.customId);
         if (instanceId) return await onCredentialSubmit(interaction, instanceId, deps);
         if (interaction.customId === SETUP_MODAL_ID) return await onSetupSubmit(interaction, deps);

@@ -15,6 +15,12 @@ const OPTION_SUBCOMMAND = 1;
 export interface InteractionBase {
   user: EmuUser;
   channel: EmuChannel;
+  /**
+   * Who installed the app the command comes from: the guild (the default, a bot invite) or the
+   * user (Discord's "Add App" to one's account, usable in any server, the bot a member or not).
+   * Discord says which in `authorizing_integration_owners`: `{"0": guild_id}` or `{"1": user_id}`.
+   */
+  installedBy?: 'guild' | 'user';
 }
 
 function envelope(world: World, base: InteractionBase, type: number, data: Json): Json {
@@ -40,7 +46,7 @@ function envelope(world: World, base: InteractionBase, type: number, data: Json)
           guild: { id: base.channel.guildId, locale: 'en-US', features: [] },
           guild_locale: 'en-US',
           member: { ...memberObject(base.user, true), permissions: base.user.permissions },
-          authorizing_integration_owners: { '0': base.channel.guildId },
+          authorizing_integration_owners: base.installedBy === 'user' ? { '1': base.user.id } : { '0': base.channel.guildId },
           context: 0,
         }
       : { user: userObject(base.user), authorizing_integration_owners: { '1': base.user.id }, context: 1 }),
