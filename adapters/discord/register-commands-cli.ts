@@ -25,6 +25,11 @@ async function main(): Promise<number> {
   const where = result.scope === 'guild' ? `in guild ${result.guildId} (available at once)` : 'globally (may take up to an hour to appear)';
   const names = result.names.map((n) => (n === COMMAND_NAME ? `/${n}` : `"${n}" (message menu)`)).join(' and ');
   console.log(`Registered ${names} for application ${result.applicationId} ${where}.`);
+  if (Array.isArray(result.removedGlobal) && result.removedGlobal.length > 0) {
+    console.log(`Removed the global copies left by a run without DISCORD_GUILD_ID: ${result.removedGlobal.join(', ')}.`);
+  } else if (result.removedGlobal === 'unchecked') {
+    console.log('Could not check for global copies of these commands (a run without DISCORD_GUILD_ID would leave them: the server would list /agent twice).');
+  }
   return 0;
 }
 

@@ -55,6 +55,17 @@ describe('npm run register-commands', () => {
     expect(emu.store.commands.get('global')?.map((c) => c.integration_types)).toEqual([[0], [0]]);
   });
 
+  it('removes its global commands when it registers in a guild (Discord shows both scopes there: two /agent, one stale)', async () => {
+    await run(tsx, [cli], { cwd, env: env({}) });
+    expect(emu.store.commands.get('global')?.map((c) => c.name)).toEqual(['agent', 'Ask the agent']);
+    // Another command of the same application, not the bridge's: left alone.
+    emu.store.commands.get('global')?.push({ id: '970000000000000001', name: 'other', type: 1, description: 'not ours' });
+    const { stdout } = await run(tsx, [cli], { cwd, env: env({ DISCORD_GUILD_ID: emu.world.guildId }) });
+    expect(emu.store.commands.get(emu.world.guildId)?.map((c) => c.name)).toEqual(['agent', 'Ask the agent']);
+    expect(emu.store.commands.get('global')?.map((c) => c.name)).toEqual(['other']);
+    expect(stdout).toMatch(/global/);
+  });
+
   it('says what is wrong when the token is refused or missing', async () => {
     const refused = await run(tsx, [cli], { cwd, env: env({ DISCORD_TOKEN: 'wrong-token' }) }).catch((e: { code: number; stderr: string }) => e);
     expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/DISCORD_TOKEN was refused/) });

@@ -87,6 +87,7 @@ export class RestApi {
     r('PUT', '/applications/{}/guilds/{}/commands', true, (c) => this.putCommands(c, c.params[1]!));
     r('GET', '/applications/{}/commands', true, () => ({ status: 200, body: this.store.commands.get('global') ?? [] }));
     r('GET', '/applications/{}/guilds/{}/commands', true, (c) => ({ status: 200, body: this.store.commands.get(c.params[1]!) ?? [] }));
+    r('DELETE', '/applications/{}/commands/{}', true, (c) => this.deleteCommand('global', c.params[1]!));
     r('GET', '/channels/{}', true, (c) => this.withChannel(c, (ch) => ({ status: 200, body: channelObject(ch, world) })));
     r('POST', '/channels/{}/messages', true, (c) => this.withChannel(c, (ch) => this.createMessage(ch, c.json ?? {})));
     r('GET', '/channels/{}/messages', true, (c) => this.withChannel(c, (ch) => ({ status: 200, body: this.store.page(ch.id, c.query).map((m) => this.asRead(m)) })));
@@ -184,6 +185,14 @@ export class RestApi {
     const saved = list.map((cmd) => ({ ...cmd, id: snowflake(), application_id: this.world.applicationId, version: snowflake(), type: cmd.type ?? 1 }));
     this.store.commands.set(scope, saved);
     return { status: 200, body: saved };
+  }
+
+  /** One command deleted by ID; Discord answers 404 with 10063 for an unknown one. */
+  private deleteCommand(scope: string, id: string): Reply {
+    const list = this.store.commands.get(scope) ?? [];
+    if (!list.some((cmd) => cmd.id === id)) return err(404, 10063, 'Unknown application command');
+    this.store.commands.set(scope, list.filter((cmd) => cmd.id !== id));
+    return { status: 204 };
   }
 
   /** Discord's per-channel message bucket (5 per 5 s on real Discord), with its headers. */
