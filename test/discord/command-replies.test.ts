@@ -49,6 +49,22 @@ describe('/agent replies that fit where and how it was run', () => {
     expect(await h.bridge.bindings.get('discord', channel.id)).toEqual(before);
   });
 
+  it('says, when run in a thread, that bind/unbind/set act on the parent channel and all its threads', async () => {
+    const thread = w().channels.thread;
+    const parent = w().channels.general;
+    const bound = await answerOf(h, run(h, w().users.alice, 'bind', { instance: 'demo-poet', mode: 'all' }, thread), 'bind in a thread');
+    expect(await h.bridge.bindings.get('discord', parent.id)).toMatchObject({ instanceId: 'demo-poet', mode: 'all' });
+    expect(bound).toContain(`<#${parent.id}>`);
+    expect(bound).toMatch(/parent channel/);
+    const set = await answerOf(h, run(h, w().users.alice, 'set', { setting: 'context', value: 'thread' }, thread), 'set in a thread');
+    expect(set).toContain(`<#${parent.id}>`);
+    const unbound = await answerOf(h, run(h, w().users.alice, 'unbind', {}, thread), 'unbind in a thread');
+    expect(unbound).toContain(`<#${parent.id}>`);
+    // Run in the channel itself, nothing is added.
+    const plain = await answerOf(h, run(h, w().users.alice, 'bind', { instance: 'demo-helper' }, parent), 'bind in the channel');
+    expect(plain).not.toMatch(/parent channel/);
+  });
+
   it('takes an instance ID given in backticks or quotes without them', async () => {
     for (const typed of ['`demo-poet`', '"demo-poet"']) {
       const text = await answerOf(h, run(h, w().users.alice, 'bind', { instance: typed }, w().channels.general), `bind ${typed}`);

@@ -93,6 +93,20 @@ function notInstalledHere(): CommandReply {
   );
 }
 
+/** Commands whose answer says "this channel": in a thread, that is its parent channel. */
+const CHANNEL_COMMANDS: ReadonlySet<string> = new Set(['bind', 'unbind', 'set', 'status', 'why']);
+
+/**
+ * Run in a thread, a channel command acts on the parent channel, where bindings live, and so on
+ * every thread in it: `bind … mode:all` there answers every message of the whole channel. The
+ * answer names it, since "this channel" read in a thread means the thread.
+ */
+function withThreadNote(reply: CommandReply, command: string, i: ChatInputCommandInteraction): CommandReply {
+  const channel = i.channel;
+  if (!CHANNEL_COMMANDS.has(command) || !channel?.isThread() || !channel.parentId) return reply;
+  return { ...reply, lines: [...reply.lines, `Run in a thread, this applies to its parent channel <#${channel.parentId}> and every thread in it.`] };
+}
+
 /** Capitalised command name, as the title of a problem with its options (`Bind`). */
 function titleOf(entry: CommandEntry): string {
   return `${entry.name.charAt(0).toUpperCase()}${entry.name.slice(1)}`;
@@ -135,7 +149,7 @@ async function onCommand(i: ChatInputCommandInteraction, deps: InteractionDeps):
   // Commands anyone may run answer at once (help); the others may take a while.
   if (entry.admin) await i.deferReply({ flags: EPHEMERAL });
   const reply = await runPlainCommand(deps.commands, caller, parsed);
-  return answer(i, withMentionOnlyNote(reply, parsed, deps.mentionOnly?.() === true), deps);
+  return answer(i, withThreadNote(withMentionOnlyNote(reply, parsed, deps.mentionOnly?.() === true), parsed.name, i), deps);
 }
 
 /**
