@@ -9,7 +9,9 @@ function memberRoleIds(interaction: Interaction): string[] {
   // `roles.cache` only lists roles the guild cache knows; `_roles` holds the raw IDs.
   const raw = (member as unknown as { _roles?: unknown })._roles;
   const fromRaw = Array.isArray(raw) ? raw.filter((r): r is string => typeof r === 'string') : [];
-  return [...new Set([...member.roles.cache.keys(), ...fromRaw])];
+  // `roles.cache` also holds @everyone, whose ID is the server's: every member has it, so it
+  // never makes one an admin (DISCORD_ADMIN_ROLE_IDS holding the server ID by mistake).
+  return [...new Set([...member.roles.cache.keys(), ...fromRaw])].filter((id) => id !== interaction.guildId);
 }
 
 /**
