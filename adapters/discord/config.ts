@@ -57,12 +57,26 @@ const shardCount = z
     return n;
   });
 
+/**
+ * Role IDs (digits). A role's name or mention matched nobody, so its members were refused
+ * with no word of why: refused at start-up instead, the entry named.
+ */
+const roleIds = list.transform((ids, ctx) => {
+  const wrong = ids.find((id) => !/^\d{1,20}$/.test(id));
+  if (wrong === undefined) return ids;
+  ctx.addIssue({
+    code: 'custom',
+    message: `DISCORD_ADMIN_ROLE_IDS: \`${wrong.slice(0, 40)}\` is not a role ID. Give role IDs (digits), comma-separated: Server Settings → Roles → the role's ⋯ menu → Copy Role ID (with Developer Mode on in User Settings → Advanced)`,
+  });
+  return z.NEVER;
+});
+
 /** Every DISCORD_* variable: the names are part of the product's interface (.env.example documents them). */
 const discordSchema = z.object({
   DISCORD_TOKEN: optionalString,
   DISCORD_API_URL: httpUrl('DISCORD_API_URL'),
   DISCORD_GUILD_ID: optionalString,
-  DISCORD_ADMIN_ROLE_IDS: list,
+  DISCORD_ADMIN_ROLE_IDS: roleIds,
   DISCORD_ALLOW_BOTS: bool('DISCORD_ALLOW_BOTS', false),
   DISCORD_REPLY_PING: bool('DISCORD_REPLY_PING', false),
   DISCORD_SHARD_IDS: shardIds,
