@@ -65,6 +65,22 @@ describe('/agent replies that fit where and how it was run', () => {
     expect(plain).not.toMatch(/parent channel/);
   });
 
+  it('warns, binding a channel where the bot may not post, that it cannot answer there until given the permissions', async () => {
+    const channel = w().channels.bound;
+    h.discord.setBotMayPost(channel, false);
+    try {
+      const text = await answerOf(h, run(h, w().users.alice, 'bind', { instance: 'demo-poet' }, channel), 'bind where the bot may not post');
+      expect(text).toMatch(/Channel bound/);
+      expect(text).toMatch(/may not post in this channel[\s\S]*Send Messages/);
+      const status = await answerOf(h, run(h, w().users.alice, 'status', {}, channel), 'status where the bot may not post');
+      expect(status).toMatch(/may not post in this channel/);
+    } finally {
+      h.discord.setBotMayPost(channel, true);
+    }
+    const fine = await answerOf(h, run(h, w().users.alice, 'bind', { instance: 'demo-poet' }, channel), 'bind where the bot may post');
+    expect(fine).not.toMatch(/may not post/);
+  });
+
   it('takes an instance ID given in backticks or quotes without them', async () => {
     for (const typed of ['`demo-poet`', '"demo-poet"']) {
       const text = await answerOf(h, run(h, w().users.alice, 'bind', { instance: typed }, w().channels.general), `bind ${typed}`);

@@ -1,5 +1,6 @@
 import {
   MessageFlags,
+  PermissionFlagsBits,
   type ChatInputCommandInteraction,
   type Interaction,
   type ModalSubmitInteraction,
@@ -107,6 +108,21 @@ function withThreadNote(reply: CommandReply, command: string, i: ChatInputComman
   return { ...reply, lines: [...reply.lines, `Run in a thread, this applies to its parent channel <#${channel.parentId}> and every thread in it.`] };
 }
 
+/**
+ * After `bind` and in `status`: a channel where the bot may not post (a private channel its role
+ * was not added to, an overwrite) is bound all the same, and then stays silent. Discord says what
+ * the bot may do where the command ran in the interaction's `app_permissions`.
+ */
+function withPostingNote(reply: CommandReply, command: string, i: ChatInputCommandInteraction): CommandReply {
+  if (command !== 'status' && !(command === 'bind' && reply.ok)) return reply;
+  const p = i.appPermissions;
+  const inThread = i.channel?.isThread() === true;
+  const send = inThread ? PermissionFlagsBits.SendMessagesInThreads : PermissionFlagsBits.SendMessages;
+  if (p.has(PermissionFlagsBits.ViewChannel) && p.has(send)) return reply;
+  const needs = `View Channel and ${inThread ? 'Send Messages in Threads' : 'Send Messages'}`;
+  return { ...reply, lines: [...reply.lines, `Note: I may not post in this channel, so nothing here will be answered until I'm given ${needs} here (channel settings → Permissions → add the bot's role).`] };
+}
+
 /** Capitalised command name, as the title of a problem with its options (`Bind`). */
 function titleOf(entry: CommandEntry): string {
   return `${entry.name.charAt(0).toUpperCase()}${entry.name.slice(1)}`;
@@ -149,7 +165,8 @@ async function onCommand(i: ChatInputCommandInteraction, deps: InteractionDeps):
   // Commands anyone may run answer at once (help); the others may take a while.
   if (entry.admin) await i.deferReply({ flags: EPHEMERAL });
   const reply = await runPlainCommand(deps.commands, caller, parsed);
-  return answer(i, withThreadNote(withMentionOnlyNote(reply, parsed, deps.mentionOnly?.() === true), parsed.name, i), deps);
+  const noted = withPostingNote(withThreadNote(withMentionOnlyNote(reply, parsed, deps.mentionOnly?.() === true), parsed.name, i), parsed.name, i);
+  return answer(i, noted, deps);
 }
 
 /**
