@@ -219,7 +219,8 @@ export class FingerprintSet {
       if (tried.has(part)) continue;
       tried.add(part);
       const unescaped = withoutEscapes(part);
-      if (this.known(part) || (unescaped !== part && this.known(unescaped))) return `${word.slice(0, start)}${REDACTED}${word.slice(end)}`;
+      // The rest of the word on either side may hold it again (compact JSON naming it twice).
+      if (this.known(part) || (unescaped !== part && this.known(unescaped))) return `${this.redactWord(word.slice(0, start))}${REDACTED}${this.redactWord(word.slice(end))}`;
     }
     return word;
   }
@@ -232,21 +233,42 @@ export class FingerprintSet {
 /**
  * The parts of a word that could be a value as written: the whole word; without quotes,
  * backticks, brackets or emphasis around it; also without sentence punctuation; the part after
- * the first `=` or `:` (`KEY=value`, `token:value`), trimmed the same ways. Each is also tried
- * with Markdown's backslash escapes removed (a chat client shows `sk\_live` as sk_live).
+ * the first `=` or `:` (`KEY=value`, `token:value`), trimmed the same ways. Then each piece
+ * between separators (compact JSON `{"a":1,"key":"value"}`, a URL's query `?x=1&key=value`, a
+ * list `A=1;KEY=value`), and its part after `=` or `:`. Each is also tried with Markdown's
+ * backslash escapes removed (a chat client shows `sk\_live` as sk_live).
  */
 function spansOf(word: string): Array<[number, number]> {
   const spans: Array<[number, number]> = [];
   const addSpans = (start: number, end: number) => {
     spans.push([start, end], trim(word, start, end, WRAPPERS), trim(word, start, end, WRAPPERS_AND_PUNCTUATION));
   };
+  const addAfterSeparator = (from: number) => {
+    for (const [start, end] of spans.slice(from)) {
+      const sep = word.slice(start, end).search(/[=:]/);
+      if (sep >= 0) addSpans(start + sep + 1, end);
+    }
+  };
   addSpans(0, word.length);
-  for (const [start, end] of spans.slice()) {
-    const sep = word.slice(start, end).search(/[=:]/);
-    if (sep >= 0) addSpans(start + sep + 1, end);
+  addAfterSeparator(0);
+  let start = 0;
+  const addPiece = (end: number) => {
+    if (end - start >= MIN_CHARS) {
+      const from = spans.length;
+      addSpans(start, end);
+      addAfterSeparator(from);
+    }
+  };
+  for (const m of word.matchAll(SEPARATORS)) {
+    addPiece(m.index);
+    start = m.index + 1;
   }
+  if (start > 0) addPiece(word.length);
   return spans;
 }
+
+/** What separates values inside one word: JSON's quotes and commas, a query's `&`, a list's `;`, brackets. */
+const SEPARATORS = /["'`,;&{}[\]()<>|]/g;
 
 const withoutEscapes = (text: string) => text.replace(/\\([!-/:-@[-`{-~])/g, '$1');
 

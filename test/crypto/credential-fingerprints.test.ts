@@ -54,6 +54,19 @@ describe('FingerprintSet: the answer redaction', () => {
     expect(set.redact(text)).toBe(text);
   });
 
+  it('redacts the value inside compact JSON, a URL query or a list without spaces, wherever it sits', () => {
+    const set = setWith(VALUE);
+    const cases: Array<[string, string]> = [
+      [`{"OPENAI_API_KEY":"${VALUE}","model":"gpt"}`, '{"OPENAI_API_KEY":"[REDACTED]","model":"gpt"}'],
+      [`{"a":1,"key":"${VALUE}"}`, '{"a":1,"key":"[REDACTED]"}'],
+      [`https://api.example.com/v1?model=x&key=${VALUE}&y=1`, 'https://api.example.com/v1?model=x&key=[REDACTED]&y=1'],
+      [`A=1;KEY=${VALUE};B=2`, 'A=1;KEY=[REDACTED];B=2'],
+      [`["x","${VALUE}"]`, '["x","[REDACTED]"]'],
+      [`{"k1":"${VALUE}","k2":"${VALUE}"}`, '{"k1":"[REDACTED]","k2":"[REDACTED]"}'],
+    ];
+    for (const [text, expected] of cases) expect(set.redact(text), text).toBe(expected);
+  });
+
   it('a value ending in punctuation is still found as written', () => {
     const set = setWith('p4ss.word!');
     expect(set.redact('it is p4ss.word! now')).toBe('it is [REDACTED] now');

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { toPlatformError } from '../../adapters/discord/errors.js';
+import { createCredentialFingerprints } from '../../src/crypto/credential-fingerprints.js';
+import { bullPrefix } from '../../src/redis.js';
 import { INPUT_ACTION, KEY_BLOCK, VALUE_BLOCK } from '../../adapters/slack/credential-modal.js';
 import { startCanaryBridge, SW, type CanaryBridge } from './support/canary-bridge.js';
 import { sleep, until } from './support/guards.js';
@@ -62,6 +64,25 @@ describe('secrets echoed back in error messages', () => {
     expect(JSON.stringify(notice)).toContain('instance stopped');
     expect(JSON.stringify(notice)).not.toContain(v);
     expect(await dumpKeysAt(SHARED_REDIS, b.prefix)).not.toContain(v);
+    expect(b.logs.text).not.toContain(v);
+  }, 60_000);
+
+  it('a credential value another process took, quoted by the agent inside compact JSON or a URL query, is not posted or logged', async () => {
+    // An ingress process of the deployment took the value: this (worker) process knows only its fingerprint.
+    const ingress = createCredentialFingerprints({ redis: b.bridge.redis, prefix: `${bullPrefix(b.bridge.config)}:chat`, secret: b.canaries.AGENT_API_KEY, logger: { warn: () => {} } });
+    const v = `cred-json-${Date.now()}-abcdef`;
+    await ingress.ready();
+    await ingress.add(v);
+    await ingress.close();
+    await sleep(300);
+    const w = b.discord.world;
+    // The echo agent answers with what it was sent: its answer quotes the value without spaces around it.
+    const d = b.discord.sendMessage({ author: w.users.alice, channel: w.channels.general, content: `<@${w.bot.id}> {"OPENAI_API_KEY":"${v}","model":"x"} https://api.example.com/v1?model=x&key=${v}&y=1` });
+    const reply = await b.discord.waitFor(() => b.discord.repliesTo(d.id as string)[0], 'reply');
+    await sleep(300);
+    const posted = (reply as { content?: string }).content ?? '';
+    expect(posted).toContain('echo:');
+    expect(posted).not.toContain(v);
     expect(b.logs.text).not.toContain(v);
   }, 60_000);
 
