@@ -1,5 +1,6 @@
 import { LogLevel, type Logger as SlackLogger } from '@slack/bolt';
 import type { Logger } from '../../src/logger.js';
+import { clipAtWord } from '../../src/core/scrub.js';
 
 /**
  * A `@slack/logger` Logger for Bolt, the Socket Mode client and every WebClient, routed to
@@ -37,7 +38,7 @@ function isVisitorOAuthError(part: unknown): boolean {
 
 /** Strings and error messages only: objects the SDK passes along may hold whole payloads. */
 function format(parts: unknown[]): string {
-  return parts
+  const text = parts
     .map((p) => {
       if (typeof p === 'string') return p;
       if (p instanceof Error) return `${p.name}: ${p.message}`;
@@ -45,6 +46,7 @@ function format(parts: unknown[]): string {
       return '';
     })
     .filter(Boolean)
-    .join(' ')
-    .slice(0, 2000);
+    .join(' ');
+  // Cut at a space: a token cut in half would no longer be recognised by the logger's redaction.
+  return clipAtWord(text, 2000);
 }
