@@ -9,9 +9,14 @@ import { registerCommands } from './commands/register.js';
 import { COMMAND_NAME } from './commands/definition.js';
 import { createRest } from './rest.js';
 import { discordSettings } from './config.js';
+import { scrub } from '../../src/core/scrub.js';
+
+/** The settings' secrets (the token), kept out of whatever this prints: a service may quote it in an error. */
+const secrets: string[] = [];
 
 async function main(): Promise<number> {
-  const { settings: discord, problems } = discordSettings.load(readEnvironment(), { role: 'ingress', encryptionKeySet: false, playground: false });
+  const { settings: discord, problems, secrets: given } = discordSettings.load(readEnvironment(), { role: 'ingress', encryptionKeySet: false, playground: false });
+  secrets.push(...given);
   if (problems.length > 0) {
     console.error(new ConfigError(problems).message);
     return 2;
@@ -40,7 +45,7 @@ main().then(
   (err: unknown) => {
     const status = (err as { status?: number }).status;
     const hint = status === 401 ? ' (DISCORD_TOKEN was refused: check it)' : '';
-    console.error(`Command registration failed${hint}: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(scrub(`Command registration failed${hint}: ${err instanceof Error ? err.message : String(err)}`, secrets));
     process.exitCode = 1;
   },
 );

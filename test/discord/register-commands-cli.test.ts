@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -73,5 +75,22 @@ describe('npm run register-commands', () => {
     expect(missing).toMatchObject({ code: 2, stderr: expect.stringMatching(/DISCORD_TOKEN is missing/) });
     const wrong = await run(tsx, [cli], { cwd, env: env({ DISCORD_SHARD_COUNT: 'many' }) }).catch((e: { code: number; stderr: string }) => e);
     expect(wrong).toMatchObject({ code: 2, stderr: expect.stringMatching(/DISCORD_SHARD_COUNT/) });
+  });
+
+  it('never prints the token, even when the service quotes it in its refusal (a proxy at DISCORD_API_URL echoing the header)', async () => {
+    const token = 'canary-register-0123456789abcdef.MTIz.abc';
+    const echo = createServer((req, res) => {
+      res.writeHead(401, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ message: `401: Unauthorized (got ${req.headers.authorization})`, code: 0 }));
+    });
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    try {
+      const apiUrl = `http://127.0.0.1:${(echo.address() as AddressInfo).port}`;
+      const refused = await run(tsx, [cli], { cwd, env: env({ DISCORD_TOKEN: token, DISCORD_API_URL: apiUrl }) }).catch((e: { code: number; stderr: string; stdout: string }) => e);
+      expect(refused).toMatchObject({ code: 1, stderr: expect.stringMatching(/DISCORD_TOKEN was refused.*Unauthorized/) });
+      expect(JSON.stringify(refused)).not.toContain(token);
+    } finally {
+      echo.close();
+    }
   });
 });
