@@ -219,8 +219,9 @@ export class FingerprintSet {
       if (tried.has(part)) continue;
       tried.add(part);
       const unescaped = withoutEscapes(part);
+      const decoded = urlDecoded(part);
       // The rest of the word on either side may hold it again (compact JSON naming it twice).
-      if (this.known(part) || (unescaped !== part && this.known(unescaped))) return `${this.redactWord(word.slice(0, start))}${REDACTED}${this.redactWord(word.slice(end))}`;
+      if (this.known(part) || (unescaped !== part && this.known(unescaped)) || (decoded !== part && this.known(decoded))) return `${this.redactWord(word.slice(0, start))}${REDACTED}${this.redactWord(word.slice(end))}`;
     }
     return word;
   }
@@ -267,8 +268,18 @@ function spansOf(word: string): Array<[number, number]> {
   return spans;
 }
 
-/** What separates values inside one word: JSON's quotes and commas, a query's `&`, a list's `;`, brackets. */
-const SEPARATORS = /["'`,;&{}[\]()<>|]/g;
+/** What separates values inside one word: JSON's quotes and commas, a URL's `?` and `&`, a list's `;`, brackets. */
+const SEPARATORS = /["'`,;?&{}[\]()<>|]/g;
+
+/** A URL's percent-encoding undone (`a%2Fb%2Bc` in a query is a/b+c), or the text as it was when it is not valid. */
+function urlDecoded(text: string): string {
+  if (!/%[0-9A-Fa-f]{2}/.test(text)) return text;
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
 
 const withoutEscapes = (text: string) => text.replace(/\\([!-/:-@[-`{-~])/g, '$1');
 

@@ -67,6 +67,14 @@ describe('FingerprintSet: the answer redaction', () => {
     for (const [text, expected] of cases) expect(set.redact(text), text).toBe(expected);
   });
 
+  it('redacts a value with URL-special characters percent-encoded in a query (an AWS secret key has / and +)', () => {
+    const secret = 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY';
+    const set = setWith(secret);
+    const text = `GET https://api.example.com/x?secret=${encodeURIComponent(secret)}&y=1 failed`;
+    expect(set.redact(text)).toBe('GET https://api.example.com/x?secret=[REDACTED]&y=1 failed');
+    expect(set.redact(`key=${encodeURIComponent(secret)}`)).toBe('key=[REDACTED]');
+  });
+
   it('a value ending in punctuation is still found as written', () => {
     const set = setWith('p4ss.word!');
     expect(set.redact('it is p4ss.word! now')).toBe('it is [REDACTED] now');
