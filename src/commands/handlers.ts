@@ -79,7 +79,8 @@ export function createCommands(options: CommandsOptions): Commands {
   /** Runs a handler; an unexpected error becomes a reply with a reference ID. */
   async function guard(name: CommandName, caller: CommandCaller, run: () => Promise<CommandReply>): Promise<CommandReply> {
     try {
-      return await run();
+      // What the agent service listed (an instance's name) may quote a secret: every platform shows it redacted.
+      return redactReply(await run(), (text) => deps.secrets.redact(text));
     } catch (err) {
       const ref = newReference();
       logger.error({ ...errorFields(err), ref, command: name, platform: caller.platform, channelId: caller.channelId }, 'command failed');
@@ -161,5 +162,14 @@ export function createCommands(options: CommandsOptions): Commands {
     },
 
     cachedInstances: (caller) => scopeOf(caller).instances.get(),
+  };
+}
+
+function redactReply(r: CommandReply, redact: (text: string) => string): CommandReply {
+  return {
+    ...r,
+    title: redact(r.title),
+    lines: r.lines.map(redact),
+    ...(r.table ? { table: { columns: r.table.columns.map(redact), rows: r.table.rows.map((row) => row.map(redact)) } } : {}),
   };
 }

@@ -86,6 +86,20 @@ describe('secrets echoed back in error messages', () => {
     expect(b.logs.text).not.toContain(v);
   }, 60_000);
 
+  it("a secret the agent service's listing quotes (an instance named after the API key) is shown redacted on Slack and Discord alike", async () => {
+    const c = b.canaries;
+    b.agent.instances.push({ id: 'leaky-1', name: `Leaky ${c.AGENT_API_KEY}`, status: 'running', type: 'assistant' });
+    const ack = await b.to.command({ text: 'instances', user: SW.admin, channel: SW.general });
+    const shown = await b.slack.waitForCall('response_url', (x) => x.response.id === ack.responseUrlId);
+    const w = b.discord.world;
+    const di = b.discord.runCommand({ user: w.users.alice, channel: w.channels.general, subcommand: 'instances', options: {} });
+    const discordShown = await b.discord.waitFor(() => di.original?.content, 'discord instances');
+    b.agent.instances.pop();
+    expect(JSON.stringify(shown.params)).toContain('Leaky');
+    expect(JSON.stringify(shown.params)).not.toContain(c.AGENT_API_KEY);
+    expect(discordShown).not.toContain(c.AGENT_API_KEY);
+  }, 60_000);
+
   it('slack: a credential value the agent service quotes after the call is not posted or stored', async () => {
     const v = `cred-later-slack-${Date.now()}-abcdef`;
     const ack = await b.to.command({ text: 'credential demo-helper', user: SW.admin, channel: SW.general });
