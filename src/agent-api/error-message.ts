@@ -66,5 +66,9 @@ function collapse(text: string): string {
 
 function truncate(text: string, max: number): string {
   if (text.length <= max) return text;
-  return `${Array.from(text.slice(0, max)).slice(0, -1).join('')}…`;
+  const head = Array.from(text.slice(0, max)).slice(0, -1).join('');
+  // At a space: a word cut in half may be the start of a secret (a credential value the
+  // service quotes), which the redaction after this (fingerprints, the logger) no longer knows.
+  const space = head.lastIndexOf(' ');
+  return `${space > 0 ? head.slice(0, space) : head}…`;
 }

@@ -29,6 +29,16 @@ describe('readableDetail', () => {
     expect(out.endsWith('…')).toBe(true);
   });
 
+  it('cuts at a space: a value the service quotes across the cut is left out whole, never half kept (redaction after could not recognise half)', () => {
+    const value = 'cred-straddle-0123456789abcdefghij';
+    const body = JSON.stringify({ error: `instance failed to start: ${'the provider said no again '.repeat(5)}OPENAI_API_KEY=${value} was refused` });
+    const out = readableDetail(body, null, []);
+    expect(out.length).toBeLessThanOrEqual(200);
+    expect(out.startsWith('instance failed to start: the provider')).toBe(true);
+    expect(out.endsWith('…')).toBe(true);
+    expect(out).not.toContain(value.slice(0, 6));
+  });
+
   it('hides secrets before cutting, in raw, JSON-escaped and URL-encoded forms', () => {
     const secret = 'p@ss"word/1';
     const body = JSON.stringify({ error: `a ${secret} b ${encodeURIComponent(secret)}` });
