@@ -202,8 +202,15 @@ function statusError(response: Response, text: string, req: AgentRequest<unknown
   let message = `agent service answered ${status}`;
   message += detail ? `: ${detail}` : STATUS_CODES[status] ? ` ${STATUS_CODES[status]}` : '';
   if (status === 401 || status === 403) message += ` (${req.authHint})`;
-  return new AgentApiError(kind, message, { status, retryAfterMs });
+  return new AgentApiError(kind, message, { status, retryAfterMs, ...(GATEWAY_LOST_ANSWER.has(status) ? { code: CALL_MAY_HAVE_RUN } : {}) });
 }
+
+/**
+ * A gateway's answer for a request it forwarded and got no (valid) answer to: 502 (the service
+ * cut the connection or answered garbage) and 504 (it did not answer in time). The service may
+ * have run and billed the call, as after a timeout of our own: at-most-once does not call again.
+ */
+const GATEWAY_LOST_ANSWER: ReadonlySet<number> = new Set([502, 504]);
 
 function report(deps: HttpDeps, req: AgentRequest<unknown>, started: number, status?: number, error?: AgentApiError): void {
   const event: AgentCallEvent = {

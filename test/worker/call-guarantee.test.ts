@@ -77,6 +77,36 @@ describe('AGENT_CALL_GUARANTEE, an agent call that times out after it was sent',
   }, 30_000);
 });
 
+describe('AGENT_CALL_GUARANTEE, a gateway that forwarded the call and lost its answer (502, 504)', () => {
+  async function gatewayFailsOnce(guarantee: 'at-least-once' | 'at-most-once', status: number) {
+    const pl = await startPipeline({ AGENT_CALL_GUARANTEE: guarantee, RETRY_BASE_DELAY_MS: '10' });
+    try {
+      // What a proxy in front of the service says when the service took the call and did not answer in time.
+      pl.agent.failNext(1, { status, body: `<html><body><h1>${status} Gateway error</h1></body></html>` }, { endpoint: 'chat' });
+      const m = webMessage(`gateway ${status} (${guarantee})`);
+      await pl.bridge.ingress.handle(m);
+      return await finishedForGood(pl, m);
+    } finally {
+      await pl.close();
+    }
+  }
+
+  it('at-most-once: a 504 or 502 may mean the service ran (and billed) the call, so it is not asked again; the user reads why', async () => {
+    for (const status of [504, 502]) {
+      const { posts, calls } = await gatewayFailsOnce('at-most-once', status);
+      expect(calls).toHaveLength(1);
+      expect(posts.map((x) => x.kind)).toEqual(['notice']);
+      expect(posts[0]!.text).toMatch(/^The agent service is having trouble right now\. Please try again later\. \(ref [A-Z2-9]{6}\)$/);
+    }
+  }, 30_000);
+
+  it('at-least-once (default): asked again, answered once', async () => {
+    const { posts, calls } = await gatewayFailsOnce('at-least-once', 504);
+    expect(calls).toHaveLength(2);
+    expect(posts.map((x) => x.kind)).toEqual(['chunk']);
+  }, 30_000);
+});
+
 describe('AGENT_CALL_GUARANTEE=at-least-once, a worker that keeps dying during the call (audit R4)', () => {
   /** What the agent does with each call of the message, in order; calls past the list are answered. */
   type Step = 'crash' | 'fail';
