@@ -5,7 +5,7 @@ import { DEMO_API_KEY, DEMO_INSTANCES, DEMO_SESSION_COOKIE, DEMO_SESSION_TOKEN, 
 import { FaultPlan, type Endpoint, type FailureSpec, type FaultScope } from './emulator-faults.js';
 import { parseJson } from '../json.js';
 import { BodyTooLarge, isRecord, readBody, send, sendFailure, sendHuge, sendJson } from './emulator-http.js';
-import { handleChat, handleCredentials, handleInstances, routeOf, type AccountState } from './emulator-routes.js';
+import { handleChat, handleCredentials, handleInstances, routeOf, shapeRefusal, type AccountState } from './emulator-routes.js';
 import { handleControl } from './emulator-control.js';
 import type { AgentEmulator, AgentEmulatorOptions, RecordedCall } from './emulator-types.js';
 
@@ -59,7 +59,7 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
     });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = (req.url ?? '/').split('?')[0] ?? '/';
+    const [path = '/', ...query] = (req.url ?? '/').split('?');
     open += 1;
     peakOpen = Math.max(peakOpen, open);
     res.once('close', () => (open -= 1));
@@ -101,6 +101,8 @@ export async function startAgentEmulator(options: AgentEmulatorOptions = {}): Pr
     if (fault?.type === 'huge') return sendHuge(res, fault.bytes);
 
     if (req.method !== route.method) return sendJson(res, 405, { error: 'method not allowed' }, { allow: route.method });
+    const refusal = shapeRefusal(req, route, query.length > 0 ? query.join('?') : undefined, body);
+    if (refusal) return sendJson(res, refusal.status, { error: refusal.error });
     const account = accountOf(req);
     if (route.endpoint === 'chat') return handleChat(req, res, json, account);
     if (route.endpoint === 'instances') return handleInstances(req, res, account);

@@ -50,13 +50,37 @@ function apiKeyOf(req: IncomingMessage): string | undefined {
   return Array.isArray(value) ? value[0] : value;
 }
 
+/** The spec's `Content-Type: application/json` (a charset parameter tolerated). */
+function sendsJson(req: IncomingMessage): boolean {
+  return /^application\/json\s*(?:;\s*charset=utf-8\s*)?$/i.test(req.headers['content-type'] ?? '');
+}
+
+/** A JSON object with exactly these string fields (the spec names no others). */
+function hasExactly<F extends string>(json: unknown, fields: readonly F[]): json is Record<F, string> {
+  if (!isRecord(json)) return false;
+  const keys = Object.keys(json);
+  return keys.length === fields.length && fields.every((f) => typeof (json as Record<string, unknown>)[f] === 'string');
+}
+
+/**
+ * What the spec allows of a request's shape beyond its path, method and credentials (§4): POSTs
+ * carry `Content-Type: application/json` and a body of the spec's fields only, the listing has no
+ * body and no endpoint takes a query. The refusal (status and reason) of the first breach.
+ */
+export function shapeRefusal(req: IncomingMessage, route: Route, rawQuery: string | undefined, body: string): { status: number; error: string } | undefined {
+  if (rawQuery !== undefined) return { status: 400, error: 'the agent API takes no query parameters' };
+  if (route.method === 'GET') return body.length > 0 ? { status: 400, error: 'GET /api/v1/instances takes no request body' } : undefined;
+  if (!sendsJson(req)) return { status: 415, error: 'Content-Type must be application/json' };
+  return undefined;
+}
+
 /** POST /api/v1/chat: API key only. */
 export async function handleChat(req: IncomingMessage, res: ServerResponse, json: unknown, state: AccountState): Promise<void> {
   const key = apiKeyOf(req);
   if (!key) return sendJson(res, 401, { error: 'missing API key: send it in the X-API-Key header' });
   if (key !== state.apiKey) return sendJson(res, 401, { error: 'invalid API key' });
-  if (!isRecord(json) || typeof json.instanceId !== 'string' || json.instanceId === '' || typeof json.message !== 'string') {
-    return sendJson(res, 400, { error: 'body must be a JSON object with string fields instanceId and message' });
+  if (!hasExactly(json, ['instanceId', 'message']) || json.instanceId === '') {
+    return sendJson(res, 400, { error: 'body must be a JSON object with string fields instanceId and message (and no others)' });
   }
   const instance = state.instances.find((i) => i.id === json.instanceId);
   if (!instance) return sendJson(res, 404, { error: 'instance not found' });
@@ -85,8 +109,8 @@ export function handleCredentials(req: IncomingMessage, res: ServerResponse, rou
   if (route.instanceId === undefined) return sendJson(res, 400, { error: 'malformed instance id' });
   const instance = state.instances.find((i) => i.id === route.instanceId);
   if (!instance) return sendJson(res, 404, { error: 'instance not found' });
-  if (!isRecord(json) || typeof json.key !== 'string' || json.key === '' || typeof json.value !== 'string') {
-    return sendJson(res, 400, { error: 'body must be a JSON object with string fields key and value' });
+  if (!hasExactly(json, ['key', 'value']) || json.key === '') {
+    return sendJson(res, 400, { error: 'body must be a JSON object with string fields key and value (and no others)' });
   }
   let stored = state.credentials.get(instance.id);
   if (!stored) state.credentials.set(instance.id, (stored = new Map()));

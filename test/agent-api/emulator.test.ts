@@ -1,3 +1,4 @@
+import { request as httpRequest } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
 import { DEMO_API_KEY, DEMO_SESSION_COOKIE, DEMO_SESSION_TOKEN } from '../../src/demo/demo-instances.js';
@@ -78,6 +79,35 @@ describe('auth rules and validation', () => {
     expect((await post('[1]')).status).toBe(400);
     expect(await post('{"instanceId":"ghost","message":"x"}')).toMatchObject({ status: 404, body: { error: 'instance not found' } });
     expect((await post('{"instanceId":"demo-sleepy","message":"x"}')).status).toBe(409);
+  });
+
+  it('holds requests to the spec: JSON Content-Type on POSTs, only the spec\'s body fields, no body on the list, no query', async () => {
+    const chatBody = JSON.stringify({ instanceId: 'demo-helper', message: 'hi' });
+    const chat = (headers: Record<string, string>, body = chatBody, path = '/api/v1/chat') => call(path, { method: 'POST', headers: { ...key, ...headers }, body });
+    expect((await chat({ 'content-type': 'application/json' })).status).toBe(200);
+    expect((await chat({ 'content-type': 'application/json; charset=utf-8' })).status).toBe(200);
+    expect((await chat({})).status).toBe(415);
+    expect((await chat({ 'content-type': 'text/plain' })).status).toBe(415);
+    expect((await chat({ 'content-type': 'application/x-www-form-urlencoded' }, 'instanceId=demo-helper&message=hi')).status).toBe(415);
+    expect((await chat({ 'content-type': 'application/json' }, JSON.stringify({ instanceId: 'demo-helper', message: 'hi', context: [] }))).status).toBe(400);
+    expect((await chat({ 'content-type': 'application/json' }, JSON.stringify({ instanceId: 'demo-helper', message: 5 }))).status).toBe(400);
+    expect((await chat({ 'content-type': 'application/json' }, chatBody, '/api/v1/chat?stream=true')).status).toBe(400);
+    const credentials = (headers: Record<string, string>, body: unknown) =>
+      call('/api/instances/demo-helper/credentials', { method: 'POST', headers: { ...cookie, ...headers }, body: JSON.stringify(body) });
+    expect((await credentials({ 'content-type': 'application/json' }, { key: 'K', value: 'v' })).status).toBe(200);
+    expect((await credentials({}, { key: 'K', value: 'v' })).status).toBe(415);
+    expect((await credentials({ 'content-type': 'application/json' }, { key: 'K', value: 'v', scope: 'all' })).status).toBe(400);
+    expect((await call('/api/v1/instances?page=2', { headers: key })).status).toBe(400);
+    // fetch sends no body with a GET: node's http does.
+    const withBody = await new Promise<number>((resolve, reject) => {
+      const req = httpRequest(`${emu.origin}/api/v1/instances`, { method: 'GET', headers: { ...key, 'content-type': 'application/json' } }, (res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      req.on('error', reject);
+      req.end('{}');
+    });
+    expect(withBody).toBe(400);
   });
 
   it('the list takes the key, the session cookie (among others) or the bearer token', async () => {
