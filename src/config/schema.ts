@@ -55,8 +55,17 @@ export const httpUrl = (name: string) =>
     message: `${name} must be an http(s) URL, for example https://openhelixai.com/api/v1`,
   });
 
+/**
+ * The service's {base_url}: the client appends /chat and /instances to it, so a query or a
+ * fragment in it would send every call to another path (a chat to .../api/v1?x=1/chat).
+ */
+const baseUrl = (name: string) =>
+  httpUrl(name).refine((v) => v === undefined || !URL.canParse(v) || (new URL(v).search === '' && new URL(v).hash === '' && !/[?#]/.test(v)), {
+    message: `${name} must be the service's base address without a "?" query or "#" part, for example https://openhelixai.com/api/v1`,
+  });
+
 export const envSchema = z.object({
-  AGENT_API_BASE_URL: httpUrl('AGENT_API_BASE_URL'),
+  AGENT_API_BASE_URL: baseUrl('AGENT_API_BASE_URL'),
   AGENT_API_KEY: optionalString,
   AGENT_SESSION_COOKIE: optionalString,
   AGENT_SESSION_TOKEN: optionalString,

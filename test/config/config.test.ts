@@ -55,6 +55,12 @@ describe('config', () => {
       expect(p).toMatch(/AGENT_API_BASE_URL must be an http\(s\) URL/);
       expect(p).not.toMatch(/AGENT_API_BASE_URL is missing/);
     }
+    // A query or fragment would be followed by /chat: every call would go to another path.
+    for (const url of ['https://x.test/api/v1?region=eu', 'https://x.test/api/v1/#docs', 'https://x.test/api/v1?']) {
+      const p = problem({ ...real, AGENT_API_BASE_URL: url });
+      expect(p).toMatch(/AGENT_API_BASE_URL must be the service's base address without a "\?" query or "#" part/);
+      expect(p).not.toMatch(/AGENT_API_BASE_URL is missing/);
+    }
     expect(problem({ ...real, REDIS_URL: 'localhost:6379' })).toMatch(/REDIS_URL must start with redis:\/\//);
     expect(problem({ ...real, BINDINGS: 'C0123=inst' })).toMatch(/BINDINGS entry "C0123=inst" is not platform:channel=instance/);
     expect(problem({ ...real, LOG_LEVEL: 'loud' })).toMatch(/LOG_LEVEL must be one of/);
