@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import type { AgentCallEvent, AgentOperation } from './types.js';
 import { readableDetail } from './error-message.js';
 import { scrub } from '../core/scrub.js';
-import { DEFAULT_RETRY_AFTER_MS, parseRetryAfter } from './retry-after.js';
+import { parseRetryAfter } from './retry-after.js';
 import { Deadline } from './deadline.js';
 import { describeIssues } from './schemas.js';
 import { ResponseTooLarge, type UndiciFetchInit } from '../undici-fetch.js';
@@ -191,8 +191,8 @@ export const RESPONSE_TOO_LARGE = 'response_too_large';
 function statusError(response: Response, text: string, req: AgentRequest<unknown>, now: number): AgentApiError {
   const status = response.status;
   const kind = kindForStatus(status);
-  let retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now);
-  if (status === 429) retryAfterMs ??= DEFAULT_RETRY_AFTER_MS;
+  // Absent or unreadable: undefined, and the worker's wait grows with each 429 (error-policy.ts).
+  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now);
 
   let detail = readableDetail(text, response.headers.get('content-type'), req.secrets);
   if (status >= 300 && status < 400) {

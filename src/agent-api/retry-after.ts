@@ -1,5 +1,3 @@
-/** Wait assumed when a 429 carries no usable Retry-After header. */
-export const DEFAULT_RETRY_AFTER_MS = 1_000;
 /** Longest wait honoured; a larger value is capped (a misconfigured proxy must not park the queue for days). */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
 

@@ -42,7 +42,7 @@ export function decide(error: unknown, attemptsSoFar: number, policy: RetryPolic
   if (error.kind === 'rate_limited') {
     // 429s are flow control, not failures, so they get a larger but still finite budget.
     if (rateLimitedSoFar + 1 >= policy.attempts * RATE_LIMIT_BUDGET) return { action: 'give-up' };
-    const delayMs = Math.max(error.retryAfterMs ?? 1000, 50);
+    const delayMs = Math.max(error.retryAfterMs ?? unsaidRateLimitWait(rateLimitedSoFar), 50);
     // The agent's 429 pauses every job (they all call the same service); a platform's 429
     // only concerns this reply.
     if (error.source === 'agent') return { action: 'rate-limit', delayMs };
@@ -52,6 +52,19 @@ export function decide(error: unknown, attemptsSoFar: number, policy: RetryPolic
   if (attemptsSoFar + 1 >= policy.attempts) return { action: 'give-up' };
   // A 503 (or any retryable answer) that says when to come back is not asked sooner.
   return { action: 'retry', delayMs: Math.max(backoffDelay(attemptsSoFar, policy), error.retryAfterMs ?? 0), counts: true };
+}
+
+/** First and longest wait after a 429 that says nothing usable about when to come back. */
+export const UNSAID_RATE_LIMIT_FIRST_MS = 1_000;
+export const UNSAID_RATE_LIMIT_MAX_MS = 60_000;
+
+/**
+ * The wait after a 429 with no usable Retry-After: 1 s, doubled for each earlier 429 of the
+ * message, at most a minute. A fixed second spent the message's whole budget within seconds
+ * against a service that limits per minute without saying so, and gave up on every message queued.
+ */
+export function unsaidRateLimitWait(rateLimitedSoFar: number): number {
+  return Math.min(UNSAID_RATE_LIMIT_FIRST_MS * 2 ** Math.min(rateLimitedSoFar, 16), UNSAID_RATE_LIMIT_MAX_MS);
 }
 
 /** How long after it came in a billed answer keeps waiting out the platform's 429s (then their budget counts). */

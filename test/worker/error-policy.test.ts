@@ -38,6 +38,11 @@ describe('error policy: one place maps errors to queue behaviour', () => {
     const dayLong = new PlatformError('slack', 'rate_limited', 'ratelimited', { retryAfterMs: 86_400_000 });
     expect(decide(dayLong, 0, policy)).toEqual({ action: 'retry', delayMs: PLATFORM_MAX_RETRY_AFTER_MS, counts: false });
     expect(decide(agent429, 0, policy, policy.attempts * RATE_LIMIT_BUDGET - 1)).toEqual({ action: 'give-up' });
+    // No usable Retry-After: 1 s, then twice as long for each earlier 429 of the message, at most a minute.
+    const unsaid = new AgentApiError('rate_limited', 'slow down');
+    expect([0, 1, 2, 5, 6, 10].map((n) => decide(unsaid, 0, policy, n))).toEqual(
+      [1_000, 2_000, 4_000, 32_000, 60_000, 60_000].map((delayMs) => ({ action: 'rate-limit', delayMs })),
+    );
   });
 
   it('gives up at once on other 4xx, invalid answers, platform refusals and unknown errors', () => {
