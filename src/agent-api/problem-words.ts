@@ -1,6 +1,8 @@
 import { NO_ACCOUNT_CODE } from '../accounts/caller-agent.js';
 import { BridgeError, THREAD_UNREADABLE, type ErrorKind } from '../core/errors.js';
 import { formatWait } from '../quota/message.js';
+import { LONG_AGENT_WAIT_MS } from '../worker/error-policy.js';
+import { MAX_RETRY_AFTER_MS } from './retry-after.js';
 
 /**
  * The one set of words for what went wrong with the agent service: per error kind, what the
@@ -67,6 +69,10 @@ export function explainFailure(error: unknown): string {
     // The service's own reason (already scrubbed of secrets by the client), e.g. "instance x is stopped".
     const reason = /^agent service answered 409: (.{1,200})$/.exec(error.message)?.[1];
     return `This channel's agent instance is stopped or not ready${reason ? ` (the agent service said: ${reason})` : ''}. Please ask an admin to start it, or to bind another instance.`;
+  }
+  if (error.kind === 'rate_limited' && error.retryAfterMs !== undefined && error.retryAfterMs > LONG_AGENT_WAIT_MS) {
+    const when = error.retryAfterMs >= MAX_RETRY_AFTER_MS ? 'in an hour or more' : `in ${formatWait(error.retryAfterMs)}`;
+    return `The agent service's usage limit has been reached. Please try again ${when}.`;
   }
   if (error.kind === 'invalid_response' && error.code === 'response_too_large') return "The agent's answer was too long to post here. Please ask for a shorter answer.";
   if (error.kind === 'invalid_response' && error.code === 'answer_unreadable') return "The agent answered, but its answer didn't arrive whole and couldn't be read. Please ask again.";

@@ -20,6 +20,9 @@ export type Decision =
  */
 export const PLATFORM_MAX_RETRY_AFTER_MS = 5 * 60_000;
 
+/** Longest Retry-After of the agent service that is waited out; a longer one gives the message up with the wait. */
+export const LONG_AGENT_WAIT_MS = 5 * 60_000;
+
 /** A message may be rate limited this many times its attempts before the bridge gives up. */
 export const RATE_LIMIT_BUDGET = 4;
 
@@ -40,6 +43,9 @@ export interface RetryPolicy {
 export function decide(error: unknown, attemptsSoFar: number, policy: RetryPolicy, rateLimitedSoFar = 0): Decision {
   if (!(error instanceof BridgeError)) return { action: 'give-up' };
   if (error.kind === 'rate_limited') {
+    // A wait this long is a quota or plan limit, not flow control: the user is told when to try
+    // again now, instead of every message waiting in silence (an hour at a time) until it is over.
+    if (error.source === 'agent' && (error.retryAfterMs ?? 0) > LONG_AGENT_WAIT_MS) return { action: 'give-up' };
     // 429s are flow control, not failures, so they get a larger but still finite budget.
     if (rateLimitedSoFar + 1 >= policy.attempts * RATE_LIMIT_BUDGET) return { action: 'give-up' };
     const delayMs = Math.max(error.retryAfterMs ?? unsaidRateLimitWait(rateLimitedSoFar), 50);

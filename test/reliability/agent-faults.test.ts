@@ -168,6 +168,24 @@ describe('agent service faults', () => {
     }
   }, 40_000);
 
+  it('a 429 asking for a wait longer than 5 minutes (a plan quota used up) is given up at once with the wait in plain words; the queue is not paused for it', async () => {
+    const { pl, lanes: [quota, bystander] } = await withLanes({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20' }, ['quota429', 'bystander']);
+    pl.agent.rateLimitNext(1, 2 * 3600, quota.scope);
+    const a = await quota.send('over the plan');
+    await pl.agent.waitForCalls(1, (c) => c.instanceId === 'quota429');
+    const b = await bystander.send('innocent bystander');
+    // Before: the queue paused an hour (the cap) for each of the message's 8 tries, everyone silent.
+    await untilPosted(pl, [a, b], 10_000);
+    expectPlainNotice(postsFor(pl, a.messageId), "The agent service's usage limit has been reached. Please try again in an hour or more.");
+    expect(postsFor(pl, b.messageId).map((x) => x.kind)).toEqual(['chunk']);
+    expect(quota.calls()).toHaveLength(1);
+    // A shorter one past the bound names its wait.
+    pl.agent.rateLimitNext(1, 20 * 60, quota.scope);
+    const c = await quota.send('over the plan again');
+    await untilPosted(pl, [c], 10_000);
+    expectPlainNotice(postsFor(pl, c.messageId), "The agent service's usage limit has been reached. Please try again in 20 minutes.");
+  }, 20_000);
+
   it('a later 429 with a shorter Retry-After does not cut a longer pause short', async () => {
     const { pl, lanes: [long, short] } = await withLanes({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20' }, ['long429', 'short429']);
     pl.agent.rateLimitNext(1, 2, long.scope);
