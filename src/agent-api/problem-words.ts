@@ -70,9 +70,10 @@ export function explainFailure(error: unknown): string {
     const reason = /^agent service answered 409: (.{1,200})$/.exec(error.message)?.[1];
     return `This channel's agent instance is stopped or not ready${reason ? ` (the agent service said: ${reason})` : ''}. Please ask an admin to start it, or to bind another instance.`;
   }
-  if (error.kind === 'rate_limited' && error.retryAfterMs !== undefined && error.retryAfterMs > LONG_AGENT_WAIT_MS) {
+  if (error.retryAfterMs !== undefined && error.retryAfterMs > LONG_AGENT_WAIT_MS && (error.kind === 'rate_limited' || error.kind === 'server_error')) {
     const when = error.retryAfterMs >= MAX_RETRY_AFTER_MS ? 'in an hour or more' : `in ${formatWait(error.retryAfterMs)}`;
-    return `The agent service's usage limit has been reached. Please try again ${when}.`;
+    const what = error.kind === 'rate_limited' ? "The agent service's usage limit has been reached" : 'The agent service is unavailable for now';
+    return `${what}. Please try again ${when}.`;
   }
   if (error.kind === 'invalid_response' && error.code === 'response_too_large') return "The agent's answer was too long to post here. Please ask for a shorter answer.";
   if (error.kind === 'invalid_response' && error.code === 'answer_unreadable') return "The agent answered, but its answer didn't arrive whole and couldn't be read. Please ask again.";

@@ -56,6 +56,8 @@ export function decide(error: unknown, attemptsSoFar: number, policy: RetryPolic
   }
   if (!error.retryable) return { action: 'give-up' };
   if (attemptsSoFar + 1 >= policy.attempts) return { action: 'give-up' };
+  // A 503 saying "come back in an hour" (maintenance): told now, not after hours of silence.
+  if (error.source === 'agent' && (error.retryAfterMs ?? 0) > LONG_AGENT_WAIT_MS) return { action: 'give-up' };
   // A 503 (or any retryable answer) that says when to come back is not asked sooner.
   return { action: 'retry', delayMs: Math.max(backoffDelay(attemptsSoFar, policy), error.retryAfterMs ?? 0), counts: true };
 }

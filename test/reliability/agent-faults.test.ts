@@ -186,6 +186,20 @@ describe('agent service faults', () => {
     expectPlainNotice(postsFor(pl, c.messageId), "The agent service's usage limit has been reached. Please try again in 20 minutes.");
   }, 20_000);
 
+  it('a 503 asking to come back in more than 5 minutes (maintenance) is given up at once with the wait; a short one is waited out', async () => {
+    const { pl, lanes: [down, brief] } = await withLanes({ JOB_ATTEMPTS: '3', RETRY_BASE_DELAY_MS: '20' }, ['maintenance', 'brief503']);
+    pl.agent.failNext(1, { status: 503, body: { error: 'maintenance' }, retryAfter: 30 * 60 }, down.scope);
+    pl.agent.failNext(1, { status: 503, body: { error: 'busy' }, retryAfter: 1 }, brief.scope);
+    const a = await down.send('during maintenance');
+    const b = await brief.send('during a blip');
+    // Before: the message waited the 30 minutes in silence, then again for each attempt.
+    await untilPosted(pl, [a, b], 10_000);
+    expectPlainNotice(postsFor(pl, a.messageId), 'The agent service is unavailable for now. Please try again in 30 minutes.');
+    expect(down.calls()).toHaveLength(1);
+    expect(postsFor(pl, b.messageId).map((x) => x.kind)).toEqual(['chunk']);
+    expect(brief.calls()).toHaveLength(2);
+  }, 20_000);
+
   it('a later 429 with a shorter Retry-After does not cut a longer pause short', async () => {
     const { pl, lanes: [long, short] } = await withLanes({ JOB_ATTEMPTS: '2', RETRY_BASE_DELAY_MS: '20' }, ['long429', 'short429']);
     pl.agent.rateLimitNext(1, 2, long.scope);
