@@ -1,8 +1,7 @@
 import { NO_ACCOUNT_CODE } from '../accounts/caller-agent.js';
 import { BridgeError, THREAD_UNREADABLE, type ErrorKind } from '../core/errors.js';
 import { formatWait } from '../quota/message.js';
-import { LONG_AGENT_WAIT_MS } from '../worker/error-policy.js';
-import { MAX_RETRY_AFTER_MS } from './retry-after.js';
+import { LONG_AGENT_WAIT_MS, MAX_RETRY_AFTER_MS } from './retry-after.js';
 
 /**
  * The one set of words for what went wrong with the agent service: per error kind, what the

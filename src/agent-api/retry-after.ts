@@ -1,3 +1,5 @@
+/** Longest Retry-After of the agent service that is waited out; a longer one gives the message up with the wait (src/worker/error-policy.ts). */
+export const LONG_AGENT_WAIT_MS = 5 * 60_000;
 /** Longest wait honoured; a larger value is capped (a misconfigured proxy must not park the queue for days). */
 export const MAX_RETRY_AFTER_MS = 3_600_000;
 

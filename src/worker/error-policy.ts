@@ -1,4 +1,5 @@
 import { BridgeError } from '../core/errors.js';
+import { LONG_AGENT_WAIT_MS } from '../agent-api/retry-after.js';
 import type { NoAnswerReason } from '../diagnostics/drop-log.js';
 
 /** What the worker does after an error. Decided here and nowhere else. */
@@ -19,9 +20,6 @@ export type Decision =
  * long. The agent's own is bounded where it is read (MAX_RETRY_AFTER_MS, an hour).
  */
 export const PLATFORM_MAX_RETRY_AFTER_MS = 5 * 60_000;
-
-/** Longest Retry-After of the agent service that is waited out; a longer one gives the message up with the wait. */
-export const LONG_AGENT_WAIT_MS = 5 * 60_000;
 
 /** A message may be rate limited this many times its attempts before the bridge gives up. */
 export const RATE_LIMIT_BUDGET = 4;
