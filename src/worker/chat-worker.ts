@@ -144,7 +144,13 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
 
     if (draining && acquired.head?.message && acquired.head.progress.reply === undefined) {
       // Fetched as the shutdown began: no new billed call starts in a draining worker. The job
-      // keeps its lease and goes back in line for the next worker.
+      // keeps its lease and goes back in line for the next worker. The read that fetched it
+      // marked its call started: that mark is taken back, or the next worker's call would count
+      // as its second, and one crash during it would end the message with "answer lost".
+      const { head } = acquired;
+      if (head.callFencedUntil !== undefined) {
+        await patiently(() => options.mailbox.record(conversationId, head.messageId, fence, { started: head.progress.started || '' }));
+      }
       await job.moveToDelayed(Date.now(), token);
       throw new DelayedError();
     }
