@@ -295,10 +295,11 @@ export class Mailbox {
    */
   async record(conversationId: string, messageId: string, fence: Fence, fields: ProgressFields, options: { answered?: boolean } = {}): Promise<boolean | 'gone'> {
     const k = this.keys;
-    // A worker past its shutdown deadline is about to exit: record what it did, start nothing,
-    // and neither renew its lock nor take a lapsed one back (the job is another worker's to take).
+    // A worker past its shutdown deadline is about to exit: record what it did (chunks posted, a
+    // billed answer, which the next worker posts instead of asking again), start nothing, and
+    // neither renew its lock nor take a lapsed one back (the job is another worker's to take).
     const abandoned = fence.abandoned?.() ?? false;
-    if (abandoned) fields = 'posted' in fields ? { posted: fields.posted } : {};
+    if (abandoned) fields = Object.fromEntries(Object.entries(fields).filter(([field]) => DONE_FIELDS.has(field)));
     const pairs = Object.entries(fields).flatMap(([field, value]) => [field, String(value ?? '')]);
     const r = await scripts.record(
       this.redis,
@@ -349,6 +350,9 @@ export class Mailbox {
     return found;
   }
 }
+
+/** Progress fields that record what was done, never a step about to start: kept by an abandoned worker. */
+const DONE_FIELDS: ReadonlySet<string> = new Set(['posted', 'reply', 'agentMessageId']);
 
 /** The platform a conversation ID starts with (core/conversation.ts encodes it first). */
 function platformOf(conversationId: string): string {

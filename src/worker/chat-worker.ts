@@ -103,7 +103,15 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
   const processJob = async (job: Job<ChatJobData>, token?: string): Promise<JobResult> => {
     if (token) tokens.set(job.id!, token);
     try {
-      return await answerJob(job, token);
+      const result = await answerJob(job, token);
+      if (abandoned && 'lost' in result) {
+        // The shutdown timed out and this job stopped short of finishing its message (its lock is
+        // still this worker's): completing it would leave the message unanswered with no job to
+        // take it. It goes back in line for the next worker, which resumes from its record.
+        await job.moveToDelayed(Date.now(), token);
+        throw new DelayedError();
+      }
+      return result;
     } finally {
       tokens.delete(job.id!);
     }

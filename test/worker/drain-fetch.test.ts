@@ -1,14 +1,8 @@
-import { Redis } from 'ioredis';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createAgentApi } from '../../src/agent-api/client.js';
-import { FailureLog } from '../../src/diagnostics/failure-log.js';
-import { createLogger, SecretRegistry } from '../../src/logger.js';
+import { describe, expect, it } from 'vitest';
 import { encodeConversationId } from '../../src/core/conversation.js';
-import { startChatWorker, type ChatWorker } from '../../src/worker/chat-worker.js';
-import { MessageProcessor } from '../../src/worker/process-message.js';
 import { ingressWithWorkerProcesses, kill9, spawnWorker, workerEnvFor } from '../support/child-worker.js';
-import { webMessage, type Pipeline } from '../support/pipeline.js';
-import { sinkPort } from '../support/sink.js';
+import { inProcessWorkers } from '../support/in-process-worker.js';
+import { webMessage } from '../support/pipeline.js';
 
 /**
  * SIGTERM reaches a worker while BullMQ is handing it its next job (the completion of the job
@@ -19,48 +13,14 @@ import { sinkPort } from '../support/sink.js';
  * lost" although it was called only once.
  */
 const { children, startIngress } = ingressWithWorkerProcesses();
-let inProcess: { worker: ChatWorker; redis: Redis } | undefined;
-afterEach(async () => {
-  await inProcess?.worker.close(1_000);
-  inProcess?.redis.disconnect();
-  inProcess = undefined;
-});
-
-/** A worker in this process (one slot, the app's wiring), so the test can stop it at an exact moment. */
-function startInProcessWorker(pl: Pipeline): ChatWorker {
-  const redis = new Redis(pl.bridge.config.redis.url, { maxRetriesPerRequest: null });
-  const processor = new MessageProcessor({
-    agent: createAgentApi(pl.agent.agentConfig()),
-    ports: { web: sinkPort(pl.sink.url) },
-    mailbox: pl.bridge.queue.mailbox,
-    logger: createLogger({ level: 'silent', registry: new SecretRegistry() }),
-    metrics: pl.bridge.metrics,
-    retry: { attempts: 3, baseDelayMs: 20 },
-    failures: new FailureLog(pl.bridge.redis, `${pl.prefix}:chat`),
-    threadContext: { maxMessages: 5, maxChars: 1000 },
-  });
-  const worker = startChatWorker({
-    connection: redis,
-    prefix: pl.prefix,
-    queue: pl.bridge.queue.queue,
-    chatQueue: pl.bridge.queue,
-    mailbox: pl.bridge.queue.mailbox,
-    processor,
-    logger: createLogger({ level: 'silent', registry: new SecretRegistry() }),
-    concurrency: 1,
-    lockDurationMs: 1_000,
-    stalledIntervalMs: 500,
-  });
-  inProcess = { worker, redis };
-  return worker;
-}
+const { startInProcessWorker } = inProcessWorkers();
 
 describe('SIGTERM as the worker is handed its next job', () => {
   it('the job goes back in line uncalled and not counted as a call: a crash during its one call is retried, not "answer lost"', async () => {
     const pl = await startIngress();
     const [first, next] = [webMessage('answered before the stop', { channelId: 'c1' }), webMessage('fetched as the drain began', { channelId: 'c2' })];
     for (const m of [first, next]) await pl.bridge.ingress.handle(m);
-    const w1 = startInProcessWorker(pl);
+    const { worker: w1 } = startInProcessWorker(pl);
     // BullMQ's completion of the first job fetches the next in the same round trip; the
     // shutdown begins right then, before that job runs.
     let closing: Promise<void> | undefined;
