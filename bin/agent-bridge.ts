@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     throw err;
   }
   const logger = createLogger({ level: config.logLevel });
+  for (const warning of config.warnings) logger.warn(warning);
 
   // Handlers first: a signal during start-up (a supervisor stopping it at once) is honoured as
   // soon as the bridge runs, instead of killing it half-started.

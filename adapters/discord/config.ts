@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../src/config/load.js';
 import { areSet, givenSettings, missingSetting, parseSettings, secretValues, type PlatformSettings } from '../../src/config/platform-settings.js';
 import { bool, httpUrl, list, optionalString } from '../../src/config/schema.js';
+import { pastedSecretProblem } from '../../src/config/pasted-secret.js';
 
 export interface DiscordConfig {
   token: string;
@@ -49,9 +50,9 @@ const shardCount = z
   .optional()
   .transform((v, ctx): number | 'auto' => {
     if (v === undefined || v.trim() === '' || v.trim().toLowerCase() === 'auto') return 'auto';
-    const n = Number(v.trim());
+    const n = /^\d+$/.test(v) ? Number(v) : NaN;
     if (!Number.isInteger(n) || n < 1 || n > 100_000) {
-      ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_COUNT must be auto or a whole number from 1 to 100000' });
+      ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_COUNT must be auto or a whole number from 1 to 100000, in digits only' });
       return z.NEVER;
     }
     return n;
@@ -106,6 +107,10 @@ export const discordSettings: PlatformSettings<DiscordConfig> = {
       problems.push(`DISCORD_SHARD_IDS lists shard ${beyond} but DISCORD_SHARD_COUNT is ${String(count)}: shard IDs go from 0 to ${Number(count) - 1}`);
     }
     if (!e.DISCORD_TOKEN) return { problems, secrets: [] };
+    // "Bot abc…" copied whole: the gateway strips the scheme, the REST client of the workers
+    // does not, so the bot read every message and every reply failed with 401.
+    const pasted = pastedSecretProblem('DISCORD_TOKEN', e.DISCORD_TOKEN, { sentAs: 'Authorization: Bot <token>, adding "Bot " itself' });
+    if (pasted !== undefined) return { problems: [...problems, pasted], secrets: secretValues(e.DISCORD_TOKEN) };
     return {
       settings: {
         token: e.DISCORD_TOKEN,

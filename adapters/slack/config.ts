@@ -2,6 +2,7 @@ import { z } from 'zod';
 import type { Config } from '../../src/config/load.js';
 import { areSet, givenSettings, missingSetting, parseSettings, secretValues, type PlatformSettings } from '../../src/config/platform-settings.js';
 import { bool, httpUrl, list, optionalString } from '../../src/config/schema.js';
+import { pastedSecretProblems } from '../../src/config/pasted-secret.js';
 
 /** "Add to Slack": Bolt's OAuth v2 installer, installations sealed in Redis. */
 export interface SlackOAuthConfig {
@@ -49,6 +50,30 @@ const FIX = {
   SLACK_SIGNING_SECRET: 'set it to the Signing Secret from your Slack app (Basic Information), or set SLACK_APP_TOKEN to use Socket Mode',
 };
 
+/**
+ * A Slack token in the wrong variable: a user token (`xoxp-`) posts as the person who installed
+ * the app (and reads what they can read); the bot and app-level tokens swapped fail at the first
+ * call. Slack's prefixes say which is which, so it is refused at start-up. Only the prefix is named.
+ */
+function tokenShapeProblems(botToken: string | undefined, appToken: string | undefined): string[] {
+  const problems: string[] = [];
+  const kind = (t: string | undefined) => (t === undefined ? undefined : /^(?:xoxe\.)?(xoxb|xoxp|xapp|xoxe)-/.exec(t)?.[1]);
+  const bot = kind(botToken);
+  const app = kind(appToken);
+  const BOT_FIX = 'set it to the Bot User OAuth Token (xoxb-...) from your Slack app (OAuth & Permissions)';
+  const APP_FIX = 'set it to an app-level token (xapp-...) with the connections:write scope (Basic Information, App-Level Tokens)';
+  if (bot === 'xapp' && app === 'xoxb') {
+    problems.push('SLACK_BOT_TOKEN and SLACK_APP_TOKEN are swapped: SLACK_BOT_TOKEN holds the app-level token (xapp-...) and SLACK_APP_TOKEN the bot token (xoxb-...); exchange their values');
+    return problems;
+  }
+  if (bot === 'xoxp') problems.push(`SLACK_BOT_TOKEN is a user token (xoxp-...), which would act as the person who installed the app: ${BOT_FIX}`);
+  else if (bot === 'xapp') problems.push(`SLACK_BOT_TOKEN is an app-level token (xapp-...), which belongs in SLACK_APP_TOKEN: ${BOT_FIX}`);
+  else if (bot === 'xoxe') problems.push(`SLACK_BOT_TOKEN is a refresh token (xoxe-...): ${BOT_FIX}`);
+  if (app === 'xoxb') problems.push(`SLACK_APP_TOKEN is a bot token (xoxb-...), which belongs in SLACK_BOT_TOKEN: ${APP_FIX}`);
+  else if (app === 'xoxp' || app === 'xoxe') problems.push(`SLACK_APP_TOKEN is a ${app === 'xoxp' ? 'user token (xoxp-...)' : 'refresh token (xoxe-...)'}: ${APP_FIX}`);
+  return problems;
+}
+
 const present = (v: string | undefined) => v !== undefined && v.trim() !== '';
 /** Any of these runs Slack; the other SLACK_ settings only shape it. */
 const RUNS_SLACK = ['SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CLIENT_ID'];
@@ -73,6 +98,14 @@ export const slackSettings: PlatformSettings<SlackConfig> = {
     const { data: e, problems } = parseSettings(slackSchema, env);
     if (!e) return { problems, secrets: [] };
     const missing = (name: keyof typeof FIX, why: string) => problems.push(missingSetting(name, why, FIX[name]));
+    const pasted = pastedSecretProblems([
+      ['SLACK_BOT_TOKEN', e.SLACK_BOT_TOKEN, { sentAs: 'Authorization: Bearer <token>, adding "Bearer " itself' }],
+      ['SLACK_APP_TOKEN', e.SLACK_APP_TOKEN],
+      ['SLACK_SIGNING_SECRET', e.SLACK_SIGNING_SECRET],
+      ['SLACK_CLIENT_ID', e.SLACK_CLIENT_ID],
+      ['SLACK_CLIENT_SECRET', e.SLACK_CLIENT_SECRET],
+    ]);
+    problems.push(...pasted, ...tokenShapeProblems(e.SLACK_BOT_TOKEN, e.SLACK_APP_TOKEN));
     let oauth: SlackOAuthConfig | undefined;
     if (e.SLACK_CLIENT_ID) {
       if (!e.SLACK_CLIENT_SECRET) missing('SLACK_CLIENT_SECRET', 'SLACK_CLIENT_ID is set, so Slack installs over OAuth');

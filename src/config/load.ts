@@ -3,6 +3,7 @@ import { parse as parseDotenv } from 'dotenv';
 import { encryptionKeyBytes, envSchema, type Env } from './schema.js';
 import { parseBindingDefaults, type BindingDefault } from './bindings-env.js';
 import { ConfigError } from './config-error.js';
+import { pastedSecretProblems } from './pasted-secret.js';
 import { redisSettingProblems } from '../redis.js';
 import type { Platform } from '../core/conversation.js';
 import { userinfoSecrets } from '../core/url-userinfo.js';
@@ -98,7 +99,12 @@ export interface Config {
   encryptionKey?: string;
   /** Every secret value in this config, for the logger's redaction. */
   secrets: string[];
+  /** Settings that run but are likely a mistake, each naming the variable; logged at start-up. */
+  warnings: string[];
 }
+
+/** Under this, AGENT_TIMEOUT_MS cuts agents that are merely slow (a chat often takes 10 s or more). */
+const SHORT_AGENT_TIMEOUT_MS = 5_000;
 
 const FIX: Record<string, string> = {
   AGENT_API_BASE_URL: 'set it to the service base URL including /api/v1, for example https://openhelixai.com/api/v1',
@@ -148,6 +154,13 @@ export function loadConfig(platforms: readonly PlatformSettings[], raw: RawEnv =
     if (!parsed.success) throw new ConfigError(problems);
   }
   const e = parsed.data;
+  problems.push(
+    ...pastedSecretProblems([
+      ['AGENT_API_KEY', e.AGENT_API_KEY, { sentAs: 'the X-API-Key header' }],
+      ['AGENT_SESSION_TOKEN', e.AGENT_SESSION_TOKEN, { sentAs: 'Authorization: Bearer <token>, adding "Bearer " itself' }],
+      ['AGENT_SESSION_COOKIE', e.AGENT_SESSION_COOKIE, { kind: 'cookie', sentAs: 'the Cookie header, for example session=abc' }],
+    ]),
+  );
   const missing = (name: string, why: string) => problems.push(`${name} is missing (${why}): ${FIX[name] ?? 'set it'}`);
 
   // A platform's settings without its token, in a process that runs no platform: it was meant
@@ -224,6 +237,13 @@ export function loadConfig(platforms: readonly PlatformSettings[], raw: RawEnv =
 
   if (problems.length > 0) throw new ConfigError(problems);
 
+  const warnings: string[] = [];
+  if (agent && agent.timeoutMs < SHORT_AGENT_TIMEOUT_MS) {
+    warnings.push(
+      `AGENT_TIMEOUT_MS is ${agent.timeoutMs} (under ${SHORT_AGENT_TIMEOUT_MS / 1000} seconds): agents often take longer, and a message whose call is cut off is billed while its sender gets no answer. Leave it unset (120000, 2 minutes) unless the agent service is known to answer faster`,
+    );
+  }
+
   const secrets = [
     e.AGENT_API_KEY,
     e.AGENT_SESSION_COOKIE,
@@ -284,6 +304,7 @@ export function loadConfig(platforms: readonly PlatformSettings[], raw: RawEnv =
     platforms: platformSettings,
     ...(e.INSTALLATION_ENCRYPTION_KEY ? { encryptionKey: encryptionKeyBytes(e.INSTALLATION_ENCRYPTION_KEY)!.toString('base64') } : {}),
     secrets,
+    warnings,
   };
   return deepFreeze(config);
 }

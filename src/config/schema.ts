@@ -24,9 +24,11 @@ export const int = (name: string, fallback: number, min = 0, max = Number.MAX_SA
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v.trim() === '') return fallback;
-      const n = Number(v.trim());
-      if (!Number.isInteger(n) || n < min || n > max) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number from ${min} to ${max}` });
+      // Digits only: Number() also reads `1e3`, `0x10`, `5.0` and ` 50 `, so a typo or a unit
+      // left out ran with a value nobody wrote.
+      const n = /^\d+$/.test(v) ? Number(v) : NaN;
+      if (!Number.isSafeInteger(n) || n < min || n > max) {
+        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number from ${min} to ${max}, in digits only (no spaces, units, decimals or exponents)` });
         return z.NEVER;
       }
       return n;
