@@ -5,6 +5,7 @@ import type { AdapterContext } from '../../src/core/platform-context.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import { normaliseMessage } from './normalise-message.js';
 import { withAttachments } from './attachments.js';
+import { attachmentsWithForwarded } from './message-body.js';
 import { botMayNotPost } from './can-post.js';
 import { oncePer } from '../../src/core/once-per.js';
 
@@ -84,8 +85,9 @@ export function createMessageIntake(options: MessageIntakeOptions): (message: Me
       return;
     }
     let notice: string | undefined;
-    if (message.attachments.size > 0 && (await mayAnswer(incoming))) {
-      ({ message: incoming, notice } = await withAttachments(incoming, message, limits));
+    const files = attachmentsWithForwarded(message);
+    if (files.attachments.size > 0 && (await mayAnswer(incoming))) {
+      ({ message: incoming, notice } = await withAttachments(incoming, files, limits));
     }
     const result = await ctx.ingress.handle(incoming);
     logger.debug({ messageId: message.id, status: result.status }, 'discord message handled');

@@ -1,5 +1,6 @@
 import { ChannelType, MessageType, cleanContent, type Message } from 'discord.js';
 import type { IncomingMessage } from '../../src/core/message.js';
+import { attachmentsWithForwarded, embedText, forwardedText } from './message-body.js';
 
 /** What the normaliser needs to know about the bot and the connection. */
 export interface NormaliseContext {
@@ -76,7 +77,9 @@ export async function normaliseMessage(message: Message, ctx: NormaliseContext):
     mentioned || (message.mentions.users.has(ctx.botUserId) && !(repliedUserIsBot && message.mentions.users.size === 1));
   const fromSelf = message.author.id === ctx.botUserId;
   const authorIsBot = message.author.bot || message.webhookId !== null;
-  const hasAttachments = message.attachments.size > 0 || message.stickers.size > 0;
+  const hasAttachments = attachmentsWithForwarded(message).attachments.size > 0 || message.stickers.size > 0;
+  // A bot's embeds and a forward's messages are what such a message says (its content is often empty).
+  const fullText = [text, embedText(message.embeds), forwardedText(message)].filter(Boolean).join('\n\n');
   // Without the intent, Discord blanks content unless the bot is mentioned (or it is a DM).
   const contentMissing =
     !ctx.contentIntent && !isDirect && !fromSelf && !message.mentions.users.has(ctx.botUserId) && !message.content;
@@ -93,7 +96,7 @@ export async function normaliseMessage(message: Message, ctx: NormaliseContext):
     bindingChannelId: isDirect ? 'dm' : conversationChannel,
     userId: message.author.id,
     userName: message.member?.displayName ?? message.author.globalName ?? message.author.username,
-    text,
+    text: fullText,
     isDirect,
     mentionsBot,
     repliesToBot: fromSelf ? false : await repliesToBot(message, ctx),

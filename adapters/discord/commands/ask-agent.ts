@@ -1,17 +1,15 @@
-import { MessageFlags, PermissionFlagsBits, type MessageContextMenuCommandInteraction } from 'discord.js';
+import { MessageFlags, PermissionFlagsBits, type Message, type MessageContextMenuCommandInteraction } from 'discord.js';
 import type { BindingStore } from '../../../src/bindings/types.js';
 import type { IncomingMessage } from '../../../src/core/message.js';
 import type { Ingress, IngressResult } from '../../../src/ingress/types.js';
 import { normaliseMessage } from '../normalise-message.js';
+import { attachmentsWithForwarded } from '../message-body.js';
 
 export interface AskDeps {
   ingress: Ingress;
   bindings: Pick<BindingStore, 'get'>;
   /** Adds the text of a message's text-like attachments (and notes skipped ones) to its text. */
-  withAttachments?: (
-    message: IncomingMessage,
-    source: MessageContextMenuCommandInteraction['targetMessage'],
-  ) => Promise<{ message: IncomingMessage; notice?: string }>;
+  withAttachments?: (message: IncomingMessage, source: Pick<Message, 'attachments'>) => Promise<{ message: IncomingMessage; notice?: string }>;
 }
 
 const EPHEMERAL = MessageFlags.Ephemeral;
@@ -97,7 +95,8 @@ export async function onAskAgent(i: MessageContextMenuCommandInteraction, deps: 
     origin: 'shortcut',
   };
   let notice: string | undefined;
-  if (deps.withAttachments && target.attachments.size > 0) ({ message: asked, notice } = await deps.withAttachments(asked, target));
+  const files = attachmentsWithForwarded(target);
+  if (deps.withAttachments && files.attachments.size > 0) ({ message: asked, notice } = await deps.withAttachments(asked, files));
   if (!asked.text.trim()) return void (await say([ASK_ANSWERS.empty, notice].filter(Boolean).join('\n')));
   asked = { ...asked, text: `${authorName(target)} wrote:\n${asked.text}`, hasAttachments: false };
 

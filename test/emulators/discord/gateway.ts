@@ -16,7 +16,7 @@
  */
 import type { Server } from 'node:http';
 import { WebSocketServer, WebSocket } from 'ws';
-import { guildCreate, userObject, type Json } from './payloads.js';
+import { blankContent, guildCreate, userObject, type Json } from './payloads.js';
 import { allGuildIds, shardOf, type World } from './world.js';
 
 export const OP = { Dispatch: 0, Heartbeat: 1, Identify: 2, Resume: 6, Reconnect: 7, InvalidSession: 9, Hello: 10, HeartbeatAck: 11 };
@@ -111,7 +111,7 @@ export class Gateway {
     if (needs && (session.intents & needs.intent) === 0) return;
     let data = d;
     if (needs?.messageContent && !needs.exempt && (session.intents & INTENTS.MessageContent) === 0) {
-      data = { ...d, content: '', embeds: [], attachments: [], components: [] };
+      data = blankContent(d);
     }
     session.seq += 1;
     const event = { s: session.seq, t, d: data };

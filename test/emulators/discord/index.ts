@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import { Gateway, INTENTS, type GatewayStats } from './gateway.js';
 import { RestApi, type GatewayInfo } from './rest.js';
 import { Store, type EmuInteraction, type Fault, type RestCall } from './store.js';
-import { channelObject, mentionedIds, messageCreateEvent, messageObject, type Json } from './payloads.js';
+import { HAS_SNAPSHOT, channelObject, mentionedIds, messageCreateEvent, messageObject, snapshotOf, type Json } from './payloads.js';
 import {
   autocompleteInteraction,
   commandInteraction,
@@ -143,8 +143,16 @@ export class DiscordEmulator extends EventEmitter {
       mentions,
       mentionEveryone: /@(everyone|here)/.test(input.content),
       type: input.type,
+      ...(input.embeds ? { embeds: input.embeds } : {}),
       ...(input.replyTo
         ? { reference: { type: 0, message_id: input.replyTo, channel_id: input.channel.id, guild_id: input.channel.guildId }, referenced: referenced ?? null }
+        : {}),
+      ...(input.forward
+        ? {
+            reference: { type: 1, message_id: input.forward.id, channel_id: input.forward.channel_id, ...(input.forward.guild_id ? { guild_id: input.forward.guild_id } : {}) },
+            snapshots: [snapshotOf(input.forward)],
+            flags: HAS_SNAPSHOT,
+          }
         : {}),
       attachments: attachmentObjects(this.store, this.attachmentsUrl, input),
     });

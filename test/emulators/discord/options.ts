@@ -67,4 +67,11 @@ export interface SendMessageInput {
   attachments?: number | AttachmentInput[];
   /** Message type (0 default, 19 reply, 7 member join…); derived when absent. */
   type?: number;
+  /** Embeds (API shape); a person's client sends none, a bot's or webhook's may send only these. */
+  embeds?: Array<Record<string, unknown>>;
+  /**
+   * Forwards this message (any channel): Discord sends a message of its own with
+   * `message_reference.type` 1 and the original's content in `message_snapshots` (no author).
+   */
+  forward?: Record<string, any>;
 }

@@ -134,6 +134,32 @@ export interface MessageInput {
   webhookId?: string;
   /** Action rows (buttons) as the bot sent them. */
   components?: Json[];
+  embeds?: Json[];
+  /** `message_snapshots` of a forward. */
+  snapshots?: Json[];
+  flags?: number;
+}
+
+/** HAS_SNAPSHOT: the message is a forward carrying `message_snapshots`. */
+export const HAS_SNAPSHOT = 1 << 14;
+
+/**
+ * The snapshot a forward of `original` carries: a subset of the message's fields (Discord's
+ * message snapshot object), without author, id or channel.
+ */
+export function snapshotOf(original: Json): Json {
+  const fields = ['type', 'content', 'embeds', 'attachments', 'timestamp', 'edited_timestamp', 'flags', 'mentions', 'mention_roles', 'sticker_items', 'components'];
+  return { message: Object.fromEntries(fields.filter((f) => original[f] !== undefined).map((f) => [f, original[f]])) };
+}
+
+/** A message as a bot reads it without the Message Content intent: content, embeds, files and components blank, in forwarded snapshots too. */
+export function blankContent(m: Json): Json {
+  const blank = { content: '', embeds: [], attachments: [], components: [] };
+  return {
+    ...m,
+    ...blank,
+    ...(Array.isArray(m.message_snapshots) ? { message_snapshots: (m.message_snapshots as Json[]).map((s) => ({ ...s, message: { ...s.message, ...blank } })) } : {}),
+  };
 }
 
 /** A message object as REST returns it and MESSAGE_CREATE carries it (gateway extras added by the gateway). */
@@ -152,14 +178,16 @@ export function messageObject(m: MessageInput): Json {
     mentions: m.mentions.map((u) => ({ ...userObject(u), ...(inGuild ? { member: memberObject(u, false) } : {}) })),
     mention_roles: [],
     attachments: m.attachments ?? [],
-    embeds: [],
+    embeds: m.embeds ?? [],
     pinned: false,
-    type: m.type ?? (m.reference ? 19 : 0),
-    flags: 0,
+    type: m.type ?? (m.reference && m.reference.type !== 1 ? 19 : 0),
+    flags: m.flags ?? 0,
     components: m.components ?? [],
     ...(m.nonce !== undefined ? { nonce: m.nonce } : {}),
     ...(m.webhookId ? { webhook_id: m.webhookId } : {}),
-    ...(m.reference ? { message_reference: m.reference, referenced_message: m.referenced ?? null } : {}),
+    // A forward (reference type 1) has no `referenced_message`: its snapshot stands for it.
+    ...(m.reference ? { message_reference: m.reference, ...(m.reference.type === 1 ? {} : { referenced_message: m.referenced ?? null }) } : {}),
+    ...(m.snapshots ? { message_snapshots: m.snapshots } : {}),
   };
 }
 

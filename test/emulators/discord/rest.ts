@@ -4,7 +4,7 @@
  * checks it; interaction callbacks and webhooks carry no Authorization header.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { channelObject, mentionedIds, messageObject, userObject, type Json } from './payloads.js';
+import { blankContent, channelObject, mentionedIds, messageObject, userObject, type Json } from './payloads.js';
 import type { Fault, Store } from './store.js';
 import { allChannels, allUsers, snowflake, type EmuChannel, type World } from './world.js';
 
@@ -170,7 +170,7 @@ export class RestApi {
     if (this.hooks.messageContentAllowed() || m.guild_id === undefined) return m;
     const bot = this.world.bot.id;
     const exempt = m.author?.id === bot || (m.mentions as Json[] | undefined)?.some((u) => u.id === bot);
-    const read: Json = exempt ? { ...m } : { ...m, content: '', embeds: [], attachments: [], components: [] };
+    const read: Json = exempt ? { ...m } : blankContent(m);
     if (m.referenced_message) read.referenced_message = this.asRead(m.referenced_message as Json);
     return read;
   }

@@ -1,0 +1,84 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mention, startDiscordBridge, until, type DiscordHarness } from './harness.js';
+import type { EmuInteraction, Json } from '../emulators/discord/index.js';
+import { ASK_ANSWERS } from '../../adapters/discord/commands/ask-agent.js';
+
+/**
+ * What a message says beyond its own content, with the real discord.js client against the
+ * emulator: a forward (`message_reference.type` 1) carries the original in `message_snapshots`
+ * and has no content of its own; a bot's message may be embeds only.
+ */
+let h: DiscordHarness;
+beforeAll(async () => {
+  h = await startDiscordBridge({ agent: { reply: (_id, message) => `echo: ${message}` } });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const w = () => h.discord.world;
+const answered = (m: Json, label: string) => h.discord.waitFor(() => h.discord.repliesTo(m.id)[0], label);
+const answerOf = (i: EmuInteraction, label: string) => h.discord.waitFor(() => i.original?.content || undefined, label);
+const lastCall = () => h.agent.chatCalls().at(-1)!.message;
+
+describe('a forwarded message', () => {
+  it('reaches the agent marked as forwarded, in a DM', async () => {
+    const original = h.discord.sendMessage({ author: w().users.alice, channel: w().channels.general, content: 'the build failed at step 3\nexit code 137' });
+    const forward = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.dmBob, content: '', forward: original });
+    expect(forward.message_reference).toMatchObject({ type: 1, message_id: original.id });
+    expect(forward.message_snapshots[0].message).not.toHaveProperty('author');
+    const reply = await answered(forward, 'answer to the forward');
+    expect(lastCall()).toBe('Forwarded message:\n> the build failed at step 3\n> exit code 137');
+    expect(reply.content).toBe('echo: Forwarded message:\n> the build failed at step 3\n> exit code 137');
+  });
+
+  it('reaches the agent with its files, in a channel bound in `all` mode; its mentions address nobody', async () => {
+    const bind = h.discord.runCommand({ user: w().users.alice, channel: w().channels.bound, subcommand: 'bind', options: { instance: 'demo-helper', mode: 'all' } });
+    await h.discord.waitFor(() => bind.original?.content.includes('demo-helper'), 'bind answer');
+    const original = h.discord.sendMessage({
+      author: w().users.alice,
+      channel: w().channels.general,
+      content: `${mention(h.discord)} see the config`,
+      attachments: [{ filename: 'app.json', content: '{"port": 8080}', contentType: 'application/json' }],
+    });
+    await answered(original, 'answer to the original');
+    const forward = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.bound, content: '', forward: original });
+    await answered(forward, 'answer to the forward');
+    expect(lastCall()).toBe('Forwarded message:\n> @agent-bridge see the config\n\napp.json:\n```json\n{"port": 8080}\n```');
+
+    // In a channel answering mentions only, forwarding a message that mentioned the bot is not a mention.
+    const again = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.general, content: '', forward: original });
+    await until(() => h.logs.matching(/message dropped/).find((l) => l.messageId === again.id && l.reason === 'not_addressed'), 'forward not addressed');
+  });
+
+  it("reads a forwarded bot's embeds", async () => {
+    const original = h.discord.sendMessage({
+      author: w().users.otherBot,
+      channel: w().channels.general,
+      content: '',
+      embeds: [{ type: 'rich', title: 'Deploy failed', description: 'service api, build 4411', fields: [{ name: 'Step', value: 'migrate' }] }],
+    });
+    const forward = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.dmBob, content: '', forward: original });
+    await answered(forward, 'answer to the forwarded embed');
+    expect(lastCall()).toBe('Forwarded message:\n> **Deploy failed**\n> service api, build 4411\n> Step: migrate');
+  });
+});
+
+describe('"Ask the agent" on a message of embeds only', () => {
+  it("sends the embeds' title, description and fields instead of refusing it as empty", async () => {
+    const target = h.discord.sendMessage({
+      author: w().users.otherBot,
+      channel: w().channels.general,
+      content: '',
+      embeds: [
+        { type: 'rich', author: { name: 'CI' }, title: 'Build #88 failed', description: 'Tests: 3 failed', fields: [{ name: 'Branch', value: 'main', inline: true }], footer: { text: 'ci.example' } },
+        // A link preview: the site's words, not the message's.
+        { type: 'link', title: 'Example Domain', description: 'An example site', url: 'https://example.com' },
+      ],
+    });
+    const ask = h.discord.runMessageCommand({ user: w().users.alice, channel: w().channels.general, target });
+    expect(await answerOf(ask, 'ask answer')).toBe(ASK_ANSWERS.queued('demo-helper'));
+    await answered(target, 'answer to the embed');
+    expect(lastCall()).toBe('other-bot wrote:\nCI\n**Build #88 failed**\nTests: 3 failed\nBranch: main\nci.example');
+  });
+});
