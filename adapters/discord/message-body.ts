@@ -6,25 +6,33 @@ import { EmbedType, MessageReferenceType, cleanContent, type Embed, type Message
  * empty. Without them, an embed-only bot message or a forward read as empty.
  */
 
-/**
- * The text of the embeds a bot or a webhook made (`rich`). Link previews Discord adds to a
- * person's link are left out: the link is in the text, and the preview is the site's words.
- */
-export function embedText(embeds: readonly Embed[] | undefined): string {
-  return (embeds ?? [])
-    .filter((e) => (e.data.type ?? EmbedType.Rich) === EmbedType.Rich)
-    .map((e) =>
-      [
-        e.author?.name,
-        e.title ? `**${e.title}**` : undefined,
-        e.description,
-        ...e.fields.map((f) => `${f.name}: ${f.value}`),
-        e.footer?.text,
-      ]
-        .map((part) => part?.trim())
-        .filter(Boolean)
-        .join('\n'),
-    )
+/** A string part of a payload, trimmed; anything else (a gateway may send odd types) reads as absent. */
+const str = (v: unknown): string => (typeof v === 'string' ? v.trim() : '');
+const field = (o: unknown, key: string): unknown => (o !== null && typeof o === 'object' ? (o as Record<string, unknown>)[key] : undefined);
+
+/** One embed's words: author, title, description, fields (`name: value`), footer. */
+function oneEmbed(data: unknown): string {
+  if (data === null || typeof data !== 'object') return '';
+  const type = field(data, 'type');
+  // Link previews Discord adds to a person's link: the link is in the text, the preview is the site's words.
+  if (type !== undefined && type !== EmbedType.Rich) return '';
+  const fields = field(data, 'fields');
+  const title = str(field(data, 'title'));
+  return [
+    str(field(field(data, 'author'), 'name')),
+    title ? `**${title}**` : '',
+    str(field(data, 'description')),
+    ...(Array.isArray(fields) ? fields : []).map((f) => [str(field(f, 'name')), str(field(f, 'value'))].filter(Boolean).join(': ')),
+    str(field(field(data, 'footer'), 'text')),
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+/** The text of the embeds a bot or a webhook made (`rich`), read from their payload whatever its shape. */
+export function embedText(embeds: readonly Pick<Embed, 'data'>[] | undefined): string {
+  return (Array.isArray(embeds) ? embeds : [])
+    .map((e) => oneEmbed(field(e, 'data')))
     .filter(Boolean)
     .join('\n\n');
 }
@@ -51,7 +59,7 @@ export function attachmentsWithForwarded(message: Pick<Message, 'reference' | 'm
 export function forwardedText(message: Pick<Message, 'reference' | 'messageSnapshots' | 'channel'>): string {
   return forwardedSnapshots(message)
     .map((snapshot) => {
-      const content = snapshot.content ?? '';
+      const content = typeof snapshot.content === 'string' ? snapshot.content : '';
       const readable = message.channel ? cleanContent(content, message.channel) : content;
       const body = [readable.trim(), embedText(snapshot.embeds)].filter(Boolean).join('\n\n');
       if (!body) return '';

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mention, startDiscordBridge, until, type DiscordHarness } from './harness.js';
 import type { EmuInteraction, Json } from '../emulators/discord/index.js';
+import { HAS_SNAPSHOT, messageCreateEvent, messageObject } from '../emulators/discord/payloads.js';
+import { snowflake } from '../emulators/discord/world.js';
 import { ASK_ANSWERS } from '../../adapters/discord/commands/ask-agent.js';
 
 /**
@@ -80,5 +82,34 @@ describe('"Ask the agent" on a message of embeds only', () => {
     expect(await answerOf(ask, 'ask answer')).toBe(ASK_ANSWERS.queued('demo-helper'));
     await answered(target, 'answer to the embed');
     expect(lastCall()).toBe('other-bot wrote:\nCI\n**Build #88 failed**\nTests: 3 failed\nBranch: main\nci.example');
+  });
+});
+
+describe('odd forwards and embeds from the gateway', () => {
+  it('never fail the handling of a message (odd snapshot and embed shapes read as absent), and the bot keeps answering', async () => {
+    const world = w();
+    const gateway = (h.discord as unknown as { gateway: { dispatch(t: string, payload: Json): void } }).gateway;
+    const oddEmbeds: unknown[] = [[null], [5], [{ fields: 'x' }], [{ type: 'rich', title: 7, fields: [null, { name: 1, value: {} }], author: 'x', footer: [] }], [{ type: 42 }]];
+    const oddSnapshots: unknown[] = [[{}], [{ message: null }], [{ message: { content: 5 } }], ...oddEmbeds.map((embeds) => [{ message: { content: 'x', embeds } }]), []];
+    const ids: string[] = [];
+    const dispatch = (extra: Json) => {
+      const channel = world.channels.dmBob;
+      const m = { ...messageObject({ id: snowflake(), channel, author: world.users.bob, content: '', world, mentions: [] }), ...extra };
+      ids.push(m.id as string);
+      h.discord.store.addMessage(channel.id, m);
+      gateway.dispatch('MESSAGE_CREATE', messageCreateEvent(m, channel, world.users.bob));
+    };
+    // One original each: discord.js keeps a snapshot in the cache under the original's ID.
+    const reference = () => ({ type: 1, message_id: snowflake(), channel_id: world.channels.general.id, guild_id: world.guildId });
+    for (const snapshots of oddSnapshots) dispatch({ message_reference: reference(), message_snapshots: snapshots, flags: HAS_SNAPSHOT });
+    for (const embeds of oddEmbeds) dispatch({ content: 'with odd embeds', embeds });
+    const sentinel = h.discord.sendMessage({ author: world.users.bob, channel: world.channels.dmBob, content: 'sentinel after odd forwards' });
+    await answered(sentinel, 'sentinel answered');
+    expect(h.logs.lines.filter((l) => /message handling failed/.test(l))).toEqual([]);
+    // Each was taken as a message: answered with what it had of text, or told it was empty.
+    const answers = await Promise.all(ids.map((id) => h.discord.waitFor(() => h.discord.repliesTo(id)[0]?.content as string | undefined, `an answer or a notice for ${id}`)));
+    expect(answers.slice(0, 3).every((a) => /^Mention me/.test(a))).toBe(true);
+    expect(answers.slice(3, 3 + oddEmbeds.length)).toEqual(oddEmbeds.map(() => 'echo: Forwarded message:\n> x'));
+    expect(answers.slice(-oddEmbeds.length)).toEqual(oddEmbeds.map(() => 'echo: with odd embeds'));
   });
 });
