@@ -207,6 +207,14 @@ describe('ingress decisions', () => {
     expect(p.agent.chatCalls()).toHaveLength(0);
   });
 
+  it('takes the blank letters people send as "empty messages" (Hangul fillers, braille blank, control characters) as empty: no billed call', async () => {
+    p = await startPipeline({});
+    for (const blank of ['\u3164', '\u115F\u1160', '\uFFA0 \u3164', '\u2800\u2800', '\u0000\u0007', '\uFE0F\u00AD']) {
+      await expect(p.bridge.ingress.handle(webMessage(blank)), JSON.stringify(blank)).resolves.toEqual({ status: 'dropped', reason: 'empty' });
+    }
+    expect(p.agent.chatCalls()).toHaveLength(0);
+  });
+
   it('drops what is not for the bot, and explains what needs explaining', async () => {
     p = await startPipeline({ MAX_MESSAGE_CHARS: '50' });
     const h = p.bridge.ingress;
