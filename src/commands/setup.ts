@@ -4,6 +4,7 @@ import { newReference } from '../core/reference.js';
 import { sentence } from './agent-errors.js';
 import type { AuditWriter } from './binding-commands.js';
 import { code, reply } from './format.js';
+import { schemeBefore, wrappedInQuotes } from '../config/pasted-secret.js';
 import type { CommandsDeps } from './options.js';
 import type { CommandCaller, CommandReply } from './types.js';
 
@@ -29,6 +30,16 @@ export function createSetupHandler(deps: CommandsDeps, audit: AuditWriter, forge
         return reply(false, TITLE, [
           'This bridge uses one agent-service account for every workspace, set by whoever runs it (AGENT_ACCOUNT_MODE=shared): there is nothing to set up here.',
         ]);
+      }
+      // Checked before the service is asked: its 401 would only say the key was not accepted.
+      const pasted = wrappedInQuotes(key) ? 'was pasted with quotes around it' : schemeBefore(key) ? `starts with "${schemeBefore(key)} "` : undefined;
+      if (pasted) {
+        await audit(caller, { action: 'setup', outcome: 'failed', detail: 'API key pasted with quotes or a scheme' });
+        return reply(false, TITLE, [`That API key ${pasted}: paste the key alone, as the agent service dashboard shows it. Nothing was saved.`]);
+      }
+      if (wrappedInQuotes(session)) {
+        await audit(caller, { action: 'setup', outcome: 'failed', detail: 'session pasted with quotes' });
+        return reply(false, TITLE, ['That dashboard session was pasted with quotes around it: paste the session token alone, or leave it empty. Nothing was saved.']);
       }
       if (!key || key.length > MAX_SECRET || /\s/.test(key)) {
         await audit(caller, { action: 'setup', outcome: 'failed', detail: 'invalid API key' });

@@ -11,6 +11,16 @@ export type SecretKind = 'token' | 'cookie';
 
 const QUOTES = `"'\`‘’“”`;
 
+/** The secret (trimmed) starts or ends with a quote; a cookie's value may end in one (`session="abc"`), its name never starts with one. */
+export function wrappedInQuotes(v: string, kind: SecretKind = 'token'): boolean {
+  return v !== '' && (QUOTES.includes(v[0]!) || (kind === 'token' && QUOTES.includes(v.at(-1)!)));
+}
+
+/** The authentication scheme (or `Cookie` header name) pasted before the secret, if any. */
+export function schemeBefore(v: string, kind: SecretKind = 'token'): string | undefined {
+  return (kind === 'cookie' ? /^(Cookie):/i : /^(Bearer|Bot|Basic|Token)\s/i).exec(v)?.[1];
+}
+
 /**
  * The problem with `value` as the secret in `name`, or undefined when it looks fine.
  * `sentAs` names how agent-bridge sends it, for the fix's words (`the X-API-Key header`).
@@ -20,11 +30,10 @@ export function pastedSecretProblem(name: string, value: string | undefined, opt
   const v = value.trim();
   if (v === '') return undefined;
   const kind = options.kind ?? 'token';
-  // A cookie's value may end in a quote (`session="abc"`); its name never starts with one.
-  if (QUOTES.includes(v[0]!) || (kind === 'token' && QUOTES.includes(v.at(-1)!))) {
+  if (wrappedInQuotes(v, kind)) {
     return `${name} is wrapped in quotes, which would be sent as part of it: remove the quotes around the value (in a compose file or an env file given to docker, quotes are kept as written)`;
   }
-  const scheme = (kind === 'cookie' ? /^(Cookie):/i : /^(Bearer|Bot|Basic|Token)\s/i).exec(v)?.[1];
+  const scheme = schemeBefore(v, kind);
   if (scheme !== undefined) {
     const prefix = kind === 'cookie' ? `${scheme}:` : `${scheme} `;
     return `${name} starts with "${prefix}": give the ${kind === 'cookie' ? 'cookie' : 'secret'} alone, without "${prefix}"${options.sentAs ? ` (agent-bridge sends it as ${options.sentAs})` : ''}`;

@@ -39,6 +39,17 @@ describe('AGENT_ACCOUNT_MODE=per-workspace on Discord', () => {
     expect(denied.responses.some((r) => r.type === 9)).toBe(false);
   });
 
+  it('a key pasted with quotes or "Bearer " is refused with the fix, before the service is asked', async () => {
+    for (const [pasted, words] of [[`"${GUILD_KEY}"`, /pasted with quotes around it: paste the key alone/], [`Bearer ${GUILD_KEY}`, /starts with "Bearer ": paste the key alone/]] as const) {
+      const calls = h.agent.calls.length;
+      const submit = h.discord.submitModal({ user: w().users.alice, channel: w().channels.bound, customId: 'agent:setup', fields: { api_key: pasted, session: '' } });
+      const answer = await answerOf(submit, 'setup outcome');
+      expect(answer).toMatch(words);
+      expect(answer).not.toContain(GUILD_KEY);
+      expect(h.agent.calls.length).toBe(calls);
+    }
+  });
+
   it("the admin's modal stores the server's key; the server's messages are then sent with it", async () => {
     const open = h.discord.runCommand({ user: w().users.alice, channel: w().channels.bound, subcommand: 'setup', options: {} });
     const modal = await h.discord.waitFor(() => open.responses.find((r) => r.type === 9), 'setup modal');
