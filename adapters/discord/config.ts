@@ -76,7 +76,11 @@ const roleIds = list.transform((ids, ctx) => {
 const discordSchema = z.object({
   DISCORD_TOKEN: optionalString,
   DISCORD_API_URL: httpUrl('DISCORD_API_URL'),
-  DISCORD_GUILD_ID: optionalString,
+  // A server's name or a pasted link reached the commands PUT's path: registration failed after start-up, logged only.
+  DISCORD_GUILD_ID: optionalString.refine((v) => v === undefined || /^\d{15,21}$/.test(v), {
+    message:
+      "DISCORD_GUILD_ID must be a server ID (digits), not its name or a link: right-click the server's icon → Copy Server ID (with Developer Mode on in User Settings → Advanced), or leave it unset to register the commands globally",
+  }),
   DISCORD_ADMIN_ROLE_IDS: roleIds,
   DISCORD_ALLOW_BOTS: bool('DISCORD_ALLOW_BOTS', false),
   DISCORD_REPLY_PING: bool('DISCORD_REPLY_PING', false),

@@ -98,3 +98,12 @@ describe('whole-number settings', () => {
     expect(loadTestConfig({ ...real, WORKER_CONCURRENCY: '' }).queue.concurrency).toBe(50);
   });
 });
+
+describe('DISCORD_GUILD_ID', () => {
+  it('takes a server ID only, naming the variable and where to copy it', () => {
+    for (const value of ['My Server', 'https://discord.com/channels/900000000000000001/930000000000000001', '<#900000000000000001>', '12']) {
+      expect(configProblem({ ...real, DISCORD_TOKEN: 'MTIz.a.b', DISCORD_GUILD_ID: value })).toMatch(/DISCORD_GUILD_ID must be a server ID \(digits\).*Copy Server ID/);
+    }
+    expect(loadTestConfig({ ...real, DISCORD_TOKEN: 'MTIz.a.b', DISCORD_GUILD_ID: ' 900000000000000001 ' }).platforms.discord).toMatchObject({ guildId: '900000000000000001' });
+  });
+});
