@@ -24,6 +24,20 @@ export interface SlackConfig {
   workingReaction: string;
 }
 
+/**
+ * Member IDs (`U…`, `W…` in Enterprise Grid). A name, `@handle` or e-mail matched nobody, so the
+ * admins it meant were refused every admin command with no word of why: refused at start-up.
+ */
+const userIds = list.transform((ids, ctx) => {
+  const wrong = ids.find((id) => !/^[UW][A-Z0-9]{1,20}$/.test(id));
+  if (wrong === undefined) return ids;
+  ctx.addIssue({
+    code: 'custom',
+    message: `SLACK_ADMIN_USER_IDS: \`${wrong.slice(0, 40)}\` is not a member ID. Give member IDs (U… or W…), comma-separated: open the person's profile → ⋯ → Copy member ID`,
+  });
+  return z.NEVER;
+});
+
 /** Every SLACK_* variable: the names are part of the product's interface (.env.example documents them). */
 const slackSchema = z.object({
   SLACK_BOT_TOKEN: optionalString,
@@ -33,9 +47,14 @@ const slackSchema = z.object({
   SLACK_COMMAND: optionalString
     .transform((v) => v ?? '/agent')
     .refine((v) => /^\/[a-z0-9_-]{1,31}$/.test(v), { message: 'SLACK_COMMAND must look like /agent' }),
-  SLACK_ADMIN_USER_IDS: list,
+  SLACK_ADMIN_USER_IDS: userIds,
   SLACK_WORKSPACE_ADMINS: bool('SLACK_WORKSPACE_ADMINS', true),
-  SLACK_WORKING_REACTION: optionalString.transform((v) => (v ?? 'eyes').replace(/:/g, '')),
+  SLACK_WORKING_REACTION: optionalString
+    .transform((v) => (v ?? 'eyes').replace(/:/g, ''))
+    // The emoji itself (👀) or a name with spaces: Slack refused every reaction (invalid_name), with no sign in the chat.
+    .refine((v) => /^[a-z0-9_+'-]{1,100}$/.test(v), {
+      message: 'SLACK_WORKING_REACTION must be an emoji name such as eyes or hourglass_flowing_sand (lowercase, as in :eyes:), not the emoji character itself',
+    }),
   // "Add to Slack" (OAuth v2, many workspaces): on when SLACK_CLIENT_ID is set.
   SLACK_CLIENT_ID: optionalString,
   SLACK_CLIENT_SECRET: optionalString,

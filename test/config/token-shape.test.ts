@@ -107,3 +107,22 @@ describe('DISCORD_GUILD_ID', () => {
     expect(loadTestConfig({ ...real, DISCORD_TOKEN: 'MTIz.a.b', DISCORD_GUILD_ID: ' 900000000000000001 ' }).platforms.discord).toMatchObject({ guildId: '900000000000000001' });
   });
 });
+
+describe('Slack admins and reaction', () => {
+  const slack = { ...real, SLACK_BOT_TOKEN: 'xoxb-1-2', SLACK_SIGNING_SECRET: 'sign-1234' };
+  it('takes member IDs only in SLACK_ADMIN_USER_IDS, naming the wrong entry and where to copy an ID', () => {
+    for (const value of ['@alice', 'alice@example.com', 'U0ADMIN1, Alice Smith', '<@U0ADMIN1>', 'u0admin1']) {
+      expect(configProblem({ ...slack, SLACK_ADMIN_USER_IDS: value })).toMatch(/SLACK_ADMIN_USER_IDS: `.+` is not a member ID\. .*Copy member ID/);
+    }
+    expect(loadTestConfig({ ...slack, SLACK_ADMIN_USER_IDS: 'U0ADMIN1, W0GRID2' }).platforms.slack).toMatchObject({ adminUserIds: ['U0ADMIN1', 'W0GRID2'] });
+  });
+
+  it('takes an emoji name in SLACK_WORKING_REACTION, not the emoji itself', () => {
+    for (const value of ['👀', 'eyes please', 'Eyes']) {
+      expect(configProblem({ ...slack, SLACK_WORKING_REACTION: value })).toMatch(/SLACK_WORKING_REACTION must be an emoji name/);
+    }
+    for (const [value, name] of [[':eyes:', 'eyes'], ['hourglass_flowing_sand', 'hourglass_flowing_sand'], ['+1', '+1'], ['', 'eyes']]) {
+      expect(loadTestConfig({ ...slack, SLACK_WORKING_REACTION: value }).platforms.slack).toMatchObject({ workingReaction: name });
+    }
+  });
+});
