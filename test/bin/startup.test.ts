@@ -34,6 +34,12 @@ describe('start-up failures explain themselves in one line', () => {
     expect(r.stderr.trim()).toBe('start-up failed: HTTP_HOST=192.0.2.1 is not an address of this machine: use 127.0.0.1 (this machine only) or 0.0.0.0 (every interface)');
   });
 
+  it('a setting that runs but is likely a mistake is warned about in the log at start-up (AGENT_TIMEOUT_MS under 5 s)', () => {
+    const r = start({ AGENT_API_BASE_URL: 'http://127.0.0.1:9/api/v1', AGENT_API_KEY: 'key-1234', AGENT_TIMEOUT_MS: '1000', REDIS_URL: 'redis://127.0.0.1:6399', HTTP_PORT: '0' });
+    const warning = r.stdout.split('\n').find((l) => l.includes('AGENT_TIMEOUT_MS is 1000'));
+    expect(warning && JSON.parse(warning)).toMatchObject({ level: 40, msg: expect.stringMatching(/under 5 seconds/) });
+  });
+
   it('a wrong setting names the variable and stops before anything starts', () => {
     const r = start({ WORKER_CONCURRENCY: '-3' });
     expect(r.status).toBe(1);
