@@ -102,6 +102,10 @@ export const discordSettings: PlatformSettings<DiscordConfig> = {
       `set it to the bot token from the Discord Developer Portal (your application, Bot, Reset Token), or remove ${given.join(', ')} to run without Discord`,
     );
   },
+  bindingChannelProblem: (channelId) =>
+    /^\d{1,21}$/.test(channelId)
+      ? undefined
+      : "a Discord channel is bound by its ID (digits), not its name: right-click the channel → Copy Channel ID (with Developer Mode on in User Settings → Advanced); dm stands for direct messages",
   load(env) {
     const { data: e, problems } = parseSettings(discordSchema, env);
     if (!e) return { problems, secrets: [] };

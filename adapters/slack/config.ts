@@ -113,6 +113,10 @@ export const slackSettings: PlatformSettings<SlackConfig> = {
       `${oauth ? 'set it to the Client ID from your Slack app (Basic Information) for "Add to Slack"' : FIX.SLACK_BOT_TOKEN}, or remove ${given.join(', ')} to run without Slack`,
     );
   },
+  bindingChannelProblem: (channelId) =>
+    /^(?:dm:)?[A-Z0-9]{2,}$/.test(channelId)
+      ? undefined
+      : "a Slack channel is bound by its ID (C…), not its name: open the channel's details, the ID is at the bottom of About; dm stands for direct messages",
   load(env, context) {
     const { data: e, problems } = parseSettings(slackSchema, env);
     if (!e) return { problems, secrets: [] };

@@ -219,6 +219,10 @@ export function loadConfig(platforms: readonly PlatformSettings[], raw: RawEnv =
   } catch (err) {
     problems.push((err as Error).message);
   }
+  for (const b of bindings) {
+    const problem = b.channelId === 'dm' ? undefined : platforms.find((p) => p.platform === b.platform)?.bindingChannelProblem?.(b.channelId);
+    if (problem) problems.push(`BINDINGS entry "${b.platform}:${b.channelId.slice(0, 80)}=…": ${problem}`);
+  }
 
   if (e.REDIS_SENTINELS.length > 0 && !e.REDIS_SENTINEL_NAME) {
     problems.push('REDIS_SENTINEL_NAME is missing (REDIS_SENTINELS is set): set it to the master group name, for example mymaster');

@@ -43,6 +43,12 @@ export interface PlatformSettings<S = unknown> {
    * @defaultValue nothing to report
    */
   givenWithoutToken?(env: RawEnv): string | undefined;
+  /**
+   * What is wrong with `channelId` as a channel of this platform in `BINDINGS` (a channel's
+   * name where its ID belongs: the binding would match no message), with the fix.
+   * @defaultValue every channel ID is taken
+   */
+  bindingChannelProblem?(channelId: string): string | undefined;
 }
 
 /** Parses with a platform's zod schema; each problem starts with the variable's name. */

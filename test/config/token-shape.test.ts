@@ -126,3 +126,13 @@ describe('Slack admins and reaction', () => {
     }
   });
 });
+
+describe('BINDINGS channels', () => {
+  it("refuses a channel's name where its ID belongs, naming the entry and where to copy the ID", () => {
+    const env = { ...real, SLACK_BOT_TOKEN: 'xoxb-1-2', SLACK_SIGNING_SECRET: 'sign-1234', DISCORD_TOKEN: 'MTIz.a.b' };
+    expect(configProblem({ ...env, BINDINGS: 'slack:#general=inst_a' })).toMatch(/BINDINGS entry "slack:#general=…": a Slack channel is bound by its ID \(C…\), not its name/);
+    expect(configProblem({ ...env, BINDINGS: 'slack:C0123=inst_a,discord:general=inst_b' })).toMatch(/BINDINGS entry "discord:general=…": a Discord channel is bound by its ID \(digits\).*Copy Channel ID/);
+    expect(configProblem({ ...env, BINDINGS: 'discord:<#998877>=inst_b' })).toMatch(/BINDINGS entry "discord:<#998877>=…"/);
+    expect(loadTestConfig({ ...env, BINDINGS: 'slack:C0123=inst_a,discord:998877=inst_b,slack:dm=inst_a,slack:dm:T0TEAM1=inst_a,discord:dm=inst_b' }).bindings).toHaveLength(5);
+  });
+});
