@@ -72,6 +72,17 @@ const roleIds = list.transform((ids, ctx) => {
   return z.NEVER;
 });
 
+/**
+ * The Developer Portal's other values, pasted where the bot token belongs: refused at start-up
+ * (a worker-only process would otherwise fail every reply with 401). Only the value's shape is named.
+ */
+function otherPortalValue(token: string): string | undefined {
+  const FIX = 'set it to the bot token (your application → Bot → Reset Token), three parts separated by dots';
+  if (/^\d{15,21}$/.test(token)) return `DISCORD_TOKEN is an application ID (digits only), not the bot token: ${FIX}`;
+  if (/^[0-9a-f]{64}$/i.test(token)) return `DISCORD_TOKEN is the application's public key (64 hex digits), not the bot token: ${FIX}`;
+  return undefined;
+}
+
 /** Every DISCORD_* variable: the names are part of the product's interface (.env.example documents them). */
 const discordSchema = z.object({
   DISCORD_TOKEN: optionalString,
@@ -117,7 +128,8 @@ export const discordSettings: PlatformSettings<DiscordConfig> = {
     if (!e.DISCORD_TOKEN) return { problems, secrets: [] };
     // "Bot abc…" copied whole: the gateway strips the scheme, the REST client of the workers
     // does not, so the bot read every message and every reply failed with 401.
-    const pasted = pastedSecretProblem('DISCORD_TOKEN', e.DISCORD_TOKEN, { sentAs: 'Authorization: Bot <token>, adding "Bot " itself' });
+    const pasted =
+      pastedSecretProblem('DISCORD_TOKEN', e.DISCORD_TOKEN, { sentAs: 'Authorization: Bot <token>, adding "Bot " itself' }) ?? otherPortalValue(e.DISCORD_TOKEN);
     if (pasted !== undefined) return { problems: [...problems, pasted], secrets: secretValues(e.DISCORD_TOKEN) };
     return {
       settings: {

@@ -36,6 +36,11 @@ describe('token shapes at start-up', () => {
     }
   });
 
+  it("refuses the Developer Portal's application ID or public key in DISCORD_TOKEN", () => {
+    expect(refusal({ ...real, DISCORD_TOKEN: '1122334455667788990' }, '1122334455667788990')).toMatch(/DISCORD_TOKEN is an application ID \(digits only\), not the bot token: .*Reset Token/);
+    expect(refusal({ ...real, DISCORD_TOKEN: 'ab'.repeat(32) }, 'abab')).toMatch(/DISCORD_TOKEN is the application's public key/);
+  });
+
   it('still takes the real shapes (rotating tokens too) and tokens of no known shape', () => {
     expect(loadTestConfig({ ...real, SLACK_BOT_TOKEN: 'xoxb-1-2-abc', SLACK_APP_TOKEN: 'xapp-1-A1-abc' }).platforms.slack).toBeDefined();
     expect(loadTestConfig({ ...slackHttp, SLACK_BOT_TOKEN: 'xoxe.xoxb-1-abc' }).platforms.slack).toBeDefined();
