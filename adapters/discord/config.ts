@@ -50,7 +50,7 @@ const shardCount = z
   .optional()
   .transform((v, ctx): number | 'auto' => {
     if (v === undefined || v.trim() === '' || v.trim().toLowerCase() === 'auto') return 'auto';
-    const n = /^\d+$/.test(v) ? Number(v) : NaN;
+    const n = /^\d+$/.test(v.trim()) ? Number(v.trim()) : NaN;
     if (!Number.isInteger(n) || n < 1 || n > 100_000) {
       ctx.addIssue({ code: 'custom', message: 'DISCORD_SHARD_COUNT must be auto or a whole number from 1 to 100000, in digits only' });
       return z.NEVER;

@@ -24,11 +24,12 @@ export const int = (name: string, fallback: number, min = 0, max = Number.MAX_SA
     .optional()
     .transform((v, ctx) => {
       if (v === undefined || v.trim() === '') return fallback;
-      // Digits only: Number() also reads `1e3`, `0x10`, `5.0` and ` 50 `, so a typo or a unit
-      // left out ran with a value nobody wrote.
-      const n = /^\d+$/.test(v) ? Number(v) : NaN;
+      // Digits only: Number() also reads `1e3`, `0x10`, `5.0` and `+5`, so a typo or a unit left
+      // out ran with a value nobody wrote. Spaces around them are trimmed, as for every setting
+      // (an env file saved with Windows line endings ends each value with one).
+      const n = /^\d+$/.test(v.trim()) ? Number(v.trim()) : NaN;
       if (!Number.isSafeInteger(n) || n < min || n > max) {
-        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number from ${min} to ${max}, in digits only (no spaces, units, decimals or exponents)` });
+        ctx.addIssue({ code: 'custom', message: `${name} must be a whole number from ${min} to ${max}, in digits only (no units, decimals, signs or exponents)` });
         return z.NEVER;
       }
       return n;

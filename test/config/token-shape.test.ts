@@ -95,11 +95,14 @@ describe('AGENT_TIMEOUT_MS', () => {
 
 describe('whole-number settings', () => {
   it('take digits only, naming the variable', () => {
-    for (const value of ['1e3', '0x10', ' 50 ', '50ms', '5.0', '+5', '0b11', '1_000']) {
+    for (const value of ['1e3', '0x10', '5 0', '50ms', '5.0', '+5', '0b11', '1_000', '50\u00a0ms']) {
       expect(configProblem({ ...real, WORKER_CONCURRENCY: value })).toMatch(/WORKER_CONCURRENCY must be a whole number from 1 to 100000, in digits only/);
     }
     expect(configProblem({ ...real, DISCORD_TOKEN: 'MTIz.a.b', DISCORD_SHARD_COUNT: '1e1' })).toMatch(/DISCORD_SHARD_COUNT must be auto or a whole number/);
     expect(loadTestConfig({ ...real, WORKER_CONCURRENCY: '0050' }).queue.concurrency).toBe(50);
+    // Spaces around are trimmed, as for every setting (a Windows line ending in an env file given to docker).
+    expect(loadTestConfig({ ...real, WORKER_CONCURRENCY: ' 50 ' }).queue.concurrency).toBe(50);
+    expect(loadTestConfig({ ...real, WORKER_CONCURRENCY: '50\r' }).queue.concurrency).toBe(50);
     expect(loadTestConfig({ ...real, WORKER_CONCURRENCY: '' }).queue.concurrency).toBe(50);
   });
 });
