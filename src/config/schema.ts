@@ -63,9 +63,15 @@ export const httpUrl = (name: string) =>
  * fragment in it would send every call to another path (a chat to .../api/v1?x=1/chat).
  */
 const baseUrl = (name: string) =>
-  httpUrl(name).refine((v) => v === undefined || !URL.canParse(v) || (new URL(v).search === '' && new URL(v).hash === '' && !/[?#]/.test(v)), {
-    message: `${name} must be the service's base address without a "?" query or "#" part, for example https://openhelixai.com/api/v1`,
-  });
+  httpUrl(name)
+    .refine((v) => v === undefined || !URL.canParse(v) || (new URL(v).search === '' && new URL(v).hash === '' && !/[?#]/.test(v)), {
+      message: `${name} must be the service's base address without a "?" query or "#" part, for example https://openhelixai.com/api/v1`,
+    })
+    // An endpoint's address pasted from the docs: every call would go to …/chat/chat.
+    .superRefine((v, ctx) => {
+      const endpoint = v === undefined ? undefined : /\/(chat|instances)\/*$/i.exec(v)?.[1];
+      if (endpoint) ctx.addIssue({ code: 'custom', message: `${name} ends with /${endpoint}, an endpoint: give the base address the endpoints follow, for example https://openhelixai.com/api/v1` });
+    });
 
 export const envSchema = z.object({
   AGENT_API_BASE_URL: baseUrl('AGENT_API_BASE_URL'),

@@ -144,3 +144,14 @@ describe('BINDINGS channels', () => {
     expect(loadTestConfig({ ...env, BINDINGS: 'slack:C0123=inst_a,discord:998877=inst_b,slack:dm=inst_a,slack:dm:T0TEAM1=inst_a,discord:dm=inst_b' }).bindings).toHaveLength(5);
   });
 });
+
+describe('AGENT_API_BASE_URL', () => {
+  it('refuses an endpoint address (…/chat, …/instances) where the base address belongs', () => {
+    for (const url of ['https://openhelixai.com/api/v1/chat', 'https://openhelixai.com/api/v1/instances/', 'https://openhelixai.com/api/v1/Chat']) {
+      const p = configProblem({ ...real, AGENT_API_BASE_URL: url });
+      expect(p).toMatch(/AGENT_API_BASE_URL ends with \/(chat|instances|Chat), an endpoint: give the base address/);
+      expect(p).not.toMatch(/AGENT_API_BASE_URL is missing/);
+    }
+    expect(loadTestConfig({ ...real, AGENT_API_BASE_URL: 'https://chat.example.com/api/v1' }).agent?.baseUrl).toBe('https://chat.example.com/api/v1');
+  });
+});
