@@ -1,7 +1,7 @@
 import { EmbedType, MessageReferenceType, cleanContent, type Embed, type Message, type MessageSnapshot } from 'discord.js';
 
 /**
- * What a message says beyond its `content`: the embeds a bot or webhook made, and the messages
+ * What a message says beyond its `content`: the embeds a bot or webhook made, a poll, and the messages
  * a forward carries (`message_reference.type` 1, `message_snapshots`), whose own content is
  * empty. Without them, an embed-only bot message or a forward read as empty.
  */
@@ -35,6 +35,15 @@ export function embedText(embeds: readonly Pick<Embed, 'data'>[] | undefined): s
     .map((e) => oneEmbed(field(e, 'data')))
     .filter(Boolean)
     .join('\n\n');
+}
+
+/** A poll's question and answers (`Poll: …` then `- …` each); a poll message has no content. */
+export function pollText(poll: Pick<Message, 'poll'>['poll'] | undefined): string {
+  if (!poll) return '';
+  const question = str(field(poll.question, 'text'));
+  const answers = poll.answers && typeof poll.answers.values === 'function' ? [...poll.answers.values()].map((a) => str(field(a, 'text'))).filter(Boolean) : [];
+  if (!question && answers.length === 0) return '';
+  return [`Poll: ${question}`.trim(), ...answers.map((a) => `- ${a}`)].join('\n');
 }
 
 /** A forward's snapshots (none for any other message, or when discord.js gave none). */

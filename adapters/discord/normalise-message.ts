@@ -1,6 +1,6 @@
 import { ChannelType, MessageType, cleanContent, type Message } from 'discord.js';
 import type { IncomingMessage } from '../../src/core/message.js';
-import { attachmentsWithForwarded, embedText, forwardedText } from './message-body.js';
+import { attachmentsWithForwarded, embedText, forwardedText, pollText } from './message-body.js';
 
 /** What the normaliser needs to know about the bot and the connection. */
 export interface NormaliseContext {
@@ -78,8 +78,8 @@ export async function normaliseMessage(message: Message, ctx: NormaliseContext):
   const fromSelf = message.author.id === ctx.botUserId;
   const authorIsBot = message.author.bot || message.webhookId !== null;
   const hasAttachments = attachmentsWithForwarded(message).attachments.size > 0 || message.stickers.size > 0;
-  // A bot's embeds and a forward's messages are what such a message says (its content is often empty).
-  const fullText = [text, embedText(message.embeds), forwardedText(message)].filter(Boolean).join('\n\n');
+  // A bot's embeds, a poll and a forward's messages are what such a message says (its content is empty).
+  const fullText = [text, embedText(message.embeds), pollText(message.poll), forwardedText(message)].filter(Boolean).join('\n\n');
   // Without the intent, Discord blanks content unless the bot is mentioned (or it is a DM).
   const contentMissing =
     !ctx.contentIntent && !isDirect && !fromSelf && !message.mentions.users.has(ctx.botUserId) && !message.content;

@@ -85,6 +85,19 @@ describe('"Ask the agent" on a message of embeds only', () => {
   });
 });
 
+describe('a poll', () => {
+  it('is read as its question and answers, in a DM and by "Ask the agent"', async () => {
+    const poll = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.dmBob, content: '', poll: { question: 'Which region for the new cluster?', answers: ['eu-west', 'us-east'] } });
+    await answered(poll, 'answer to the poll');
+    expect(lastCall()).toBe('Poll: Which region for the new cluster?\n- eu-west\n- us-east');
+    const inChannel = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.general, content: '', poll: { question: 'Ship on Friday?', answers: ['yes', 'no'] } });
+    const ask = h.discord.runMessageCommand({ user: w().users.alice, channel: w().channels.general, target: inChannel });
+    expect(await answerOf(ask, 'ask answer')).toBe(ASK_ANSWERS.queued('demo-helper'));
+    await answered(inChannel, 'answer to the asked poll');
+    expect(lastCall()).toBe('Bob wrote:\nPoll: Ship on Friday?\n- yes\n- no');
+  });
+});
+
 describe('odd forwards and embeds from the gateway', () => {
   it('never fail the handling of a message (odd snapshot and embed shapes read as absent), and the bot keeps answering', async () => {
     const world = w();

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 import { Gateway, INTENTS, type GatewayStats } from './gateway.js';
 import { RestApi, type GatewayInfo } from './rest.js';
 import { Store, type EmuInteraction, type Fault, type RestCall } from './store.js';
-import { HAS_SNAPSHOT, channelObject, mentionedIds, messageCreateEvent, messageObject, snapshotOf, type Json } from './payloads.js';
+import { HAS_SNAPSHOT, channelObject, mentionedIds, messageCreateEvent, messageObject, pollObject, snapshotOf, type Json } from './payloads.js';
 import {
   autocompleteInteraction,
   commandInteraction,
@@ -144,6 +144,7 @@ export class DiscordEmulator extends EventEmitter {
       mentionEveryone: /@(everyone|here)/.test(input.content),
       type: input.type,
       ...(input.embeds ? { embeds: input.embeds } : {}),
+      ...(input.poll ? { poll: pollObject(input.poll) } : {}),
       ...(input.replyTo
         ? { reference: { type: 0, message_id: input.replyTo, channel_id: input.channel.id, guild_id: input.channel.guildId }, referenced: referenced ?? null }
         : {}),

@@ -69,6 +69,8 @@ export interface SendMessageInput {
   type?: number;
   /** Embeds (API shape); a person's client sends none, a bot's or webhook's may send only these. */
   embeds?: Array<Record<string, unknown>>;
+  /** A poll (`question` and `answers` texts): Discord sends the message with no content. */
+  poll?: { question: string; answers: string[] };
   /**
    * Forwards this message (any channel): Discord sends a message of its own with
    * `message_reference.type` 1 and the original's content in `message_snapshots` (no author).

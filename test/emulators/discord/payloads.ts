@@ -135,9 +135,21 @@ export interface MessageInput {
   /** Action rows (buttons) as the bot sent them. */
   components?: Json[];
   embeds?: Json[];
+  poll?: Json;
   /** `message_snapshots` of a forward. */
   snapshots?: Json[];
   flags?: number;
+}
+
+/** A poll object as Discord sends it (answer IDs from 1, a day's expiry, no results yet). */
+export function pollObject(p: { question: string; answers: string[] }): Json {
+  return {
+    question: { text: p.question },
+    answers: p.answers.map((text, i) => ({ answer_id: i + 1, poll_media: { text } })),
+    expiry: new Date(Date.now() + 86_400_000).toISOString(),
+    allow_multiselect: false,
+    layout_type: 1,
+  };
 }
 
 /** HAS_SNAPSHOT: the message is a forward carrying `message_snapshots`. */
@@ -152,11 +164,12 @@ export function snapshotOf(original: Json): Json {
   return { message: Object.fromEntries(fields.filter((f) => original[f] !== undefined).map((f) => [f, original[f]])) };
 }
 
-/** A message as a bot reads it without the Message Content intent: content, embeds, files and components blank, in forwarded snapshots too. */
+/** A message as a bot reads it without the Message Content intent: content, embeds, files, components and poll blank, in forwarded snapshots too. */
 export function blankContent(m: Json): Json {
   const blank = { content: '', embeds: [], attachments: [], components: [] };
+  const { poll: _poll, ...rest } = m;
   return {
-    ...m,
+    ...rest,
     ...blank,
     ...(Array.isArray(m.message_snapshots) ? { message_snapshots: (m.message_snapshots as Json[]).map((s) => ({ ...s, message: { ...s.message, ...blank } })) } : {}),
   };
@@ -188,6 +201,7 @@ export function messageObject(m: MessageInput): Json {
     // A forward (reference type 1) has no `referenced_message`: its snapshot stands for it.
     ...(m.reference ? { message_reference: m.reference, ...(m.reference.type === 1 ? {} : { referenced_message: m.referenced ?? null }) } : {}),
     ...(m.snapshots ? { message_snapshots: m.snapshots } : {}),
+    ...(m.poll ? { poll: m.poll } : {}),
   };
 }
 
