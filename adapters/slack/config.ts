@@ -93,6 +93,22 @@ function tokenShapeProblems(botToken: string | undefined, appToken: string | und
   return problems;
 }
 
+/**
+ * App Credentials' neighbours taken for each other: the App ID (A…) for the Client ID, which
+ * failed only when someone installed the app; the Verification Token (24 characters) for the
+ * Signing Secret (32 hex digits), which refused every request from Slack as unsigned.
+ */
+function credentialShapeProblems(clientId: string | undefined, signingSecret: string | undefined): string[] {
+  const problems: string[] = [];
+  if (clientId !== undefined && !/^\d+\.\d+$/.test(clientId)) {
+    problems.push(`SLACK_CLIENT_ID must be the Client ID (digits, a dot, digits${/^A[A-Z0-9]+$/.test(clientId) ? '; this is the App ID' : ''}): copy it from your Slack app's Basic Information → App Credentials`);
+  }
+  if (signingSecret !== undefined && /^[A-Za-z0-9]{24}$/.test(signingSecret) && !/^[0-9a-f]+$/.test(signingSecret)) {
+    problems.push("SLACK_SIGNING_SECRET looks like the Verification Token (24 characters): copy the Signing Secret (32 hex digits) from your Slack app's Basic Information → App Credentials");
+  }
+  return problems;
+}
+
 const present = (v: string | undefined) => v !== undefined && v.trim() !== '';
 /** Any of these runs Slack; the other SLACK_ settings only shape it. */
 const RUNS_SLACK = ['SLACK_BOT_TOKEN', 'SLACK_APP_TOKEN', 'SLACK_SIGNING_SECRET', 'SLACK_CLIENT_ID'];
@@ -128,7 +144,7 @@ export const slackSettings: PlatformSettings<SlackConfig> = {
       ['SLACK_CLIENT_ID', e.SLACK_CLIENT_ID],
       ['SLACK_CLIENT_SECRET', e.SLACK_CLIENT_SECRET],
     ]);
-    problems.push(...pasted, ...tokenShapeProblems(e.SLACK_BOT_TOKEN, e.SLACK_APP_TOKEN));
+    problems.push(...pasted, ...tokenShapeProblems(e.SLACK_BOT_TOKEN, e.SLACK_APP_TOKEN), ...credentialShapeProblems(e.SLACK_CLIENT_ID, e.SLACK_SIGNING_SECRET));
     let oauth: SlackOAuthConfig | undefined;
     if (e.SLACK_CLIENT_ID) {
       if (!e.SLACK_CLIENT_SECRET) missing('SLACK_CLIENT_SECRET', 'SLACK_CLIENT_ID is set, so Slack installs over OAuth');

@@ -155,3 +155,14 @@ describe('AGENT_API_BASE_URL', () => {
     expect(loadTestConfig({ ...real, AGENT_API_BASE_URL: 'https://chat.example.com/api/v1' }).agent?.baseUrl).toBe('https://chat.example.com/api/v1');
   });
 });
+
+describe('Slack app credentials', () => {
+  it('refuses the App ID as SLACK_CLIENT_ID and the Verification Token as SLACK_SIGNING_SECRET', () => {
+    const oauth = { ...real, SLACK_CLIENT_SECRET: 'client-secret', SLACK_STATE_SECRET: 'state-secret-0123456789', INSTALLATION_ENCRYPTION_KEY: 'a'.repeat(64), SLACK_SIGNING_SECRET: 'sign-1234' };
+    expect(configProblem({ ...oauth, SLACK_CLIENT_ID: 'A0123ABCDEF' })).toMatch(/SLACK_CLIENT_ID must be the Client ID \(digits, a dot, digits; this is the App ID\)/);
+    expect(loadTestConfig({ ...oauth, SLACK_CLIENT_ID: '1111.2222' }).platforms.slack).toBeDefined();
+    const token = 'AbCdEfGhIjKlMnOpQrStUvWx';
+    expect(refusal({ ...real, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: token }, token)).toMatch(/SLACK_SIGNING_SECRET looks like the Verification Token/);
+    expect(loadTestConfig({ ...real, SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: '0123456789abcdef0123456789abcdef' }).platforms.slack).toBeDefined();
+  });
+});
