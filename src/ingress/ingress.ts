@@ -19,10 +19,8 @@ import { isRedisConnectionError } from '../redis-errors.js';
 import { describeQuotaHit } from '../quota/message.js';
 import type { QuotaResult } from '../quota/quota.js';
 import type { SeenLedger } from './seen-ledger.js';
+import { hasVisibleText } from '../core/visible-text.js';
 import type { DropReason, HandleOptions, Ingress, IngressResult } from './types.js';
-
-/** A character that shows: not a space, control, format or default-ignorable one, nor the braille blank. */
-const VISIBLE = /[^\s\p{Cc}\p{Cf}\p{Default_Ignorable_Code_Point}\u2800]/u;
 
 /** Quota check before a job is queued (src/quota). */
 export interface QuotaGate {
@@ -211,10 +209,7 @@ export function createIngress(options: IngressOptions): Ingress {
       if (!addressed) return drop(m, 'not_addressed');
 
       const text = m.text.trim();
-      // Only spaces and invisible characters ask nothing: format characters (zero-width space, word
-      // joiner), controls, and the blank letters people paste to send an "empty" message (Hangul
-      // fillers, braille blank), each a billed call for no question.
-      if (!VISIBLE.test(text)) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : noticesOf(m.platform).empty);
+      if (!hasVisibleText(text)) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : noticesOf(m.platform).empty);
       if (text.length > options.maxMessageChars) return drop(m, 'too_long', notices.tooLong(text.length, options.maxMessageChars));
 
       // Per-workspace accounts: a workspace whose admin has not run `setup` has no one to bill.

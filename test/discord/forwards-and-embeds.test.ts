@@ -85,6 +85,20 @@ describe('"Ask the agent" on a message of embeds only', () => {
   });
 });
 
+describe('"Ask the agent" on a message with nothing to read', () => {
+  it('answers privately that there is no text, and posts nothing under the message', async () => {
+    for (const content of ['\u3164', '\u200b\u200b', '\u2800']) {
+      const calls = h.agent.chatCalls().length;
+      const target = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.general, content });
+      const ask = h.discord.runMessageCommand({ user: w().users.alice, channel: w().channels.general, target });
+      expect(await answerOf(ask, 'ask answer')).toBe(ASK_ANSWERS.empty);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(h.discord.repliesTo(target.id)).toEqual([]);
+      expect(h.agent.chatCalls().length).toBe(calls);
+    }
+  });
+});
+
 describe('a poll', () => {
   it('is read as its question and answers, in a DM and by "Ask the agent"', async () => {
     const poll = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.dmBob, content: '', poll: { question: 'Which region for the new cluster?', answers: ['eu-west', 'us-east'] } });

@@ -4,6 +4,7 @@ import type { IncomingMessage } from '../../../src/core/message.js';
 import type { Ingress, IngressResult } from '../../../src/ingress/types.js';
 import { normaliseMessage } from '../normalise-message.js';
 import { attachmentsWithForwarded } from '../message-body.js';
+import { hasVisibleText } from '../../../src/core/visible-text.js';
 
 export interface AskDeps {
   ingress: Ingress;
@@ -97,7 +98,8 @@ export async function onAskAgent(i: MessageContextMenuCommandInteraction, deps: 
   let notice: string | undefined;
   const files = attachmentsWithForwarded(target);
   if (deps.withAttachments && files.attachments.size > 0) ({ message: asked, notice } = await deps.withAttachments(asked, files));
-  if (!asked.text.trim()) return void (await say([ASK_ANSWERS.empty, notice].filter(Boolean).join('\n')));
+  // Checked here, privately: the ingress would answer an empty ask with a public notice under the message.
+  if (!hasVisibleText(asked.text)) return void (await say([ASK_ANSWERS.empty, notice].filter(Boolean).join('\n')));
   asked = { ...asked, text: `${authorName(target)} wrote:\n${asked.text}`, hasAttachments: false };
 
   const result: IngressResult = await deps.ingress.handle(asked);
