@@ -5,7 +5,8 @@ import type { AdapterContext } from '../../src/core/platform-context.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import { normaliseMessage } from './normalise-message.js';
 import { withAttachments } from './attachments.js';
-import { attachmentsWithForwarded } from './message-body.js';
+import { attachmentsWithForwarded, forwardedSnapshots } from './message-body.js';
+import { createForwardPairing } from './forward-pairing.js';
 import { botMayNotPost } from './can-post.js';
 import { oncePer } from '../../src/core/once-per.js';
 
@@ -66,6 +67,22 @@ export function createMessageIntake(options: MessageIntakeOptions): (message: Me
     );
   }
 
+  const pairing = createForwardPairing();
+
+  /** A forward and its comment (two messages): see forward-pairing.ts. */
+  async function pairForward(message: Message, incoming: IncomingMessage): Promise<IncomingMessage> {
+    if (incoming.fromSelf || incoming.fromBot || incoming.isDirect) return incoming;
+    const key = `${message.channelId}:${message.author.id}`;
+    const at = message.createdTimestamp;
+    if (forwardedSnapshots(message).length > 0) {
+      if (await mayAnswer(incoming)) return incoming;
+      return pairing.forward(key, at, incoming.text) ? { ...incoming, mentionsBot: true } : incoming;
+    }
+    if (!incoming.mentionsBot && !incoming.repliesToBot) return incoming;
+    const forwarded = pairing.addressed(key, at);
+    return forwarded ? { ...incoming, text: [incoming.text, forwarded].filter(Boolean).join('\n\n') } : incoming;
+  }
+
   return async function onMessage(message: Message, withContent: boolean): Promise<void> {
     const botUserId = message.client.user?.id;
     if (!botUserId) return;
@@ -84,6 +101,7 @@ export function createMessageIntake(options: MessageIntakeOptions): (message: Me
       warnMayNotPost(message);
       return;
     }
+    incoming = await pairForward(message, incoming);
     let notice: string | undefined;
     const files = attachmentsWithForwarded(message);
     if (files.attachments.size > 0 && (await mayAnswer(incoming))) {

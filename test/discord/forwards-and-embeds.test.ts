@@ -53,6 +53,29 @@ describe('a forwarded message', () => {
     await until(() => h.logs.matching(/message dropped/).find((l) => l.messageId === again.id && l.reason === 'not_addressed'), 'forward not addressed');
   });
 
+  it('with a comment that mentions the bot (two messages, either order): the agent gets the forward with the question', async () => {
+    const original = h.discord.sendMessage({ author: w().users.alice, channel: w().channels.bound, content: 'disk usage at 97% on db-2' });
+    // Forward first, then the comment.
+    const forward = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.general, content: '', forward: original });
+    const comment = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.general, content: `${mention(h.discord)} is this urgent?` });
+    await answered(comment, 'answer to the comment');
+    expect(lastCall()).toBe('is this urgent?\n\nForwarded message:\n> disk usage at 97% on db-2');
+    expect(h.discord.repliesTo(forward.id)).toEqual([]);
+    // The comment first, then the forward: both are answered, in order.
+    const calls = h.agent.chatCalls().length;
+    const comment2 = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.general, content: `${mention(h.discord)} and this one?` });
+    const forward2 = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.general, content: '', forward: original });
+    await answered(forward2, 'answer to the forward after its comment');
+    expect(h.agent.chatCalls().slice(calls).map((c) => c.message)).toEqual(['and this one?', 'Forwarded message:\n> disk usage at 97% on db-2']);
+    await answered(comment2, 'answer to the comment before its forward');
+    // Someone else's mention right after a forward does not take it.
+    const calls3 = h.agent.chatCalls().length;
+    h.discord.sendMessage({ author: w().users.carol, channel: w().channels.general, content: '', forward: original });
+    const other = h.discord.sendMessage({ author: w().users.alice, channel: w().channels.general, content: `${mention(h.discord)} unrelated question` });
+    await answered(other, 'answer to the other person');
+    expect(h.agent.chatCalls().slice(calls3).map((c) => c.message)).toEqual(['unrelated question']);
+  });
+
   it("reads a forwarded bot's embeds", async () => {
     const original = h.discord.sendMessage({
       author: w().users.otherBot,
