@@ -61,9 +61,9 @@ export function attachmentsWithForwarded(message: Pick<Message, 'reference' | 'm
 
 /**
  * The forwarded messages' text (content, then their embeds; their files are read with the
- * message's own), quoted under a line that says it
- * was forwarded, so the agent does not take it for the sender's own words. Mentions in it are
- * made readable; they address nobody (a forward pings no one).
+ * message's own), quoted under a line that says it was forwarded, so the agent does not take it
+ * for the sender's own words. Mentions in it are made readable; they address nobody (a forward
+ * pings no one).
  */
 export function forwardedText(message: Pick<Message, 'reference' | 'messageSnapshots' | 'channel'>): string {
   return forwardedSnapshots(message)
