@@ -11,6 +11,7 @@ import { installationKey } from './installations.js';
 import { cannotPostForShortcut, shortcutReach } from './shortcut-reach.js';
 import { handOver, type MessageListenerDeps } from './message-listener.js';
 import type { BotIdentity } from './normalise.js';
+import { shownText } from './shown-text.js';
 import { slackTextToPlain } from './slack-text.js';
 import type { UserDirectory } from './user-directory.js';
 
@@ -87,7 +88,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
         : await deps.identity();
     const authorId = str(target.user);
     const author = str((target.user_profile as Record<string, unknown> | undefined)?.display_name) ??
-      (authorId ? await deps.users.get(authorId).then((u) => u.name, () => authorId) : str(target.username) ?? 'someone');
+      (authorId ? await deps.users.get(authorId).then((u) => u.name, () => authorId) : str(target.username) ?? str((target.bot_profile as Record<string, unknown> | undefined)?.name) ?? 'someone');
     const askerName = str(s.user?.name);
     const messageId = `${channel}:${messageTs}:ask:${asker}`;
     if (!(await deps.seen.first('slack', messageId))) {
@@ -95,7 +96,8 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
       return;
     }
 
-    const body = slackTextToPlain(str(target.text) ?? '', identity.userId);
+    // What the message shows: an app's message often has no `text`, only blocks or attachments.
+    const body = slackTextToPlain(shownText(target), identity.userId);
     const files = target.files;
     const asked: IncomingMessage = {
       platform: 'slack',

@@ -7,6 +7,7 @@ import { DEFAULT_SUGGESTED_PROMPTS, type SuggestedPromptStore } from '../../src/
 import { asAssistantMessage } from './assistant-message.js';
 import type { AssistantThreads } from './assistant-threads.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
+import { shownText } from './shown-text.js';
 import { slackTextToPlain } from './slack-text.js';
 import { ASSISTANT_ROOT_SUBTYPE, readThread, turnsOf, type BotIds } from './thread-transcript.js';
 import type { WebClient } from '@slack/web-api';
@@ -154,7 +155,7 @@ export function registerAssistant(app: App, deps: AssistantDeps): void {
         // The user's turn in the thread's record: the worker's transcript reads it (assistant-threads.ts).
         if (user) {
           await deps.threads
-            .addTurns(dm, threadTs, [{ ts, user, text: text ?? '' }])
+            .addTurns(dm, threadTs, [{ ts, user, text: shownText(m) }])
             .catch((err: unknown) => logger.warn({ err: String(err) }, 'could not record the message in the assistant thread record'));
         }
         const title = text ? titleOf(text, own.userId) : '';

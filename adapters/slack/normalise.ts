@@ -2,7 +2,7 @@ import { dmBindingChannel } from '../../src/bindings/dm.js';
 import type { IncomingMessage, ReplyTarget } from '../../src/core/message.js';
 import type { ConversationRef } from '../../src/core/conversation.js';
 import { mentionsUser, slackTextToPlain } from './slack-text.js';
-import { richTextToSlackText } from './rich-text.js';
+import { ownText, shownText } from './shown-text.js';
 
 /** Who the bot is, from `auth.test`. */
 export interface BotIdentity {
@@ -66,8 +66,10 @@ export function normaliseSlackEvent(body: unknown, identity: BotIdentity, now: n
   const isDirect = channelType === 'im' || (channelType === undefined && channel.startsWith('D'));
   const rawThread = ts(e.thread_ts);
   const threadTs = rawThread && rawThread !== messageTs ? rawThread : undefined;
-  // A message posted with blocks and no `text`: what its rich text says.
-  const text = str(e.text) || richTextToSlackText(e.blocks);
+  // What the message shows: an app's blocks or attachments when `text` is empty, and what it
+  // forwards (marked as forwarded). Only its own words can address the bot.
+  const own = ownText(e);
+  const text = shownText(e);
 
   const conversation: ConversationRef = {
     platform: 'slack',
@@ -92,7 +94,7 @@ export function normaliseSlackEvent(body: unknown, identity: BotIdentity, now: n
     ...(userName ? { userName: userName.slice(0, 80) } : {}),
     text: slackTextToPlain(text, identity.userId),
     isDirect,
-    mentionsBot: type === 'app_mention' || mentionsUser(text, identity.userId),
+    mentionsBot: type === 'app_mention' || mentionsUser(own, identity.userId),
     repliesToBot: threadTs !== undefined && e.parent_user_id === identity.userId,
     fromSelf: (user !== undefined && user === identity.userId) || (botId !== undefined && botId === identity.botId),
     // Slackbot (reminders, auto-responses) posts as a user with no bot_id.

@@ -160,6 +160,17 @@ export function messageShortcut(state: SlackState, o: { user: string; channel: s
     trigger_id: issueTrigger(state),
     response_url: o.responseUrl,
     message_ts: o.messageTs,
-    message: { type: 'message', ts: m.ts, text: m.text, ...(m.user ? { user: m.user } : {}), ...(m.bot_id ? { bot_id: m.bot_id } : {}), ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}) },
+    // The whole message as stored: an app's blocks and attachments, a forward, its files.
+    message: {
+      type: 'message',
+      ts: m.ts,
+      text: m.text,
+      ...(m.user ? { user: m.user } : {}),
+      ...(m.bot_id ? { bot_id: m.bot_id } : {}),
+      ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}),
+      ...(m.blocks ? { blocks: m.blocks } : {}),
+      ...(m.attachments ? { attachments: m.attachments } : {}),
+      ...(m.files ? { files: m.files } : {}),
+    },
   };
 }

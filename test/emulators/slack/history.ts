@@ -104,6 +104,9 @@ function messageView(m: StoredMessage, p: Params, state: SlackState): Result {
     ...(m.subtype ? { subtype: m.subtype } : {}),
     ...(fromBot ? { app_id: state.identity.appId } : {}),
     ...(m.thread_ts ? { thread_ts: m.thread_ts } : {}),
+    ...(m.blocks ? { blocks: m.blocks } : {}),
+    ...(m.attachments ? { attachments: m.attachments } : {}),
+    ...(m.files ? { files: m.files } : {}),
     ...(withMetadata && m.metadata ? { metadata: m.metadata } : {}),
   };
 }

@@ -77,8 +77,19 @@ function conversationsInfo(p: Params, s: SlackState): MethodResult {
   };
 }
 
+/** A JSON list argument as posted (`blocks`, `attachments`), kept as is; undefined when absent or not a list. */
+function jsonList(raw: string | undefined): unknown[] | undefined {
+  if (!raw) return undefined;
+  try {
+    const v = JSON.parse(raw) as unknown;
+    return Array.isArray(v) ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 function contentProblem(p: Params): MethodResult | undefined {
-  if (!p.text && !p.blocks) return fail('no_text');
+  if (!p.text && !p.blocks && !p.attachments) return fail('no_text');
   if (p.text && p.text.length > MAX_TEXT) return fail('msg_too_long');
   if (p.blocks) {
     const b = validateBlocks(p.blocks);
@@ -145,6 +156,8 @@ export const METHODS: Record<string, Method> = {
     if (error) return fail(error);
     const channel = p.channel!;
     const ts = s.nextTs();
+    const blocks = jsonList(p.blocks);
+    const attachments = jsonList(p.attachments);
     const message: StoredMessage = {
       ts,
       channel,
@@ -152,6 +165,8 @@ export const METHODS: Record<string, Method> = {
       user: s.identity.botUserId,
       bot_id: s.identity.botId,
       ...(p.thread_ts ? { thread_ts: p.thread_ts } : {}),
+      ...(blocks ? { blocks } : {}),
+      ...(attachments ? { attachments } : {}),
       ...(metadata ? { metadata } : {}),
       reactions: new Map(),
     };
@@ -161,7 +176,7 @@ export const METHODS: Record<string, Method> = {
     return {
       channel,
       ts,
-      message: { type: 'message', text: message.text, user: message.user, bot_id: message.bot_id, ts, thread_ts: p.thread_ts, ...(metadata ? { metadata } : {}) },
+      message: { type: 'message', text: message.text, user: message.user, bot_id: message.bot_id, ts, thread_ts: p.thread_ts, ...(blocks ? { blocks } : {}), ...(attachments ? { attachments } : {}), ...(metadata ? { metadata } : {}) },
     };
   },
 

@@ -13,6 +13,10 @@ export interface UserMessageOptions {
   subtype?: string;
   botId?: string;
   files?: Json[];
+  /** Blocks (another app's message: often an empty `text` and everything here). */
+  blocks?: Json[];
+  /** Legacy attachments; a forwarded message is one with `is_share: true`. */
+  attachments?: Json[];
   /** The workspace it is written in (multi-workspace tests). @defaultValue the emulator's team */
   team?: string;
 }
@@ -36,6 +40,9 @@ export function userMessage(state: SlackState, o: UserMessageOptions): { ts: str
     text: o.text,
     ...(o.botId ? { bot_id: o.botId } : { user: o.user }),
     ...(o.threadTs ? { thread_ts: o.threadTs } : {}),
+    ...(o.blocks ? { blocks: o.blocks } : {}),
+    ...(o.attachments ? { attachments: o.attachments } : {}),
+    ...(o.files ? { files: o.files } : {}),
     reactions: new Map(),
   });
   const common: Json = {
@@ -47,6 +54,8 @@ export function userMessage(state: SlackState, o: UserMessageOptions): { ts: str
     event_ts: ts,
     ...(o.threadTs ? { thread_ts: o.threadTs } : {}),
     ...(o.files ? { files: o.files } : {}),
+    ...(o.blocks ? { blocks: o.blocks } : {}),
+    ...(o.attachments ? { attachments: o.attachments } : {}),
   };
   const channelType = o.channelType ?? (o.channel.startsWith('D') ? 'im' : 'channel');
   return {

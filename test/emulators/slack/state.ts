@@ -65,6 +65,12 @@ export interface StoredMessage {
   /** Slack's message subtype, when it has one (an assistant thread's root: `assistant_app_thread`). */
   subtype?: string;
   thread_ts?: string;
+  /** Blocks, legacy attachments and files as posted: Slack returns them as they are. */
+  blocks?: unknown[];
+  attachments?: unknown[];
+  files?: unknown[];
+  /** Who a bot's message is from (`bot_profile.name`), for a message another app posted. */
+  username?: string;
   /** Message metadata an app attached (`chat.postMessage` `metadata`); apps only, never users. */
   metadata?: MessageMetadata;
   reactions: Map<string, Set<string>>;

@@ -1,0 +1,135 @@
+import { escapeSlackText } from './escape.js';
+import { richTextToSlackText } from './rich-text.js';
+
+type Json = Record<string, unknown>;
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const list = (v: unknown): Json[] => (Array.isArray(v) ? v.filter((e): e is Json => !!e && typeof e === 'object') : []);
+
+/** Most characters read out of one message (the ingress cuts a long message anyway). */
+const MAX_CHARS = 100_000;
+/** Most attachments read per message (Slack shows at most 100; a share carries one). */
+const MAX_ATTACHMENTS = 20;
+
+/** The parts of a Slack message that carry what it shows: an event, a shortcut's message, a read-back. */
+export interface SlackMessageContent {
+  text?: unknown;
+  blocks?: unknown;
+  attachments?: unknown;
+}
+
+/**
+ * A text object of a block (`{ type: 'mrkdwn' | 'plain_text', text }`) as Slack markup:
+ * plain text is escaped, so `<`, `>` and `&` in it stay characters.
+ */
+function textObject(o: unknown): string {
+  if (!o || typeof o !== 'object') return '';
+  const t = o as Json;
+  return t.type === 'plain_text' ? escapeSlackText(str(t.text)) : str(t.text);
+}
+
+/** Block types other than `rich_text` that show text. */
+const TEXT_BLOCKS = new Set(['section', 'header', 'context', 'markdown']);
+
+/**
+ * The Slack markup of what a message's blocks show: `rich_text` (see rich-text.ts), `section`
+ * (text and fields), `header`, `context` (its text elements) and `markdown`. Others (images,
+ * buttons, dividers) show no text to read.
+ */
+export function blocksToSlackText(blocks: unknown): string {
+  const parts = list(blocks).map((b) => {
+    switch (b.type) {
+      case 'rich_text':
+        return richTextToSlackText([b]);
+      case 'section':
+        return [textObject(b.text), ...list(b.fields).map(textObject)].filter(Boolean).join('\n');
+      case 'header':
+        return textObject(b.text);
+      case 'context':
+        return list(b.elements).map(textObject).filter(Boolean).join(' ');
+      case 'markdown':
+        return str(b.text);
+      default:
+        return '';
+    }
+  });
+  return parts.filter((p) => p.trim()).join('\n').slice(0, MAX_CHARS);
+}
+
+/**
+ * The message's own words: its `text`, or, when it has none or its blocks hold more than rich
+ * text (an app's `section`s, where `text` is only the notification fallback), its blocks.
+ * Mentions are read from this, never from what it forwards.
+ */
+export function ownText(m: SlackMessageContent): string {
+  const text = str(m.text);
+  const blocks = list(m.blocks);
+  const appLayout = blocks.some((b) => TEXT_BLOCKS.has(str(b.type)));
+  if (text.trim() && !appLayout) return text;
+  return blocksToSlackText(blocks) || text;
+}
+
+/** A forwarded (shared) message, or a message a pasted link unfurled: Slack shows it quoted. */
+function isSharedMessage(a: Json): boolean {
+  return a.is_share === true || a.is_msg_unfurl === true;
+}
+
+function quoted(text: string): string {
+  return text
+    .split('\n')
+    .map((line) => `> ${line}`)
+    .join('\n');
+}
+
+/** A shared message's text: its `text`, else its `message_blocks` (the original's blocks), else the fallback. */
+function sharedText(a: Json): string {
+  const fromBlocks = () =>
+    list(a.message_blocks)
+      .map((mb) => blocksToSlackText((mb.message as Json | undefined)?.blocks))
+      .filter(Boolean)
+      .join('\n');
+  return str(a.text).trim() || fromBlocks() || str(a.fallback);
+}
+
+/** A legacy attachment as shown: pretext, title, text (or its fallback), fields as `title: value`. */
+function legacyText(a: Json): string {
+  const title = str(a.title) && str(a.title_link) ? `<${str(a.title_link)}|${str(a.title)}>` : str(a.title);
+  const fields = list(a.fields).map((f) => [str(f.title), str(f.value)].filter(Boolean).join(': '));
+  const body = str(a.text) || blocksToSlackText(a.blocks) || (fields.length === 0 && !title ? str(a.fallback) : '');
+  return [str(a.pretext), title, body, ...fields].filter((p) => p.trim()).join('\n');
+}
+
+/**
+ * What the attachments of a message show, as Slack markup, one part each: a forwarded message
+ * marked as forwarded (with its author) and quoted; an app's legacy attachment as its text. A
+ * link preview Slack unfurled from a URL in the text (`from_url`, not a message) is left out:
+ * the URL is already in the text, and the page's words are not the sender's.
+ */
+export function attachmentsToSlackText(attachments: unknown): string[] {
+  return list(attachments)
+    .slice(0, MAX_ATTACHMENTS)
+    .flatMap((a) => {
+      if (isSharedMessage(a)) {
+        const text = sharedText(a);
+        if (!text.trim()) return [];
+        const author = str(a.author_name) || str(a.author_subname);
+        const what = a.is_share === true ? 'Forwarded message' : 'Linked message';
+        return [`${what}${author ? ` from ${escapeSlackText(author)}` : ''}:\n${quoted(text)}`];
+      }
+      if (str(a.from_url) || a.is_app_unfurl === true) return [];
+      const text = legacyText(a);
+      return text.trim() ? [text] : [];
+    });
+}
+
+/**
+ * Everything a Slack message shows, as Slack markup (for slackTextToPlain): its own words
+ * ({@link ownText}), then its attachments ({@link attachmentsToSlackText}). An app's message
+ * often has an empty `text` and everything in blocks or legacy attachments; a forwarded
+ * message keeps the forwarded words in an attachment. Reused wherever a message is read.
+ */
+export function shownText(m: SlackMessageContent): string {
+  return [ownText(m), ...attachmentsToSlackText(m.attachments)]
+    .filter((p) => p.trim())
+    .join('\n\n')
+    .slice(0, MAX_CHARS);
+}
