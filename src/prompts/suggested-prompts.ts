@@ -7,6 +7,23 @@ export const MAX_SUGGESTED_PROMPTS = 4;
 /** Longest prompt title kept (Slack shows short titles; the title is also the message sent). */
 export const MAX_PROMPT_CHARS = 75;
 
+const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
+
+/**
+ * A title cut to at most MAX_PROMPT_CHARS UTF-16 units, at a whole character: a cut inside an
+ * emoji's surrogate pair (or a flag, a skin tone, a family joined by ZWJ) would send Slack half
+ * a character, shown as a broken glyph.
+ */
+export function cutPromptTitle(title: string): string {
+  if (title.length <= MAX_PROMPT_CHARS) return title;
+  let out = '';
+  for (const { segment } of graphemes.segment(title)) {
+    if (out.length + segment.length > MAX_PROMPT_CHARS) break;
+    out += segment;
+  }
+  return out.trimEnd();
+}
+
 /** Shown when the binding has none of its own. */
 export const DEFAULT_SUGGESTED_PROMPTS = ['What can you help me with?', 'Summarise a topic for me', 'Help me write a message', 'Explain something step by step'];
 
@@ -25,7 +42,7 @@ export interface SuggestedPromptStore {
 export function parsePromptList(text: string): string[] {
   return text
     .split('|')
-    .map((t) => t.replace(/\s+/g, ' ').trim().slice(0, MAX_PROMPT_CHARS))
+    .map((t) => cutPromptTitle(t.replace(/\s+/g, ' ').trim()))
     .filter(Boolean)
     .slice(0, MAX_SUGGESTED_PROMPTS);
 }
@@ -44,7 +61,7 @@ export function createSuggestedPromptStore(options: { redis: Redis; prefix: stri
       }
     },
     async set(platform, channelId, prompts) {
-      const clean = prompts.map((p) => p.trim().slice(0, MAX_PROMPT_CHARS)).filter(Boolean).slice(0, MAX_SUGGESTED_PROMPTS);
+      const clean = prompts.map((p) => cutPromptTitle(p.trim())).filter(Boolean).slice(0, MAX_SUGGESTED_PROMPTS);
       if (clean.length === 0) await options.redis.hdel(key, `${platform}:${channelId}`);
       else await options.redis.hset(key, `${platform}:${channelId}`, JSON.stringify(clean));
       return clean;

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { createSuggestedPromptStore } from '../../src/prompts/suggested-prompts.js';
+import { createSuggestedPromptStore, MAX_PROMPT_CHARS, parsePromptList } from '../../src/prompts/suggested-prompts.js';
 import { cleanup, testRedis } from '../support/redis-helpers.js';
 import { caller, setup, text } from './setup.js';
 
@@ -17,5 +17,24 @@ describe('set prompts', () => {
     expect(five).not.toContain('• five');
     expect(five).toContain('Only the first 4 are kept');
     expect(text(await s.commands.set(inBound, 'prompts', 'one | two'))).not.toContain('Only the first');
+  });
+
+  it('cuts a long title at a whole character, never inside an emoji', async () => {
+    const loneSurrogate = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+    const pad = 'x'.repeat(MAX_PROMPT_CHARS - 1);
+    // 74 + a 2-unit emoji: slice(0, 75) kept its first half.
+    for (const title of [`${pad}😀 more`, `${pad.slice(1)}👨‍👩‍👧 more`, `${pad}🇫🇷`]) {
+      const [cut] = parsePromptList(title);
+      expect(cut!.length).toBeLessThanOrEqual(MAX_PROMPT_CHARS);
+      expect(cut).not.toMatch(loneSurrogate);
+      expect(title.startsWith(cut!)).toBe(true);
+      const graphemes = [...new Intl.Segmenter(undefined, { granularity: 'grapheme' }).segment(cut!)].map((g) => g.segment);
+      expect(graphemes.every((g) => title.includes(g))).toBe(true);
+      expect(cut).not.toMatch(/👨‍👩$|🇫$/u);
+    }
+    const store = createSuggestedPromptStore({ redis, prefix: `${prefix}:prompts2` });
+    const [kept] = await store.set('slack', 'C1', [`${pad}😀`]);
+    expect(kept).toBe(pad);
+    expect(await store.get('slack', 'C1')).toEqual([pad]);
   });
 });
