@@ -229,7 +229,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     users,
     // Files are read with the workspace's bot token: the one token, or the message's installation's.
     ...(ctx.config.maxAttachmentBytes > 0
-      ? { files: createSlackFileReader({ botToken: fileToken, fileInfo, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars, apiUrl: slack.apiUrl }) }
+      ? { files: createSlackFileReader({ botToken: fileToken, fileInfo, maxBytes: ctx.config.maxAttachmentBytes, maxChars: ctx.config.maxMessageChars, apiUrl: slack.apiUrl, logger }) }
       : {}),
   };
   // One handler for message events and assistant threads: each knows what the other has under way.

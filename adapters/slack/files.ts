@@ -1,4 +1,6 @@
-import { readAttachments, type AttachmentRef, type ReadAttachmentsResult } from '../../src/attachments/index.js';
+import { downloadText, readAttachments, type AttachmentRef, type DownloadOptions, type ReadAttachmentsResult } from '../../src/attachments/index.js';
+import type { Logger } from '../../src/logger.js';
+import { slackErrorCode } from './errors.js';
 import { keepSlackTokenOnRedirect } from './file-redirect-auth.js';
 import { withTimeout } from '../../src/core/with-timeout.js';
 
@@ -64,21 +66,70 @@ export function createSlackFileReader(options: {
   timeoutMs?: number;
   /** SLACK_API_URL, when set: its hostname serves files too (an emulator), and may get the token. */
   apiUrl?: string | undefined;
+  /** Warned once when Slack refuses the bot its files (no `files:read`). */
+  logger?: Pick<Logger, 'warn'>;
+  /** Downloads (replaceable in tests). @defaultValue downloadText */
+  download?: typeof downloadText;
 }): SlackFileReader {
   const timeoutMs = options.timeoutMs ?? 10_000;
   const fileInfo = options.fileInfo;
   const apiHostname = options.apiUrl ? new URL(options.apiUrl).hostname : undefined;
+  const download = options.download ?? downloadText;
+  let warned = false;
   return async (text, files, installation) => {
-    const complete = fileInfo ? await withFullFileObjects(files, (id) => withTimeout(fileInfo(id, installation), timeoutMs, () => undefined)) : files;
-    return readAttachments(text, slackFiles(complete, apiHostname), {
+    // Slack's two answers to a token without files:read: `missing_scope` from files.info, and its
+    // sign-in page (HTML, often with status 200) for the download itself.
+    let refused = false;
+    const info = fileInfo
+      ? (id: string) =>
+          withTimeout(
+            fileInfo(id, installation).catch((err: unknown) => {
+              if (slackErrorCode(err) === 'missing_scope') refused = true;
+              throw err;
+            }),
+            timeoutMs,
+            () => undefined,
+          )
+      : undefined;
+    const complete = info ? await withFullFileObjects(files, info) : files;
+    const read = await readAttachments(text, slackFiles(complete, apiHostname), {
       maxBytes: options.maxBytes,
       maxChars: options.maxChars,
       timeoutMs,
       authHeaders: { authorization: `Bearer ${await options.botToken(installation)}` },
       keepAuthOnRedirect: keepSlackTokenOnRedirect,
+      download: async (url: string, o: DownloadOptions) => {
+        // A sign-in page from a host the token did not go to (a redirect off Slack) says nothing of the scope.
+        let tokenDropped = false;
+        const res = await download(url, {
+          ...o,
+          keepAuthOnRedirect: (target, first) => {
+            const keep = o.keepAuthOnRedirect?.(target, first) ?? false;
+            if (!keep) tokenDropped = true;
+            return keep;
+          },
+        });
+        if (!res.ok && res.reason === 'sign_in_page' && !tokenDropped) refused = true;
+        return res;
+      },
     });
+    if (!refused) return read;
+    if (!warned) {
+      warned = true;
+      options.logger?.warn(
+        { scope: FILES_SCOPE },
+        `Slack refused the bot a file (missing_scope, or its sign-in page for the download): the app needs the ${FILES_SCOPE} scope. Add it (it is in the manifest) and reinstall the app; until then files are not sent to the agent`,
+      );
+    }
+    return { ...read, notice: `${read.notice ?? 'Not sent to the agent: the attached files.'} ${NO_FILES_ACCESS}` };
   };
 }
+
+/** The scope Slack asks for before it lets an app read files. */
+const FILES_SCOPE = 'files:read';
+
+/** Told to the user when Slack would not let the bot read a file at all. */
+export const NO_FILES_ACCESS = `Slack did not let this app read files: an admin needs to give it the ${FILES_SCOPE} permission and reinstall it.`;
 
 /**
  * In Slack Connect channels a message's files are stubs (`{ id, file_access: 'check_file_info' }`,

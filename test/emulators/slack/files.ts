@@ -57,7 +57,8 @@ export async function startFileHost(state: SlackState) {
   const mayRead = (authorization: string | undefined, team: string | undefined) => {
     const token = /^Bearer (.+)$/.exec(authorization ?? '')?.[1];
     if (!token) return false;
-    if (token === state.identity.botToken) return team === undefined || team === state.identity.teamId;
+    // A token without files:read gets the sign-in page too.
+    if (token === state.identity.botToken) return state.identity.scopes.includes('files:read') && (team === undefined || team === state.identity.teamId);
     const install = state.oauth?.installFor(token);
     return install !== undefined && (team === undefined || install.teamId === team);
   };
