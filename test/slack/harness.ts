@@ -150,7 +150,8 @@ export async function installWorkspace(h: SlackHarness, teamId: string, org?: { 
 /** Someone writes in a channel: the `message` event, and `app_mention` when it mentions the bot. */
 export async function say(h: SlackHarness, o: { channel: string; user?: string; text: string; threadTs?: string; files?: Record<string, unknown>[] }) {
   const m = h.slack.userMessage({ channel: o.channel, user: o.user ?? W.user, text: o.text, threadTs: o.threadTs, files: o.files });
-  const mentioned = o.text.includes(`<@${h.slack.identity.botUserId}>`);
+  // Slack sends app_mention only outside DMs (a DM with the app is `message.im` alone).
+  const mentioned = o.text.includes(`<@${h.slack.identity.botUserId}>`) && !o.channel.startsWith('D');
   if (mentioned) await h.to.event(m.mention);
   await h.to.event(m.message);
   return m;

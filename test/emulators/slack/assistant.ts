@@ -14,9 +14,23 @@ const CHANNEL = /^[CGD][A-Z0-9]{2,}$/;
 const TS = /^\d+\.\d+$/;
 const fail = (error: string, detail?: string): MethodResult => ({ ok: false, error, ...(detail ? { response_metadata: { messages: [detail] } } : {}) });
 
-function threadArgs(p: Params): MethodResult | undefined {
+/**
+ * The scope each method needs: `assistant:write` (setStatus takes `chat:write` too since
+ * March 2026, and will take only that: docs.slack.dev changelog 2026/03/05).
+ */
+function scopeProblem(state: SlackState, method: string): MethodResult | undefined {
+  const held = state.identity.scopes;
+  const ok = method === 'assistant.threads.setStatus' ? held.includes('assistant:write') || held.includes('chat:write') : held.includes('assistant:write');
+  return ok ? undefined : { ok: false, error: 'missing_scope', needed: method === 'assistant.threads.setStatus' ? 'chat:write' : 'assistant:write', provided: held.join(',') };
+}
+
+function threadArgs(state: SlackState, method: string, p: Params): MethodResult | undefined {
+  const scope = scopeProblem(state, method);
+  if (scope) return scope;
   if (!p.channel_id || !DM.test(p.channel_id)) return fail('channel_not_found', 'channel_id must be the assistant DM');
   if (!p.thread_ts || !TS.test(p.thread_ts)) return fail('invalid_arguments', 'thread_ts is required');
+  // A thread Slack does not know in that DM.
+  if (!state.findMessage(p.channel_id, p.thread_ts)) return fail('invalid_thread_ts', 'no such thread in this channel');
   return undefined;
 }
 
@@ -33,7 +47,7 @@ function jsonArray(raw: string | undefined): unknown[] | undefined {
 export function assistantMethods(state: SlackState): Record<string, (p: Params) => MethodResult> {
   return {
     'assistant.threads.setStatus': (p) => {
-      const bad = threadArgs(p);
+      const bad = threadArgs(state, 'assistant.threads.setStatus', p);
       if (bad) return bad;
       if (p.status === undefined) return fail('invalid_arguments', 'status is required (empty clears it)');
       if (p.status.length > 50) return fail('invalid_arguments', 'status longer than 50');
@@ -45,7 +59,7 @@ export function assistantMethods(state: SlackState): Record<string, (p: Params) 
       return {};
     },
     'assistant.threads.setSuggestedPrompts': (p) => {
-      const bad = threadArgs(p);
+      const bad = threadArgs(state, 'assistant.threads.setSuggestedPrompts', p);
       if (bad) return bad;
       const prompts = jsonArray(p.prompts);
       if (!prompts || prompts.length === 0 || prompts.length > 4) return fail('invalid_arguments', 'prompts must hold 1-4 prompts');
@@ -56,7 +70,7 @@ export function assistantMethods(state: SlackState): Record<string, (p: Params) 
       return {};
     },
     'assistant.threads.setTitle': (p) => {
-      const bad = threadArgs(p);
+      const bad = threadArgs(state, 'assistant.threads.setTitle', p);
       if (bad) return bad;
       if (!p.title) return fail('invalid_arguments', 'title is required');
       return {};

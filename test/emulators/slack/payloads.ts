@@ -58,11 +58,21 @@ export function userMessage(state: SlackState, o: UserMessageOptions): { ts: str
     ...(o.attachments ? { attachments: o.attachments } : {}),
   };
   const channelType = o.channelType ?? (o.channel.startsWith('D') ? 'im' : 'channel');
-  return {
+  const result = {
     ts,
-    message: { type: 'message', ...common, channel_type: channelType, ...(o.subtype ? { subtype: o.subtype } : {}) },
-    mention: { type: 'app_mention', ...common },
+    message: { type: 'message', ...common, channel_type: channelType, ...(o.subtype ? { subtype: o.subtype } : {}) } as Json,
+    mention: { type: 'app_mention', ...common } as Json,
   };
+  // Slack sends no app_mention for a message in a DM with the app: only `message.im`.
+  if (channelType === 'im') {
+    Object.defineProperty(result, 'mention', {
+      enumerable: false,
+      get() {
+        throw new Error('Slack sends no app_mention event for a DM (channel_type im): deliver the message event only');
+      },
+    });
+  }
+  return result;
 }
 
 /** The Events API envelope around one event. */
