@@ -11,7 +11,7 @@ import { installationKey } from './installations.js';
 import { cannotPostForShortcut, shortcutReach } from './shortcut-reach.js';
 import { handOver, type MessageListenerDeps } from './message-listener.js';
 import type { BotIdentity } from './normalise.js';
-import { shownText } from './shown-text.js';
+import { filesOf, shownText } from './shown-text.js';
 import { slackTextToPlain } from './slack-text.js';
 import type { UserDirectory } from './user-directory.js';
 
@@ -98,7 +98,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
 
     // What the message shows: an app's message often has no `text`, only blocks or attachments.
     const body = slackTextToPlain(shownText(target), identity.userId);
-    const files = target.files;
+    const files = filesOf(target);
     const asked: IncomingMessage = {
       platform: 'slack',
       messageId,

@@ -9,6 +9,7 @@ import type { Logger } from '../../src/logger.js';
 import type { SlackFileReader } from './files.js';
 import { normaliseSlackEvent, type BotIdentity } from './normalise.js';
 import { installationKey } from './installations.js';
+import { filesOf } from './shown-text.js';
 import { ackHoldIn } from './ack-hold.js';
 import { mentionsPeopleById, nameMentionedPeople } from './mention-names.js';
 import type { UserDirectory } from './user-directory.js';
@@ -133,7 +134,7 @@ export function createMessageHandler(deps: MessageListenerDeps) {
             return got.kind === 'taken';
           };
       // A refused delivery must not be acked as stored.
-      const outcome = await handOver(deps, message, (body as { event?: { files?: unknown } }).event?.files, claim, () => {
+      const outcome = await handOver(deps, message, filesOf((body as { event?: Record<string, unknown> }).event ?? {}), claim, () => {
         if (!busy) hold?.release();
       });
       if (busy) return refuse(id);

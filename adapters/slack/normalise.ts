@@ -2,7 +2,7 @@ import { dmBindingChannel } from '../../src/bindings/dm.js';
 import type { IncomingMessage, ReplyTarget } from '../../src/core/message.js';
 import type { ConversationRef } from '../../src/core/conversation.js';
 import { mentionsUser, slackTextToPlain } from './slack-text.js';
-import { ownText, shownText } from './shown-text.js';
+import { filesOf, ownText, shownText } from './shown-text.js';
 
 /** Who the bot is, from `auth.test`. */
 export interface BotIdentity {
@@ -81,7 +81,8 @@ export function normaliseSlackEvent(body: unknown, identity: BotIdentity, now: n
     ? { channelId: channel, messageId: messageTs, inline: true }
     : { channelId: channel, threadId: threadTs ?? messageTs, messageId: messageTs };
 
-  const files = e.files;
+  // A forwarded message's files count: they are read as the message's own.
+  const files = filesOf(e);
   const profile = e.user_profile && typeof e.user_profile === 'object' ? (e.user_profile as Record<string, unknown>) : {};
   const userName = str(profile.display_name)?.trim() || str(profile.real_name)?.trim() || undefined;
 

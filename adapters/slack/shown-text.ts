@@ -122,6 +122,20 @@ export function attachmentsToSlackText(attachments: unknown): string[] {
 }
 
 /**
+ * The files a message carries: its own `files`, then those of the messages it forwards (a share
+ * keeps the original's files in its attachment, not in the message's `files`). Undefined when none.
+ */
+export function filesOf(m: { files?: unknown; attachments?: unknown }): unknown[] | undefined {
+  const own = Array.isArray(m.files) ? m.files : [];
+  const forwarded = list(m.attachments)
+    .slice(0, MAX_ATTACHMENTS)
+    .filter(isSharedMessage)
+    .flatMap((a) => (Array.isArray(a.files) ? (a.files as unknown[]) : []));
+  const all = [...own, ...forwarded];
+  return all.length > 0 ? all : undefined;
+}
+
+/**
  * Everything a Slack message shows, as Slack markup (for slackTextToPlain): its own words
  * ({@link ownText}), then its attachments ({@link attachmentsToSlackText}). An app's message
  * often has an empty `text` and everything in blocks or legacy attachments; a forwarded

@@ -94,6 +94,21 @@ describe('a forwarded message (Slack)', () => {
   });
 });
 
+describe('a forwarded message with a file (Slack)', () => {
+  it("reads the forwarded message's file, as a file of the message", async () => {
+    const file = h.slack.files.add({ name: 'crash.log', mimetype: 'text/plain', content: 'panic: nil map write' });
+    const forward = { is_share: true, author_name: 'Ada Admin', text: 'see the log', files: [file] };
+    const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} why did it crash?`, attachments: [forward] });
+    await h.to.event(m.mention);
+    await h.to.event(m.message);
+    await until(() => agentGot('why did it crash?'), 'the mention sent to the agent');
+    const got = agentGot('why did it crash?')!;
+    expect(got).toContain('> see the log');
+    expect(got).toContain('crash.log');
+    expect(got).toContain('panic: nil map write');
+  });
+});
+
 describe('thread context (Slack)', () => {
   it("reads an app's message in the thread by what it shows", async () => {
     const sent = await h.to.command({ text: 'set context thread', user: W.admin, channel: W.general });
