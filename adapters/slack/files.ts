@@ -117,8 +117,8 @@ export function createSlackFileReader(options: {
     if (!warned) {
       warned = true;
       options.logger?.warn(
-        { scope: FILES_SCOPE },
-        `Slack refused the bot a file (missing_scope, or its sign-in page for the download): the app needs the ${FILES_SCOPE} scope. Add it (it is in the manifest) and reinstall the app; until then files are not sent to the agent`,
+        { scope: FILES_SCOPE, ...(installation ? { installation } : {}) },
+        `Slack refused the bot a file (missing_scope, or its sign-in page for the download): the app needs the ${FILES_SCOPE} scope (or its token is no longer valid). Add the scope (it is in the manifest) and reinstall the app; until then files are not sent to the agent`,
       );
     }
     return { ...read, notice: `${read.notice ?? 'Not sent to the agent: the attached files.'} ${NO_FILES_ACCESS}` };

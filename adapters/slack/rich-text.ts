@@ -64,6 +64,9 @@ function inline(elements: unknown): string {
           return `<!${str(e.range)}>`;
         case 'emoji':
           return `:${str(e.name)}:`;
+        // A date shows in each reader's time zone; its fallback is the one text it carries.
+        case 'date':
+          return escapeSlackText(str(e.fallback) || str(e.text));
         default:
           return escapeSlackText(str(e.text));
       }

@@ -13,6 +13,11 @@ describe('shownText', () => {
     expect(ownText({ text: 'New alert', blocks: [{ type: 'section', text: { type: 'plain_text', text: 'CPU > 90% & rising' } }] })).toBe('CPU &gt; 90% &amp; rising');
   });
 
+  it("reads a rich-text date by its fallback", () => {
+    const blocks = [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'due ' }, { type: 'date', timestamp: 1700000000, format: '{date_short}', fallback: 'Nov 14, 2023' }] }] }];
+    expect(shownText({ text: '', blocks })).toBe('due Nov 14, 2023');
+  });
+
   it('leaves out link previews, keeps shares and app attachments', () => {
     const parts = attachmentsToSlackText([
       { from_url: 'https://example.com', title: 'Example Domain', text: 'page words' },
