@@ -26,8 +26,18 @@ export function mentionsUser(text: string, userId: string): boolean {
   return mentionPattern(userId).test(String(text ?? ''));
 }
 
+/**
+ * Removes the bot's mentions with the spaces around them, and only those: the rest of the text
+ * keeps its spacing (code indentation, aligned columns). One space stays between words the
+ * mention separated; none at the start or end of a line.
+ */
 function stripMention(text: string, userId: string): string {
-  return text.replace(new RegExp(mentionPattern(userId).source, 'g'), ' ').replace(/[ \t]{2,}/g, ' ');
+  return text.replace(new RegExp(`(?:[ \\t]*${mentionPattern(userId).source})+[ \\t]*`, 'g'), (_whole, offset: number, all: string) => {
+    const end = offset + _whole.length;
+    const lineStart = offset === 0 || all[offset - 1] === '\n';
+    const lineEnd = end === all.length || all[end] === '\n';
+    return lineStart || lineEnd ? '' : ' ';
+  });
 }
 
 function mentionPattern(userId: string): RegExp {

@@ -87,6 +87,13 @@ describe('normaliseSlackEvent', () => {
     );
   });
 
+  it("keeps the message's spacing when it removes the bot's mention: code indentation, aligned columns", () => {
+    const code = '```\ndef f():\n    if x:\n        return  1\n```';
+    expect(normalised(message({ text: `<@UBOT1> why does this fail?\n${code}` })).text).toBe(`why does this fail?\n${code}`);
+    expect(slackTextToPlain('name    size\nа.txt   10  <@UBOT1>', 'UBOT1')).toBe('name    size\nа.txt   10');
+    expect(slackTextToPlain('ask <@UBOT1> <@UBOT1|bot> now', 'UBOT1')).toBe('ask now');
+  });
+
   it('never throws and never yields malformed IDs, whatever arrives', () => {
     const anyValue = fc.oneof(fc.string(), fc.integer(), fc.constant(null), fc.constant(undefined), fc.boolean(), fc.object(), fc.array(fc.string()));
     const eventish = fc.record(
