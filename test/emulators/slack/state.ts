@@ -69,8 +69,6 @@ export interface StoredMessage {
   blocks?: unknown[];
   attachments?: unknown[];
   files?: unknown[];
-  /** Who a bot's message is from (`bot_profile.name`), for a message another app posted. */
-  username?: string;
   /** Message metadata an app attached (`chat.postMessage` `metadata`); apps only, never users. */
   metadata?: MessageMetadata;
   reactions: Map<string, Set<string>>;
