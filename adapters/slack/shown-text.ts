@@ -46,8 +46,9 @@ export function blocksToSlackText(blocks: unknown): string {
         return textObject(b.text);
       case 'context':
         return list(b.elements).map(textObject).filter(Boolean).join(' ');
+      // Standard Markdown, not Slack markup: its `<` and `>` are characters.
       case 'markdown':
-        return str(b.text);
+        return escapeSlackText(str(b.text));
       default:
         return '';
     }

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { attachmentsToSlackText, filesOf, ownText, shownText } from '../../adapters/slack/shown-text.js';
+import { slackTextToPlain } from '../../adapters/slack/slack-text.js';
 
 describe('shownText', () => {
   it("keeps a person's text over the rich text that mirrors it", () => {
@@ -11,6 +12,10 @@ describe('shownText', () => {
 
   it("reads an app's section blocks over its notification fallback", () => {
     expect(ownText({ text: 'New alert', blocks: [{ type: 'section', text: { type: 'plain_text', text: 'CPU > 90% & rising' } }] })).toBe('CPU &gt; 90% &amp; rising');
+  });
+
+  it('reads a markdown block as Markdown, its < and > as characters', () => {
+    expect(slackTextToPlain(shownText({ text: '', blocks: [{ type: 'markdown', text: 'if a < b and c > d: **swap**' }] }))).toBe('if a < b and c > d: **swap**');
   });
 
   it("reads a rich-text date by its fallback", () => {
