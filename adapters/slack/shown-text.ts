@@ -148,3 +148,23 @@ export function shownText(m: SlackMessageContent): string {
     .join('\n\n')
     .slice(0, MAX_CHARS);
 }
+
+/**
+ * For a message read back as context (a thread's earlier messages): the names of the files it
+ * shows, as one line, since only the message being answered has its files read. '' when none.
+ */
+export function filesNote(m: { files?: unknown; attachments?: unknown }): string {
+  const names = (filesOf(m) ?? []).flatMap((f) => {
+    const file = (f && typeof f === 'object' ? f : {}) as Json;
+    const name = str(file.name) || str(file.title);
+    return name ? [escapeSlackText(name.slice(0, 200))] : [];
+  });
+  if (names.length === 0) return '';
+  const shown = names.slice(0, 10).join(', ') + (names.length > 10 ? ` and ${names.length - 10} more` : '');
+  return `[shared ${names.length === 1 ? 'a file' : 'files'}: ${shown}]`;
+}
+
+/** A message read back as context: what it shows, and the names of its files. */
+export function contextText(m: SlackMessageContent & { files?: unknown }): string {
+  return [shownText(m), filesNote(m)].filter((p) => p.trim()).join('\n');
+}

@@ -3,7 +3,7 @@ import type { ThreadMessage } from '../../src/core/reply-port.js';
 import type { AssistantTurn } from './assistant-threads.js';
 import { toPlatformError } from './errors.js';
 import { REPLY_EVENT_TYPE } from './posted-chunks.js';
-import { shownText } from './shown-text.js';
+import { contextText } from './shown-text.js';
 import { slackTextToPlain } from './slack-text.js';
 import type { UserDirectory } from './user-directory.js';
 
@@ -18,6 +18,7 @@ export interface SlackThreadMessage {
   /** What an app's message shows when `text` is empty; a forwarded message's words (see shown-text.ts). */
   blocks?: unknown;
   attachments?: unknown;
+  files?: unknown;
   bot_profile?: { name?: string };
   metadata?: { event_type?: string };
 }
@@ -117,7 +118,7 @@ export function turnsOf(messages: SlackThreadMessage[], own: BotIds): AssistantT
     if (!m.ts) continue;
     const who = speakerOf(m, own);
     if (who === 'agent') turns.push({ ts: m.ts, agent: true, text: m.text ?? '' });
-    else if (who === 'other' && m.user && !m.bot_id) turns.push({ ts: m.ts, user: m.user, text: shownText(m) });
+    else if (who === 'other' && m.user && !m.bot_id) turns.push({ ts: m.ts, user: m.user, text: contextText(m) });
   }
   return turns;
 }
@@ -134,7 +135,7 @@ export function linesOfThread(users: UserDirectory, messages: SlackThreadMessage
       const isBot = Boolean(m.bot_id) || m.subtype === 'bot_message';
       let author = m.bot_profile?.name ?? m.username ?? (isBot ? 'bot' : (m.user ?? 'someone'));
       if (!isBot && m.user) author = await users.get(m.user).then((u) => u.name, () => m.user!);
-      return { author, text: slackTextToPlain(shownText(m), own.userId), isBot };
+      return { author, text: slackTextToPlain(contextText(m), own.userId), isBot };
     }),
   );
 }

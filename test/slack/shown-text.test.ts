@@ -117,8 +117,12 @@ describe('thread context (Slack)', () => {
     await until(() => postsIn(h, W.general, root.ts).length > 0, 'the first answer');
     const app = appPost({ threadTs: root.ts, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: 'Incident INC-42 opened by PagerDuty' } }] });
     await h.to.event(app.message);
+    // A file shared in the thread without a word: named in the context (only the question's own files are read).
+    const shared = h.slack.userMessage({ channel: W.general, user: W.admin, text: '', threadTs: root.ts, subtype: 'file_share', files: [h.slack.files.add({ name: 'heap.txt', mimetype: 'text/plain', content: 'x' })] });
+    await h.to.event(shared.message);
     await say(h, { channel: W.general, user: W.user, text: 'what is the incident number?', threadTs: root.ts });
     await until(() => agentGot('what is the incident number?'), 'the follow-up sent to the agent');
     expect(agentGot('what is the incident number?')).toContain('Incident INC-42 opened by PagerDuty');
+    expect(agentGot('what is the incident number?')).toContain('Ada Admin: [shared a file: heap.txt]');
   });
 });
