@@ -29,6 +29,9 @@ export interface AskShortcutDeps extends MessageListenerDeps {
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
 
+/** "Ask the agent" on a message with nothing the agent could read (only images, buttons, a poll). */
+export const nothingToAsk = "That message has no text or text file I can send to the agent (images and other content aren't read).";
+
 export const notBoundForShortcut =
   "This channel isn't connected to an agent, so there is no one to ask. An admin can connect one with `/agent bind <instance-id>`.";
 
@@ -90,15 +93,21 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
     const author = str((target.user_profile as Record<string, unknown> | undefined)?.display_name) ??
       (authorId ? await deps.users.get(authorId).then((u) => u.name, () => authorId) : str(target.username) ?? str((target.bot_profile as Record<string, unknown> | undefined)?.name) ?? 'someone');
     const askerName = str(s.user?.name);
+    // What the message shows: an app's message often has no `text`, only blocks or attachments.
+    const body = slackTextToPlain(shownText(target), identity.userId);
+    const files = filesOf(target);
+    if (!/[^\s\p{Cf}]/u.test(body) && !files) {
+      // Only images, buttons or the like: said to the asker alone, not as a hint in someone else's thread.
+      await (respond ? respond({ response_type: 'ephemeral', text: nothingToAsk }) : client.chat.postEphemeral({ channel, user: asker, text: nothingToAsk }))
+        .catch((err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not explain a shortcut on a message with no text'));
+      return;
+    }
     const messageId = `${channel}:${messageTs}:ask:${asker}`;
     if (!(await deps.seen.first('slack', messageId))) {
       deps.logger.debug({ messageId }, 'Ask the agent: this user already asked about this message');
       return;
     }
 
-    // What the message shows: an app's message often has no `text`, only blocks or attachments.
-    const body = slackTextToPlain(shownText(target), identity.userId);
-    const files = filesOf(target);
     const asked: IncomingMessage = {
       platform: 'slack',
       messageId,

@@ -58,6 +58,22 @@ describe('"Ask the agent" on an app\'s message with no text (Slack)', () => {
   });
 });
 
+describe('"Ask the agent" on a message with nothing to read (Slack)', () => {
+  it('tells the asker alone, calls no agent, posts nothing in the thread', async () => {
+    const m = appPost({ blocks: [{ type: 'image', image_url: 'https://x/chart.png', alt_text: 'chart' }, { type: 'actions', elements: [{ type: 'button', text: { type: 'plain_text', text: 'Open' }, action_id: 'a' }] }] });
+    const before = chatCalls(h).length;
+    const shortcut = h.slack.messageShortcut({ user: W.user, channel: W.general, messageTs: m.ts, callbackId: 'ask_agent' });
+    expect((await h.to.interaction(shortcut)).acked).toBe(true);
+    const id = String(shortcut.response_url).split('/').at(-1);
+    const said = await h.slack.waitForCall('response_url', (c) => c.response.id === id, 15_000);
+    expect(said.rawBody).toContain('no text or text file I can send to the agent');
+    expect(said.rawBody).toContain('ephemeral');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(chatCalls(h).length).toBe(before);
+    expect(postsIn(h, W.general, m.ts)).toEqual([]);
+  });
+});
+
 describe('a forwarded message (Slack)', () => {
   it('is sent with the mention, marked as forwarded', async () => {
     const forward = {
