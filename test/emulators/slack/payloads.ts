@@ -40,6 +40,7 @@ export function userMessage(state: SlackState, o: UserMessageOptions): { ts: str
     text: o.text,
     ...(o.botId ? { bot_id: o.botId } : { user: o.user }),
     ...(o.threadTs ? { thread_ts: o.threadTs } : {}),
+    ...(o.subtype ? { subtype: o.subtype } : {}),
     ...(o.blocks ? { blocks: o.blocks } : {}),
     ...(o.attachments ? { attachments: o.attachments } : {}),
     ...(o.files ? { files: o.files } : {}),
