@@ -7,6 +7,9 @@ export const MAX_SUGGESTED_PROMPTS = 4;
 /** Longest prompt title kept (Slack shows short titles; the title is also the message sent). */
 export const MAX_PROMPT_CHARS = 75;
 
+/** Half of a surrogate pair (an emoji cut in two). */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
 const graphemes = new Intl.Segmenter(undefined, { granularity: 'grapheme' });
 
 /**
@@ -55,7 +58,14 @@ export function createSuggestedPromptStore(options: { redis: Redis; prefix: stri
       if (!raw) return undefined;
       try {
         const list = JSON.parse(raw) as unknown;
-        return Array.isArray(list) ? list.filter((t): t is string => typeof t === 'string').slice(0, MAX_SUGGESTED_PROMPTS) : undefined;
+        // Titles stored before cuts kept whole characters may end in half an emoji: drop the half.
+        return Array.isArray(list)
+          ? list
+              .filter((t): t is string => typeof t === 'string')
+              .map((t) => t.replace(LONE_SURROGATE, ''))
+              .filter(Boolean)
+              .slice(0, MAX_SUGGESTED_PROMPTS)
+          : undefined;
       } catch {
         return undefined;
       }

@@ -36,5 +36,8 @@ describe('set prompts', () => {
     const [kept] = await store.set('slack', 'C1', [`${pad}😀`]);
     expect(kept).toBe(pad);
     expect(await store.get('slack', 'C1')).toEqual([pad]);
+    // A title the old cut stored with half an emoji is read without the half.
+    await redis.hset(`${prefix}:prompts2:prompts`, 'slack:C2', JSON.stringify([`${pad}\uD83D`, 'fine 😀']));
+    expect(await store.get('slack', 'C2')).toEqual([pad, 'fine 😀']);
   });
 });
