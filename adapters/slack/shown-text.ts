@@ -28,11 +28,25 @@ function textObject(o: unknown): string {
 }
 
 /** Block types other than `rich_text` that show text. */
-const TEXT_BLOCKS = new Set(['section', 'header', 'context', 'markdown']);
+const TEXT_BLOCKS = new Set(['section', 'header', 'context', 'markdown', 'table']);
+
+/** A `table` block (at most 100 rows of 20 cells, `raw_text` or `rich_text`): one line per row, cells between ` | `. */
+function tableText(rows: unknown): string {
+  return (Array.isArray(rows) ? rows : [])
+    .slice(0, 100)
+    .map((row) =>
+      list(row)
+        .slice(0, 20)
+        .map((cell) => (cell.type === 'rich_text' ? richTextToSlackText([cell]).replace(/\n/g, ' ') : escapeSlackText(str(cell.text))))
+        .join(' | '),
+    )
+    .filter((line) => line.replace(/[ |]/g, ''))
+    .join('\n');
+}
 
 /**
  * The Slack markup of what a message's blocks show: `rich_text` (see rich-text.ts), `section`
- * (text and fields), `header`, `context` (its text elements) and `markdown`. Others (images,
+ * (text and fields), `header`, `context` (its text elements), `table` and `markdown`. Others (images,
  * buttons, dividers) show no text to read.
  */
 export function blocksToSlackText(blocks: unknown): string {
@@ -46,6 +60,8 @@ export function blocksToSlackText(blocks: unknown): string {
         return textObject(b.text);
       case 'context':
         return list(b.elements).map(textObject).filter(Boolean).join(' ');
+      case 'table':
+        return tableText(b.rows);
       // Standard Markdown, not Slack markup: its `<` and `>` are characters.
       case 'markdown':
         return escapeSlackText(str(b.text));

@@ -18,6 +18,12 @@ describe('shownText', () => {
     expect(slackTextToPlain(shownText({ text: '', blocks: [{ type: 'markdown', text: 'if a < b and c > d: **swap**' }] }))).toBe('if a < b and c > d: **swap**');
   });
 
+  it('reads a table block row by row', () => {
+    const rich = { type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'link', url: 'https://x/2', text: '#2' }] }] };
+    const rows = [[{ type: 'raw_text', text: 'PR' }, { type: 'raw_text', text: 'State' }], [rich, { type: 'raw_text', text: 'a < b' }]];
+    expect(slackTextToPlain(shownText({ text: 'fallback', blocks: [{ type: 'table', rows }] }))).toBe('PR | State\n#2 (https://x/2) | a < b');
+  });
+
   it("reads a rich-text date by its fallback", () => {
     const blocks = [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'due ' }, { type: 'date', timestamp: 1700000000, format: '{date_short}', fallback: 'Nov 14, 2023' }] }] }];
     expect(shownText({ text: '', blocks })).toBe('due Nov 14, 2023');
