@@ -128,9 +128,12 @@ export function attachmentsToSlackText(attachments: unknown): string[] {
       if (isSharedMessage(a)) {
         const text = sharedText(a);
         if (!text.trim()) return [];
-        const author = str(a.author_name) || str(a.author_subname);
+        // A share without the author's name still has their ID: as a mention, the people directory names it.
+        const name = str(a.author_name) || str(a.author_subname);
+        const authorId = /^[UW][A-Z0-9]{2,20}$/.test(str(a.author_id)) ? str(a.author_id) : '';
+        const author = name ? escapeSlackText(name) : authorId ? `<@${authorId}>` : '';
         const what = a.is_share === true ? 'Forwarded message' : 'Linked message';
-        return [`${what}${author ? ` from ${escapeSlackText(author)}` : ''}:\n${quoted(text)}`];
+        return [`${what}${author ? ` from ${author}` : ''}:\n${quoted(text)}`];
       }
       if (str(a.from_url) || a.is_app_unfurl === true) return [];
       const text = legacyText(a);

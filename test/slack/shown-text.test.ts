@@ -99,7 +99,7 @@ describe('a forwarded message (Slack)', () => {
   it('is read from its message_blocks when the share has no text', async () => {
     const forward = {
       is_share: true,
-      author_name: 'Olga Owner',
+      author_id: W.owner,
       message_blocks: [{ team: 'T1', channel: 'C0OTHER01', ts: '1700000000.000200', message: { blocks: [{ type: 'rich_text', elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: 'Quarterly numbers are in the sheet' }] }] }] } }],
     };
     const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} summarise please`, attachments: [forward] });
@@ -107,6 +107,8 @@ describe('a forwarded message (Slack)', () => {
     await h.to.event(m.message);
     await until(() => agentGot('summarise please'), 'the mention sent to the agent');
     expect(agentGot('summarise please')).toContain('> Quarterly numbers are in the sheet');
+    // No author_name on the share: named from its author_id.
+    expect(agentGot('summarise please')).toContain('Forwarded message from @Olga Owner:');
   });
 });
 
