@@ -112,6 +112,16 @@ describe('a forwarded message (Slack)', () => {
   });
 });
 
+describe('a message forwarded to the bot in a DM, with no comment (Slack)', () => {
+  it('is sent as the forwarded message, not refused as empty', async () => {
+    const forward = { is_share: true, author_name: 'Ada Admin', text: 'Can someone check the SLA for ACME?' };
+    const m = h.slack.userMessage({ channel: W.dm, user: W.user, text: '', attachments: [forward] });
+    await h.to.event(m.message);
+    await until(() => agentGot('Can someone check the SLA for ACME?'), 'the forward sent to the agent');
+    expect(agentGot('Can someone check the SLA for ACME?')).toContain('Forwarded message from Ada Admin:\n> Can someone check the SLA for ACME?');
+  });
+});
+
 describe('a forwarded message with a file (Slack)', () => {
   it("reads the forwarded message's file, as a file of the message", async () => {
     const file = h.slack.files.add({ name: 'crash.log', mimetype: 'text/plain', content: 'panic: nil map write' });
