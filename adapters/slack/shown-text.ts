@@ -132,7 +132,8 @@ export function attachmentsToSlackText(attachments: unknown): string[] {
         const name = str(a.author_name) || str(a.author_subname);
         const authorId = /^[UW][A-Z0-9]{2,20}$/.test(str(a.author_id)) ? str(a.author_id) : '';
         const author = name ? escapeSlackText(name) : authorId ? `<@${authorId}>` : '';
-        const what = a.is_share === true ? 'Forwarded message' : 'Linked message';
+        // Some forwards carry only `is_msg_unfurl` (as a pasted message link does): "shared" is true of both.
+        const what = a.is_share === true ? 'Forwarded message' : 'Shared message';
         return [`${what}${author ? ` from ${author}` : ''}:\n${quoted(text)}`];
       }
       if (str(a.from_url) || a.is_app_unfurl === true) return [];

@@ -35,7 +35,7 @@ describe('shownText', () => {
       { is_msg_unfurl: true, from_url: 'https://x.slack.com/archives/C1/p1', author_name: 'Ada', text: 'linked words' },
       { color: 'danger', fallback: 'only the fallback' },
     ]);
-    expect(parts).toEqual(['Linked message from Ada:\n> linked words', 'only the fallback']);
+    expect(parts).toEqual(['Shared message from Ada:\n> linked words', 'only the fallback']);
   });
 
   it('collects the files of forwarded messages after its own', () => {
