@@ -1,13 +1,18 @@
 import { Lexer, type Token, type Tokens } from 'marked';
+import { FENCE } from '../../src/render/split-markdown.js';
 
 /**
  * The agent's Markdown as Discord shows it. Discord renders most Markdown itself, but not
  * tables (their pipes and dashes show as typed) nor headings past `###` (`#### Setup` shows its
  * hashes). Top-level tables become aligned columns in a code block and deeper headings bold
- * lines; everything else is passed through byte for byte.
+ * lines. Outside code, two marks Discord reads otherwise than CommonMark are rewritten
+ * (`discordInline`); everything else is passed through byte for byte.
  */
 export function discordMarkdown(markdown: string): string {
-  const source = String(markdown ?? '').replace(/\r\n?/g, '\n');
+  return discordInline(blocksDiscordShows(String(markdown ?? '').replace(/\r\n?/g, '\n')));
+}
+
+function blocksDiscordShows(source: string): string {
   let tokens: Token[];
   try {
     tokens = Lexer.lex(source, { gfm: true, breaks: false });
@@ -61,4 +66,49 @@ function plain(tokens: Token[] | undefined): string {
 /** The few entities marked leaves in text tokens. */
 function decode(text: string): string {
   return text.replace(/&(amp|lt|gt|quot|#39);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'" })[e] ?? _);
+}
+
+/**
+ * Outside code: `||` is Discord's spoiler mark, so "a || b … c || d" would hide everything between
+ * the pairs; it is escaped to show as typed. `__x__` is bold in the agent's CommonMark but an
+ * underline on Discord; it becomes `**x**`. Fenced blocks and code spans are left as they are.
+ */
+function discordInline(source: string): string {
+  if (!source.includes('||') && !source.includes('__')) return source;
+  let open: string | undefined;
+  return source
+    .split('\n')
+    .map((line) => {
+      const fence = FENCE.exec(line);
+      if (open !== undefined) {
+        if (fence && fence[2]![0] === open[0] && fence[2]!.length >= open.length && fence[3]!.trim() === '') open = undefined;
+        return line;
+      }
+      if (fence) {
+        open = fence[2]!;
+        return line;
+      }
+      return outsideCodeSpans(line, (text) => text.replace(/(?<!\\)\|\|/g, '\\|\\|').replace(UNDERSCORE_STRONG, '**$1**'));
+    })
+    .join('\n');
+}
+
+/** CommonMark's `__strong__`: not inside a word, no space just inside the marks. */
+const UNDERSCORE_STRONG = /(?<![\p{L}\p{N}_\\])__(?=[^\s_])(.*?[^\s_\\])__(?![\p{L}\p{N}_])/gu;
+
+/** `fix` applied to the parts of a line outside its code spans (a backtick run closed by one as long). */
+function outsideCodeSpans(line: string, fix: (text: string) => string): string {
+  let out = '';
+  let from = 0;
+  const runs = /`+/g;
+  for (let run = runs.exec(line); run; run = runs.exec(line)) {
+    const close = new RegExp(`(?<!\`)${run[0]}(?!\`)`, 'g');
+    close.lastIndex = run.index + run[0].length;
+    const end = close.exec(line);
+    if (!end) continue;
+    out += fix(line.slice(from, run.index)) + line.slice(run.index, end.index + end[0].length);
+    from = end.index + end[0].length;
+    runs.lastIndex = from;
+  }
+  return out + fix(line.slice(from));
 }

@@ -53,7 +53,7 @@ type Block = TextBlock | CodeBlock;
  * A fence line: its prefix (up to three spaces at the top level; deeper indentation inside a
  * list item; `> ` inside a quote), its marker and the rest (the info string).
  */
-const FENCE = /^([ \t]*(?:>[ \t]?)*)(`{3,}|~{3,})(.*)$/;
+export const FENCE = /^([ \t]*(?:>[ \t]?)*)(`{3,}|~{3,})(.*)$/;
 
 /** A top-level fence: no prefix but up to three spaces (any such closer closes it). */
 const topLevel = (prefix: string) => /^ {0,3}$/.test(prefix);
