@@ -1,5 +1,6 @@
 import { Lexer, type Token, type Tokens } from 'marked';
 import { FENCE } from '../../src/render/split-markdown.js';
+import { tableAsCodeBlocks } from '../../src/render/table-columns.js';
 
 /**
  * The agent's Markdown as Discord shows it. Discord renders most Markdown itself, but not
@@ -8,11 +9,11 @@ import { FENCE } from '../../src/render/split-markdown.js';
  * lines. Outside code, two marks Discord reads otherwise than CommonMark are rewritten
  * (`discordInline`); everything else is passed through byte for byte.
  */
-export function discordMarkdown(markdown: string): string {
-  return discordInline(blocksDiscordShows(String(markdown ?? '').replace(/\r\n?/g, '\n')));
+export function discordMarkdown(markdown: string, maxChars = 2_000): string {
+  return discordInline(blocksDiscordShows(String(markdown ?? '').replace(/\r\n?/g, '\n'), maxChars));
 }
 
-function blocksDiscordShows(source: string): string {
+function blocksDiscordShows(source: string, maxChars: number): string {
   let tokens: Token[];
   try {
     tokens = Lexer.lex(source, { gfm: true, breaks: false });
@@ -22,7 +23,7 @@ function blocksDiscordShows(source: string): string {
   if (!tokens.some(rewritten)) return source;
   // Only rewrite when the tokens cover the text exactly, so nothing else can change.
   if (tokens.map((t) => t.raw).join('') !== source) return source;
-  return tokens.map((t) => (rewritten(t) ? rewrite(t) : t.raw)).join('');
+  return tokens.map((t) => (rewritten(t) ? rewrite(t, maxChars) : t.raw)).join('');
 }
 
 function rewritten(token: Token): boolean {
@@ -30,24 +31,16 @@ function rewritten(token: Token): boolean {
 }
 
 /** The replacement, ending with the line breaks the original token ended with. */
-function rewrite(token: Token): string {
+function rewrite(token: Token, maxChars: number): string {
   const trailing = /\n*$/.exec(token.raw)?.[0] ?? '';
   if (token.type === 'heading') return `**${(token as Tokens.Heading).text.trim()}**${trailing}`;
-  return `${renderTable(token as Tokens.Table)}${trailing}`;
+  return `${renderTable(token as Tokens.Table, maxChars)}${trailing}`;
 }
 
-/** Columns padded to width (at most 40 each) inside a code block, where Discord keeps them aligned. */
-function renderTable(table: Tokens.Table): string {
+/** Columns in code blocks, where Discord keeps them aligned, each within a message with the header. */
+function renderTable(table: Tokens.Table, maxChars: number): string {
   const cell = (c: Tokens.TableCell) => plain(c.tokens).replace(/\s+/g, ' ').trim().replace(/`{3,}/g, (m) => "'".repeat(m.length));
-  const rows = [table.header.map(cell), ...table.rows.map((r) => r.map(cell))];
-  const widths = rows[0]!.map((_, col) => Math.min(40, Math.max(...rows.map((r) => Array.from(r[col] ?? '').length))));
-  const line = (r: string[]) =>
-    r
-      .map((c, col) => c + ' '.repeat(Math.max(0, (widths[col] ?? 0) - Array.from(c).length)))
-      .join(' | ')
-      .trimEnd();
-  const lines = [line(rows[0]!), widths.map((w) => '-'.repeat(Math.max(1, w))).join('-+-'), ...rows.slice(1).map(line)];
-  return ['```', ...lines, '```'].join('\n');
+  return tableAsCodeBlocks([table.header.map(cell), ...table.rows.map((r) => r.map(cell))], maxChars);
 }
 
 /** The visible text of inline tokens, without their Markdown. */

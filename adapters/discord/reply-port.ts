@@ -166,7 +166,7 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     platform: 'discord',
 
     render(markdown: string): string[] {
-      return splitMarkdown(discordMarkdown(markdown), DISCORD_MAX_CHARS).filter((chunk) => chunk.trim().length > 0);
+      return splitMarkdown(discordMarkdown(markdown, DISCORD_MAX_CHARS), DISCORD_MAX_CHARS).filter((chunk) => chunk.trim().length > 0);
     },
 
     async postChunk(target, chunk, index, info) {

@@ -1,4 +1,5 @@
 import { Lexer, type Token, type Tokens } from 'marked';
+import { tableAsCodeBlocks } from '../../src/render/table-columns.js';
 import { breakBroadcastWords, decodeEntities, escapeSlackText, safeLinkTarget } from './escape.js';
 
 /**
@@ -90,19 +91,16 @@ function renderList(list: Tokens.List, depth: number): string {
     .join('\n');
 }
 
-/** Slack has no tables: columns padded to width inside a code block. */
+/**
+ * Slack has no tables: columns in code blocks (`tableAsCodeBlocks`), cut below a message's length
+ * (SLACK_CHUNK_CHARS, 3,800, less room for a quote's `> ` on each line) with the header repeated.
+ */
 function renderTable(table: Tokens.Table): string {
   const cell = (c: Tokens.TableCell) => plain(c.tokens).replace(/\s+/g, ' ').trim();
-  const rows = [table.header.map(cell), ...table.rows.map((r) => r.map(cell))];
-  const widths = rows[0]!.map((_, col) => Math.min(40, Math.max(...rows.map((r) => Array.from(r[col] ?? '').length))));
-  const line = (r: string[]) =>
-    r
-      .map((c, col) => c + ' '.repeat(Math.max(0, (widths[col] ?? 0) - Array.from(c).length)))
-      .join(' | ')
-      .trimEnd();
-  const lines = [line(rows[0]!), widths.map((w) => '-'.repeat(Math.max(1, w))).join('-+-'), ...rows.slice(1).map(line)];
-  return `\`\`\`\n${codeText(lines.join('\n'))}\n\`\`\``;
+  return tableAsCodeBlocks([table.header.map(cell), ...table.rows.map((r) => r.map(cell))], TABLE_BLOCK_CHARS, codeText);
 }
+
+const TABLE_BLOCK_CHARS = 3_000;
 
 /** The visible text of inline tokens, without formatting. */
 function plain(tokens: Token[] | undefined): string {

@@ -13,6 +13,7 @@ const LIST = Array.from({ length: 40 }, (_, i) => `- item ${i}: ` + 'check the s
 const QUOTE = '> ' + Array.from({ length: 300 }, (_, i) => `quoted${i}`).join(' ');
 const INLINE = Array.from({ length: 200 }, (_, i) => (i % 3 === 0 ? `run \`npm run task ${i}\` then see [the guide ${i}](https://example.com/guide_(${i}))` : `word${i}`)).join(' ');
 const TABLE = 'Status:\n\n| Instance | **State** | Notes |\n|---|:-:|---|\n| alpha | `up` | a &amp; b |\n| beta-long-name | down | x |\n\n#### Next steps\nRestart beta.';
+const LONG_TABLE = ['| Instance | State |', '|---|---|', ...Array.from({ length: 90 }, (_, i) => `| instance-number-${i} | running on host ${i} |`)].join('\n');
 const NESTED = ['> Quoted advice:', '> ```sh', '> npm ci', '> ```', '> and then restart.', '', '1. Install:', '   ```sh', '   npm ci', '   ```', '2. Start.'].join('\n');
 const EMOJI = 'x'.repeat(1998) + FAMILY + 'y'.repeat(50);
 
@@ -25,6 +26,7 @@ beforeAll(async () => {
         if (message.includes('QUOTE')) return QUOTE;
         if (message.includes('INLINE')) return INLINE;
         if (message.includes('EMOJI')) return EMOJI;
+        if (message.includes('LONGTAB')) return LONG_TABLE;
         if (message.includes('TABLE')) return TABLE;
         if (message.includes('NESTED')) return NESTED;
         return `echo: ${message}`;
@@ -98,6 +100,19 @@ describe('discord reply layout across messages', () => {
         'Restart beta.',
       ].join('\n'),
     ]);
+  });
+
+  it('cuts a table longer than a message between rows, each message a code block starting with the header row', async () => {
+    const chunks = await ask('LONGTAB');
+    expect(chunks.length).toBeGreaterThanOrEqual(2);
+    for (const c of chunks) {
+      const lines = c.split('\n');
+      // The widest cells are 18 characters ("instance-number-89", "running on host 89").
+      expect(lines.slice(0, 3)).toEqual(['```', `${'Instance'.padEnd(18)} | State`, `${'-'.repeat(18)}-+-${'-'.repeat(18)}`]);
+      expect(lines.at(-1)).toBe('```');
+    }
+    const rows = chunks.join('\n').match(/instance-number-\d+/g) ?? [];
+    expect(rows).toEqual(Array.from({ length: 90 }, (_, i) => `instance-number-${i}`));
   });
 
   it('posts a short answer as written: a code fence inside a quote or a list item does not split it in two', async () => {

@@ -7,6 +7,7 @@ import { botMention, postsIn, say, startSlackBridge, W, type SlackHarness } from
  * the posted text and in the sections Slack shows), and a long quoted line stays quoted.
  */
 const LIST = Array.from({ length: 70 }, (_, i) => `- item ${i}: ` + 'check the settings and restart the worker '.repeat(2).trim()).join('\n');
+const TABLE = ['| Instance | State |', '|---|---|', ...Array.from({ length: 160 }, (_, i) => `| instance-number-${i} | running on host ${i} |`)].join('\n') + '\n\nTHE END';
 const QUOTE = '> ' + Array.from({ length: 700 }, (_, i) => `quoted${i}`).join(' ') + '\n\nTHE END';
 
 describe('Slack reply layout across messages', () => {
@@ -18,6 +19,7 @@ describe('Slack reply layout across messages', () => {
         reply: (_id, message) => {
           if (message.includes('list')) return `${LIST}\n\nTHE END`;
           if (message.includes('quote')) return QUOTE;
+          if (message.includes('table')) return TABLE;
           if (message.includes('inword')) return '这是**重要**的内容, un**believ**able, ~~old~~new and **Note:** fine. THE END';
           return `echo: ${message}`;
         },
@@ -45,6 +47,21 @@ describe('Slack reply layout across messages', () => {
       expect(piece.length).toBeLessThanOrEqual(SLACK_CHUNK_CHARS);
       for (const line of piece.split('\n').filter((l) => l && l !== 'THE END')) expect(line, `in:\n${piece.slice(0, 200)}`).toMatch(/^• item \d+: check/);
     }
+  });
+
+  it('cuts a long table between rows, and every message of it starts with the header row', async () => {
+    const { texts } = await ask('table');
+    const pieces = texts.filter((t) => t.includes('instance-number-'));
+    expect(pieces.length).toBeGreaterThanOrEqual(2);
+    for (const piece of pieces) {
+      expect(piece.length).toBeLessThanOrEqual(SLACK_CHUNK_CHARS);
+      const lines = piece.split('\n');
+      // The widest cells are 19 characters ("instance-number-159", "running on host 159").
+      expect(lines.slice(0, 3)).toEqual(['```', `${'Instance'.padEnd(19)} | State`, `${'-'.repeat(19)}-+-${'-'.repeat(19)}`]);
+      for (const line of lines.slice(3).filter((l) => l.startsWith('instance'))) expect(line).toMatch(/^instance-number-\d+ +\| running on host \d+$/);
+    }
+    const rows = pieces.join('\n').match(/instance-number-\d+/g) ?? [];
+    expect(rows).toEqual(Array.from({ length: 160 }, (_, i) => `instance-number-${i}`));
   });
 
   it('keeps every piece of a long quoted line quoted', async () => {
