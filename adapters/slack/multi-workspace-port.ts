@@ -90,7 +90,7 @@ export function createMultiWorkspaceReplyPort(
     platform: 'slack',
     render: (markdown) => renderSlackReply(markdown),
     postChunk: async (target, chunk, index, info) => (await portFor(target)).postChunk(target, chunk, index, info),
-    postNotice: async (target, text) => (await portFor(target)).postNotice(target, text),
+    postNotice: async (target, text, info) => (await portFor(target)).postNotice(target, text, info),
     ready: async (target) => (await portFor(target)).ready?.(target),
     startWorking: async (target) => (await portFor(target)).startWorking?.(target),
     stopWorking: async (target, outcome) => (await portFor(target)).stopWorking?.(target, outcome),

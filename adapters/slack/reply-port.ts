@@ -10,7 +10,7 @@ import { createBoltLogger } from './bolt-logger.js';
 import { replyWithFeedback } from './feedback-blocks.js';
 import { slackErrorCode, toPlatformError } from './errors.js';
 import { neutraliseMentions } from './escape.js';
-import { botIdentityOf, findPostedChunk, replyMetadata } from './posted-chunks.js';
+import { botIdentityOf, findPosted, noticeMetadata, replyMetadata, type PostedLookup } from './posted-chunks.js';
 import { renderNotice, renderSlackReply } from './render.js';
 import { createAssistantThreads, type AssistantThreads } from './assistant-threads.js';
 import { createThreadReadGate, type ThreadReadGate } from './thread-read-gate.js';
@@ -112,7 +112,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
   // Slack's one-post-a-second limit per channel: after a 429, this port's posts there go in line.
   const postLine = new ChannelPostLine();
 
-  const post = async (target: ReplyTarget, text: string, what: 'reply' | 'notice', metadata?: ReturnType<typeof replyMetadata>, blocks?: KnownBlock[]) => {
+  const post = async (target: ReplyTarget, text: string, what: 'reply' | 'notice', metadata?: ReturnType<typeof replyMetadata> | ReturnType<typeof noticeMetadata>, blocks?: KnownBlock[]) => {
     const key = threadKey(target);
     if (target.assistantThread && what === 'reply') {
       // The reply clears the status for good: no refresh may set it again afterwards.
@@ -154,15 +154,16 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     }
   };
 
-  /** Whether an earlier attempt's post of this chunk reached Slack (its answer was lost). */
-  const alreadyPosted = async (target: ReplyTarget, messageId: string, index: number): Promise<boolean> => {
-    const where = { channel: target.channelId, chunk: index };
-    const result = await findPostedChunk(client, target, messageId, index, await botIdentity());
+  /** Whether an earlier attempt's post of this chunk (or give-up notice) reached Slack (its answer was lost). */
+  const alreadyPosted = async (target: ReplyTarget, lookup: PostedLookup): Promise<boolean> => {
+    const what = 'chunk' in lookup.part ? 'reply chunk' : 'give-up notice';
+    const where = { channel: target.channelId, ...('chunk' in lookup.part ? { chunk: lookup.part.chunk } : {}) };
+    const result = await findPosted(client, target, lookup, await botIdentity());
     if (result.found) {
-      logger.info(where, 'this reply chunk is already in Slack (posted before a restart): not posting it again');
+      logger.info(where, `this ${what} is already in Slack (posted before a restart): not posting it again`);
       return true;
     }
-    if (!result.complete) logger.warn(where, 'gave up looking for an earlier post of this reply chunk (too many newer messages): posting it');
+    if (!result.complete) logger.warn(where, `gave up looking for an earlier post of this ${what} (too many newer messages): posting it`);
     return false;
   };
 
@@ -172,7 +173,8 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     ready: (target) => readiness.check(target.channelId),
     async postChunk(target, chunk, index, info) {
       const messageId = info?.messageId ?? target.messageId;
-      if (info?.mayExist && (await alreadyPosted(target, messageId, index))) return;
+      const lookup = { messageId, part: { chunk: index }, text: neutraliseMentions(chunk), redact: info?.redact };
+      if (info?.mayExist && (await alreadyPosted(target, lookup))) return;
       const ts = await post(target, chunk, 'reply', replyMetadata(messageId, index), feedbackBlocks(chunk, index, info));
       // The agent's turn in the assistant thread's record (a notice is not one). Best effort:
       // the post is out, and a turn missing from the record is only missing from a transcript.
@@ -183,7 +185,18 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
       }
     },
     // Not a turn of the assistant thread's record: a notice is the bridge's, not the agent's.
-    postNotice: async (target, text) => void (await post(target, renderNotice(text), 'notice')),
+    async postNotice(target, text, info) {
+      const shown = renderNotice(text);
+      if (info?.mayExist) {
+        // The notice costs nothing: one Slack could not be read back for is said again, not dropped.
+        const found = await alreadyPosted(target, { messageId: info.messageId, part: { notice: true }, text: neutraliseMentions(shown) }).catch((err: unknown) => {
+          logger.warn({ channel: target.channelId, err: String(err) }, 'could not read Slack back for a give-up notice posted before a restart: posting it');
+          return false;
+        });
+        if (found) return;
+      }
+      await post(target, shown, 'notice', info ? noticeMetadata(info.messageId) : undefined);
+    },
 
     async startWorking(target) {
       // Assistant threads have a status line ("is thinking…") where channels get a reaction.

@@ -35,7 +35,7 @@ export function createWebReplyPort(deps: ReplyPortDeps, store?: WebEventStore): 
     render: (markdown) => splitMarkdown(markdown, WEB_MAX_CHUNK),
     async postChunk(target, chunk, index, info) {
       // An append is one atomic script, so a chunk is either wholly in the stream or not at all.
-      if (info?.mayExist && (await alreadyAppended(events, target, index))) return;
+      if (info?.mayExist && (await alreadyAppended(events, target, (e) => e.type === 'reply' && e.index === index))) return;
       await append({
         type: 'reply',
         channelId: target.channelId,
@@ -49,8 +49,11 @@ export function createWebReplyPort(deps: ReplyPortDeps, store?: WebEventStore): 
           : {}),
       });
     },
-    postNotice: (target, text) =>
-      append({ type: 'notice', channelId: target.channelId, replyTo: target.messageId, text, at: Date.now() }),
+    async postNotice(target, text, info) {
+      // A give-up notice a stopped worker may have appended already.
+      if (info?.mayExist && (await alreadyAppended(events, target, (e) => e.type === 'notice' && e.text === text))) return;
+      await append({ type: 'notice', channelId: target.channelId, replyTo: target.messageId, text, at: Date.now() });
+    },
     startWorking: (target) => append({ type: 'working', channelId: target.channelId, replyTo: target.messageId, at: Date.now() }),
     stopWorking: (target, outcome) =>
       append({ type: 'done', channelId: target.channelId, replyTo: target.messageId, outcome, at: Date.now() }),
@@ -58,8 +61,8 @@ export function createWebReplyPort(deps: ReplyPortDeps, store?: WebEventStore): 
   };
 }
 
-/** Whether the channel's stream already holds this chunk of the reply to `target`. */
-async function alreadyAppended(events: WebEventStore, target: ReplyTarget, index: number): Promise<boolean> {
+/** Whether the channel's stream already holds an event (a chunk, a notice) of the reply to `target`. */
+async function alreadyAppended(events: WebEventStore, target: ReplyTarget, isIt: (e: WebEvent) => boolean): Promise<boolean> {
   let recent;
   try {
     recent = await events.history(target.channelId, { count: CHUNK_LOOKUP_SCAN });
@@ -67,7 +70,7 @@ async function alreadyAppended(events: WebEventStore, target: ReplyTarget, index
     // Never append blindly: the chunk may be there. The worker retries.
     throw new PlatformError('web', 'network', 'could not read the web channel stream from Redis', { cause: err });
   }
-  return recent.some((e) => e.type === 'reply' && e.replyTo === target.messageId && e.index === index);
+  return recent.some((e) => (e.type === 'reply' || e.type === 'notice') && e.replyTo === target.messageId && isIt(e));
 }
 
 /** A web channel has no threads: its context is the channel's recent conversation. */

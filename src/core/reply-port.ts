@@ -29,6 +29,23 @@ export interface ChunkInfo {
   agentMessageId?: string;
   /** The agent instance that wrote the reply, for feedback (the click records against it). */
   instanceId?: string;
+  /**
+   * The worker's redaction as it is now. A port that looks for an earlier post by its text puts
+   * the text it reads back through it before comparing: a credential added since that post
+   * changes the chunk (it is redacted now), not what the platform holds.
+   */
+  redact?: (text: string) => string;
+}
+
+/** Which message a give-up notice is about, so a resumed one is not said twice. */
+export interface NoticeInfo {
+  /** The bridge message the notice is about (stable across retries and workers). */
+  messageId: string;
+  /**
+   * True when a worker that stopped before finishing may have posted this notice already: the
+   * port looks for it first and posts it only if it is not there.
+   */
+  mayExist: boolean;
 }
 
 /**
@@ -49,8 +66,11 @@ export interface ReplyPort {
    * (e.g. Slack message metadata) and to decorate the last chunk (feedback buttons).
    */
   postChunk(target: ReplyTarget, chunk: string, index: number, info?: ChunkInfo): Promise<void>;
-  /** Posts a short plain-words notice (an error, a hint). */
-  postNotice(target: ReplyTarget, text: string): Promise<void>;
+  /**
+   * Posts a short plain-words notice (an error, a hint). `info` marks a give-up notice: the port
+   * makes it findable as it does reply chunks, and with `mayExist` looks for it before posting.
+   */
+  postNotice(target: ReplyTarget, text: string, info?: NoticeInfo): Promise<void>;
   /**
    * Right before the (billed) agent call: throws the PlatformError a post there would meet when
    * the port knows already that it cannot post (the platform refused its token): the worker

@@ -54,7 +54,7 @@ export class MessageScope {
     private readonly logger: Logger,
     private readonly mailbox: Mailbox,
     private readonly m: ChatMessage,
-    private readonly messageId: string,
+    readonly messageId: string,
     private readonly fence: Fence,
   ) {}
 

@@ -151,6 +151,9 @@ export class MessageProcessor {
     return this.options.redact ? this.options.redact(text) : text;
   }
 
+  /** The same, as a function a port may keep (ChunkInfo.redact). */
+  private readonly redactor = (text: string): string => this.redact(text);
+
   /** Answers recorded and waiting for their turn to post (delivery-gate.ts). */
   get repliesWaiting(): number {
     return this.gate.waiting;
@@ -241,7 +244,7 @@ export class MessageProcessor {
       // A signal shown while the agent worked lands before the reply it announces.
       if (i === first) await indicator.landed();
       try {
-        await port.postChunk(m.reply, chunks[i]!, i, { messageId, total: chunks.length, mayExist, agentMessageId, instanceId: m.instanceId });
+        await port.postChunk(m.reply, chunks[i]!, i, { messageId, total: chunks.length, mayExist, agentMessageId, instanceId: m.instanceId, redact: this.redactor });
       } catch (err) {
         return this.onError(m, port, progress, err, scope, indicator, true);
       }
@@ -281,7 +284,7 @@ export class MessageProcessor {
       at: Date.now(),
     });
     await port
-      .postNotice(m.reply, notice)
+      .postNotice(m.reply, notice, { messageId: scope.messageId, mayExist: false })
       .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user the answer was lost'));
     await port.stopWorking?.(m.reply, 'failed').catch(() => {});
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
@@ -366,7 +369,7 @@ export class MessageProcessor {
       await indicator?.landed();
       if (notice !== undefined) {
         await port
-          .postNotice(m.reply, notice)
+          .postNotice(m.reply, notice, { messageId: scope?.messageId ?? m.messageId, mayExist: false })
           .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));
       }
       const outcome = m.errorPolicy === 'silent' ? 'ok' : 'failed';
@@ -378,8 +381,8 @@ export class MessageProcessor {
 
   /**
    * A worker recorded that it gave up on the message (giveUp, answerLost) and stopped before
-   * finishing it: the user is told again, with the same reference (a notice is not looked up, so
-   * the first one may be out too); the agent is never called. Already in the failure log.
+   * finishing it: the user is told, with the same reference, unless the port finds the notice the
+   * first worker posted; the agent is never called. Already in the failure log.
    */
   private async resumeGiveUp(m: ChatMessage, port: ReplyPort, mark: string, scope: MessageScope): Promise<StepResult> {
     const { ref, notice, withdrawn } = JSON.parse(mark) as GaveUp;
@@ -389,9 +392,12 @@ export class MessageProcessor {
       this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
       return { outcome: 'gave_up' };
     }
-    scope.log().warn({ ref }, 'resuming a message given up on before a restart: telling the user again, not calling the agent');
+    scope.log().warn({ ref }, 'resuming a message given up on before a restart: telling the user unless they were told, not calling the agent');
     if (notice !== undefined) {
-      await port.postNotice(m.reply, notice).catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));
+      // The first worker may have posted it and died before its end was recorded: the port looks first.
+      await port
+        .postNotice(m.reply, notice, { messageId: scope.messageId, mayExist: true })
+        .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));
     }
     await port.stopWorking?.(m.reply, m.errorPolicy === 'silent' ? 'ok' : 'failed').catch(() => {});
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
