@@ -139,9 +139,12 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
    * no nonce on a message, so the post is known by what it is: the bot's, after the question,
    * with the same content (Discord trims it), and for the first chunk a reply to the question. Read forward from
    * the question, at most 500 messages; when the read fails or ends without it, the nonce is
-   * what is left (a duplicate only past both).
+   * what is left (a duplicate only past both). Content read back goes through the worker's
+   * redaction as it is now (`redact`): a credential added since the earlier post is redacted in
+   * this attempt's chunk, and would otherwise make the same post look like another.
    */
-  async function findPosted(target: ReplyTarget, content: string, index: number): Promise<boolean> {
+  async function findPosted(target: ReplyTarget, content: string, index: number, redact?: (text: string) => string): Promise<boolean> {
+    const same = (posted: string) => posted.trim() === content.trim() || (redact !== undefined && redact(posted).trim() === content.trim());
     try {
       const own = await botId();
       let after = target.messageId;
@@ -149,7 +152,7 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
         const query = new URLSearchParams({ after, limit: '100' });
         const messages = (await rest.get(Routes.channelMessages(target.channelId), { query })) as APIMessage[];
         const found = messages.some(
-          (m) => m.author.id === own && m.content.trim() === content.trim() && (index > 0 || m.message_reference?.message_id === target.messageId || !m.message_reference),
+          (m) => m.author.id === own && same(m.content) && (index > 0 || m.message_reference?.message_id === target.messageId || !m.message_reference),
         );
         if (found) return true;
         if (messages.length < 100) return false;
@@ -178,14 +181,17 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
       const instanceId = (info as { instanceId?: string } | undefined)?.instanceId;
       const components = last ? feedbackRow(info.agentMessageId, instanceId) : undefined;
       const content = chunk.slice(0, DISCORD_MAX_CHARS);
-      if (info?.mayExist && (await findPosted(target, content, index))) return;
+      if (info?.mayExist && (await findPosted(target, content, index, info.redact))) return;
       await create(target, content, index === 0, nonceFor(target, part), components);
     },
 
-    async postNotice(target, text) {
+    async postNotice(target, text, info) {
       const held = refusalHeld(target.channelId);
       if (held) throw held;
       const content = text.length > DISCORD_MAX_CHARS ? `${text.slice(0, DISCORD_MAX_CHARS - 1)}…` : text;
+      // A give-up notice a stopped worker may have posted: known as a chunk 0 is (a reply to the
+      // question, with this content), since its nonce holds for a few minutes only.
+      if (info?.mayExist && (await findPosted(target, content, 0))) return;
       await create(target, content, true, nonceFor(target, `n:${content}`));
     },
 

@@ -249,6 +249,19 @@ export class DiscordEmulator extends EventEmitter {
     for (let n = 0; n < count; n++) this.store.messageCreateFaults.push(fault);
   }
 
+  /**
+   * The next message create whose body matches `filter` is stored (and dispatched) as usual, but
+   * its HTTP answer is never sent: a test kills the client in that window. `heldCreates` lists them.
+   */
+  holdNextMessageCreate(filter: (body: Json) => boolean = () => true): void {
+    this.store.messageCreateHolds.push(filter);
+  }
+
+  /** The messages of the creates held so far (`holdNextMessageCreate`). */
+  get heldCreates(): readonly Json[] {
+    return this.store.heldCreates;
+  }
+
   /** The next `count` command bulk overwrites (`PUT …/commands`) fail with this fault. */
   failNextCommandPuts(count: number, fault: Fault = { status: 429, retryAfterSeconds: 60 }): void {
     for (let n = 0; n < count; n++) this.store.commandPutFaults.push(fault);

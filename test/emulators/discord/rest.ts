@@ -131,6 +131,14 @@ export class RestApi {
     const method = req.method ?? 'GET';
     const reply = this.route(method, path, Object.fromEntries(url.searchParams), json, req.headers.authorization);
     this.store.calls.push({ method, path, rawPath, query: Object.fromEntries(url.searchParams), headers: { ...req.headers }, body, json, status: reply.status, at: Date.now() });
+    // A held create: the message is stored, its answer never comes (the client is killed meanwhile).
+    const hold = method === 'POST' && reply.status === 200 && /^\/channels\/[^/]+\/messages$/.test(path) ? this.store.messageCreateHolds.findIndex((h) => h(json ?? {})) : -1;
+    if (hold >= 0) {
+      this.store.messageCreateHolds.splice(hold, 1);
+      this.store.heldCreates.push(reply.body as Json);
+      this.hooks.changed();
+      return;
+    }
     this.hooks.changed();
     if (reply.raw) {
       res.writeHead(reply.status, { 'content-type': reply.raw.contentType, ...reply.headers });

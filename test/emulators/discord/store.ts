@@ -60,6 +60,13 @@ export class Store {
   readonly noReadHistory = new Set<string>();
   /** Discord's per-channel bucket for message creates, when a test turns it on (`rateLimitMessageCreates`). */
   messageCreateBucket?: { limit: number; windowMs: number; windows: Map<string, { start: number; used: number }> };
+  /**
+   * Message creates whose answer is held back: the message is stored (and dispatched), the HTTP
+   * answer never sent, the window where a client that dies cannot know it posted. One per entry.
+   */
+  readonly messageCreateHolds: Array<(body: Json) => boolean> = [];
+  /** Creates held so far (their stored messages). */
+  readonly heldCreates: Json[] = [];
   /** `<channel>:<nonce>` → the message it created and when, for `enforce_nonce`. */
   readonly nonces = new Map<string, { message: Json; at: number }>();
   /** Attachment bytes by `<channel>/<attachment id>`. */
