@@ -180,7 +180,7 @@ export class MessageProcessor {
       }
       const agent = this.options.accounts ? await this.options.accounts.forWorkspace(m.platform, m.workspaceId) : this.options.agent;
       // Its account was removed after the message was queued: nobody to bill, so no call.
-      if (!agent) return this.noAccount(m, port);
+      if (!agent) return this.noAccount(m, port, scope);
       // The fenced acquire/advance that returned this message checked ownership just before
       // the working indicator. Right before the (billed) call, ownership must still hold: either
       // that read marked the call started and renewed the lock, which has not lapsed yet, or
@@ -292,9 +292,15 @@ export class MessageProcessor {
   }
 
   /** Per-workspace accounts: the workspace has none (any more); say so, call nothing. */
-  private async noAccount(m: ChatMessage, port: ReplyPort): Promise<StepResult> {
+  private async noAccount(m: ChatMessage, port: ReplyPort, scope: MessageScope): Promise<StepResult> {
+    const notice = this.noticesOf(m.platform).noAccount;
+    // Fenced, before it is said, as a give-up is: a worker that resumes the message after a crash
+    // looks for this notice (resumeGiveUp) instead of saying it a second time.
+    if (!(await scope.record({ gaveUp: JSON.stringify({ ref: newReference(), notice } satisfies GaveUp) }))) return this.lost(scope.log());
     this.options.logger.warn({ conversationId: m.conversationId, messageId: m.messageId, workspaceId: m.workspaceId }, 'no agent account for this workspace; message not sent');
-    await port.postNotice(m.reply, this.noticesOf(m.platform).noAccount).catch((e) => this.options.logger.warn({ ...errorFields(e) }, 'could not post a notice'));
+    await port
+      .postNotice(m.reply, notice, { messageId: scope.messageId, mayExist: false })
+      .catch((e) => this.options.logger.warn({ ...errorFields(e) }, 'could not post a notice'));
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
     return { outcome: 'gave_up' };
   }
