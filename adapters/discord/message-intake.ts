@@ -80,7 +80,10 @@ export function createMessageIntake(options: MessageIntakeOptions): (message: Me
     }
     if (!incoming.mentionsBot && !incoming.repliesToBot) return incoming;
     const forwarded = pairing.addressed(key, at);
-    return forwarded ? { ...incoming, text: [incoming.text, forwarded].filter(Boolean).join('\n\n') } : incoming;
+    // The comment is the sender's own words; the forward after it may be shortened to fit.
+    if (!forwarded) return incoming;
+    const own = incoming.text.slice(0, incoming.ownChars ?? incoming.text.length);
+    return { ...incoming, text: [incoming.text, forwarded].filter(Boolean).join('\n\n'), ownChars: own.length };
   }
 
   return async function onMessage(message: Message, withContent: boolean): Promise<void> {

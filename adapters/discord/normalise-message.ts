@@ -79,7 +79,10 @@ export async function normaliseMessage(message: Message, ctx: NormaliseContext):
   const authorIsBot = message.author.bot || message.webhookId !== null;
   const hasAttachments = attachmentsWithForwarded(message).attachments.size > 0 || message.stickers.size > 0;
   // A bot's embeds, a poll and a forward's messages are what such a message says (its content is empty).
-  const fullText = [text, embedText(message.embeds), pollText(message.poll), forwardedText(message)].filter(Boolean).join('\n\n');
+  const ownWords = [text, embedText(message.embeds), pollText(message.poll)].filter(Boolean).join('\n\n');
+  // A forward comes last: it alone may be shortened to fit (see fitForwarded).
+  const forwarded = forwardedText(message);
+  const fullText = [ownWords, forwarded].filter(Boolean).join('\n\n');
   // Without the intent, Discord blanks content unless the bot is mentioned (or it is a DM).
   const contentMissing =
     !ctx.contentIntent && !isDirect && !fromSelf && !message.mentions.users.has(ctx.botUserId) && !message.content;
@@ -97,6 +100,7 @@ export async function normaliseMessage(message: Message, ctx: NormaliseContext):
     userId: message.author.id,
     userName: message.member?.displayName ?? message.author.globalName ?? message.author.username,
     text: fullText,
+    ...(forwarded ? { ownChars: ownWords.length } : {}),
     isDirect,
     mentionsBot,
     repliesToBot: fromSelf ? false : await repliesToBot(message, ctx),

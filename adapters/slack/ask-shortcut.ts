@@ -11,8 +11,7 @@ import { installationKey } from './installations.js';
 import { cannotPostForShortcut, shortcutReach } from './shortcut-reach.js';
 import { handOver, type MessageListenerDeps } from './message-listener.js';
 import type { BotIdentity } from './normalise.js';
-import { filesOf, shownText } from './shown-text.js';
-import { slackTextToPlain } from './slack-text.js';
+import { filesOf, plainWithForwards } from './shown-text.js';
 import type { UserDirectory } from './user-directory.js';
 
 /** callback_id of the "Ask the agent" message shortcut (in the manifests). */
@@ -94,7 +93,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
       (authorId ? await deps.users.get(authorId).then((u) => u.name, () => authorId) : str(target.username) ?? str((target.bot_profile as Record<string, unknown> | undefined)?.name) ?? 'someone');
     const askerName = str(s.user?.name);
     // What the message shows: an app's message often has no `text`, only blocks or attachments.
-    const body = slackTextToPlain(shownText(target), identity.userId);
+    const { text: body, ownChars } = plainWithForwards(target, identity.userId);
     const files = filesOf(target);
     if (!/[^\s\p{Cf}]/u.test(body) && !files) {
       // Only images, buttons or the like: said to the asker alone, not as a hint in someone else's thread.
@@ -102,6 +101,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
         .catch((err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not explain a shortcut on a message with no text'));
       return;
     }
+    const heading = `Message from ${author}:\n`;
     const messageId = `${channel}:${messageTs}:ask:${asker}`;
     if (!(await deps.seen.first('slack', messageId))) {
       deps.logger.debug({ messageId }, 'Ask the agent: this user already asked about this message');
@@ -115,7 +115,9 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
       bindingChannelId,
       userId: asker,
       ...(askerName ? { userName: askerName } : {}),
-      text: (body.trim() || (Array.isArray(files) && files.length > 0)) ? `Message from ${author}:\n${body}` : '',
+      text: (body.trim() || (Array.isArray(files) && files.length > 0)) ? `${heading}${body}` : '',
+      // The message asked about is the question: only what it forwards may be shortened.
+      ...(ownChars !== undefined ? { ownChars: heading.length + ownChars } : {}),
       isDirect,
       mentionsBot: true,
       repliesToBot: false,

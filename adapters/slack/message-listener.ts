@@ -198,7 +198,7 @@ export async function handOver(
   let notice: string | undefined;
   const naming = deps.users !== undefined && mentionsPeopleById(message.text);
   const answerable = (message.hasAttachments && deps.files) || naming ? await mayAnswer(deps, message) : false;
-  if (answerable && deps.users) message = { ...message, text: await nameMentionedPeople(message.text, deps.users) };
+  if (answerable && deps.users) message = await withPeopleNamed(message, deps.users);
   if (message.hasAttachments && deps.files && answerable) {
     const read = await deps.files(message.text, files, message.reply.installation);
     notice = read.notice;
@@ -212,6 +212,16 @@ export async function handOver(
     await deps.replyPort.postNotice(message.reply, notice).catch((err: Error) => deps.logger.warn({ ...errorFields(err) }, 'could not post the files notice'));
   }
   return outcome;
+}
+
+/** Mentions by ID named (mention-names.ts), the sender's own words apart from a forward's so `ownChars` still holds. */
+async function withPeopleNamed(message: IncomingMessage, users: UserDirectory): Promise<IncomingMessage> {
+  if (message.ownChars === undefined) return { ...message, text: await nameMentionedPeople(message.text, users) };
+  const [own, rest] = await Promise.all([
+    nameMentionedPeople(message.text.slice(0, message.ownChars), users),
+    nameMentionedPeople(message.text.slice(message.ownChars), users),
+  ]);
+  return { ...message, text: own + rest, ownChars: own.length };
 }
 
 /** Whether the bot may answer this message: only then are its files worth downloading. */

@@ -1,8 +1,8 @@
 import { dmBindingChannel } from '../../src/bindings/dm.js';
 import type { IncomingMessage, ReplyTarget } from '../../src/core/message.js';
 import type { ConversationRef } from '../../src/core/conversation.js';
-import { mentionsUser, slackTextToPlain } from './slack-text.js';
-import { filesOf, ownText, shownText } from './shown-text.js';
+import { mentionsUser } from './slack-text.js';
+import { filesOf, ownText, plainWithForwards } from './shown-text.js';
 
 /** Who the bot is, from `auth.test`. */
 export interface BotIdentity {
@@ -69,7 +69,7 @@ export function normaliseSlackEvent(body: unknown, identity: BotIdentity, now: n
   // What the message shows: an app's blocks or attachments when `text` is empty, and what it
   // forwards (marked as forwarded). Only its own words can address the bot.
   const own = ownText(e);
-  const text = shownText(e);
+  const { text, ownChars } = plainWithForwards(e, identity.userId);
 
   const conversation: ConversationRef = {
     platform: 'slack',
@@ -93,7 +93,8 @@ export function normaliseSlackEvent(body: unknown, identity: BotIdentity, now: n
     bindingChannelId: isDirect ? dmBindingChannel(team) : channel,
     userId,
     ...(userName ? { userName: userName.slice(0, 80) } : {}),
-    text: slackTextToPlain(text, identity.userId),
+    text,
+    ...(ownChars !== undefined ? { ownChars } : {}),
     isDirect,
     mentionsBot: type === 'app_mention' || mentionsUser(own, identity.userId),
     repliesToBot: threadTs !== undefined && e.parent_user_id === identity.userId,

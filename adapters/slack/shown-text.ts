@@ -1,5 +1,6 @@
 import { escapeSlackText } from './escape.js';
 import { richTextToSlackText } from './rich-text.js';
+import { slackTextToPlain } from './slack-text.js';
 
 type Json = Record<string, unknown>;
 const str = (v: unknown): string => (typeof v === 'string' ? v : '');
@@ -115,16 +116,16 @@ function legacyText(a: Json): string {
   return [str(a.pretext), title, body, ...fields].filter((p) => p.trim()).join('\n');
 }
 
-/**
- * What the attachments of a message show, as Slack markup, one part each: a forwarded message
- * marked as forwarded (with its author) and quoted; an app's legacy attachment as its text. A
- * link preview Slack unfurled from a URL in the text (`from_url`, not a message) is left out:
- * the URL is already in the text, and the page's words are not the sender's.
- */
-export function attachmentsToSlackText(attachments: unknown): string[] {
+/** One attachment's part of what a message shows; `shared`: a forwarded (or linked) message. */
+interface AttachmentPart {
+  text: string;
+  shared: boolean;
+}
+
+function attachmentParts(attachments: unknown): AttachmentPart[] {
   return list(attachments)
     .slice(0, MAX_ATTACHMENTS)
-    .flatMap((a) => {
+    .flatMap((a): AttachmentPart[] => {
       if (isSharedMessage(a)) {
         const text = sharedText(a);
         if (!text.trim()) return [];
@@ -134,12 +135,53 @@ export function attachmentsToSlackText(attachments: unknown): string[] {
         const author = name ? escapeSlackText(name) : authorId ? `<@${authorId}>` : '';
         // Some forwards carry only `is_msg_unfurl` (as a pasted message link does): "shared" is true of both.
         const what = a.is_share === true ? 'Forwarded message' : 'Shared message';
-        return [`${what}${author ? ` from ${author}` : ''}:\n${quoted(text)}`];
+        return [{ text: `${what}${author ? ` from ${author}` : ''}:\n${quoted(text)}`, shared: true }];
       }
       if (str(a.from_url) || a.is_app_unfurl === true) return [];
       const text = legacyText(a);
-      return text.trim() ? [text] : [];
+      return text.trim() ? [{ text, shared: false }] : [];
     });
+}
+
+/**
+ * What the attachments of a message show, as Slack markup, one part each: a forwarded message
+ * marked as forwarded (with its author) and quoted; an app's legacy attachment as its text. A
+ * link preview Slack unfurled from a URL in the text (`from_url`, not a message) is left out:
+ * the URL is already in the text, and the page's words are not the sender's.
+ */
+export function attachmentsToSlackText(attachments: unknown): string[] {
+  return attachmentParts(attachments).map((p) => p.text);
+}
+
+/**
+ * What a message shows in two parts, as Slack markup: what its sender says (its own words and an
+ * app's legacy attachments) and the messages it forwards, after them. Only the forwards may be
+ * shortened to fit the bridge's limit (see fitForwarded).
+ */
+export function shownParts(m: SlackMessageContent): { own: string; forwarded: string } {
+  const parts = attachmentParts(m.attachments);
+  const join = (texts: string[]) =>
+    texts
+      .filter((p) => p.trim())
+      .join('\n\n')
+      .slice(0, MAX_CHARS);
+  return {
+    own: join([ownText(m), ...parts.filter((p) => !p.shared).map((p) => p.text)]),
+    forwarded: join(parts.filter((p) => p.shared).map((p) => p.text)),
+  };
+}
+
+/**
+ * A message's own words and its forwards as plain text for the agent, forwards last, with
+ * `ownChars` (the length of the first) when there are forwards.
+ */
+export function plainWithForwards(m: SlackMessageContent, botUserId: string): { text: string; ownChars?: number } {
+  const { own, forwarded } = shownParts(m);
+  const ownPlain = slackTextToPlain(own, botUserId);
+  const forwardedPlain = slackTextToPlain(forwarded, botUserId);
+  if (!forwardedPlain) return { text: ownPlain };
+  if (!ownPlain) return { text: forwardedPlain, ownChars: 0 };
+  return { text: `${ownPlain}\n\n${forwardedPlain}`, ownChars: ownPlain.length };
 }
 
 /**

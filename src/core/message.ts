@@ -49,6 +49,12 @@ export interface IncomingMessage {
   userName?: string;
   /** Text with the bot's own mention stripped. */
   text: string;
+  /**
+   * Set when `text` carries more than the sender's words (a forwarded message, quoted after
+   * them): the length of those words at its start. What follows may be shortened to fit
+   * MAX_MESSAGE_CHARS (see fitForwarded); only the sender's own words being too long refuses it.
+   */
+  ownChars?: number;
   isDirect: boolean;
   mentionsBot: boolean;
   repliesToBot: boolean;

@@ -100,7 +100,9 @@ export async function onAskAgent(i: MessageContextMenuCommandInteraction, deps: 
   if (deps.withAttachments && files.attachments.size > 0) ({ message: asked, notice } = await deps.withAttachments(asked, files));
   // Checked here, privately: the ingress would answer an empty ask with a public notice under the message.
   if (!hasVisibleText(asked.text)) return void (await say([ASK_ANSWERS.empty, notice].filter(Boolean).join('\n')));
-  asked = { ...asked, text: `${authorName(target)} wrote:\n${asked.text}`, hasAttachments: false };
+  const heading = `${authorName(target)} wrote:\n`;
+  // Only what the message forwards may be shortened: its own words are the question.
+  asked = { ...asked, text: `${heading}${asked.text}`, hasAttachments: false, ...(asked.ownChars !== undefined ? { ownChars: heading.length + asked.ownChars } : {}) };
 
   const result: IngressResult = await deps.ingress.handle(asked);
   if (result.status === 'queued') return void (await say([ASK_ANSWERS.queued(binding.instanceId), notice].filter(Boolean).join('\n')));
