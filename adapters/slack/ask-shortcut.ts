@@ -101,7 +101,6 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
         .catch((err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not explain a shortcut on a message with no text'));
       return;
     }
-    const heading = `Message from ${author}:\n`;
     const messageId = `${channel}:${messageTs}:ask:${asker}`;
     if (!(await deps.seen.first('slack', messageId))) {
       deps.logger.debug({ messageId }, 'Ask the agent: this user already asked about this message');
@@ -115,9 +114,9 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
       bindingChannelId,
       userId: asker,
       ...(askerName ? { userName: askerName } : {}),
-      text: (body.trim() || (Array.isArray(files) && files.length > 0)) ? `${heading}${body}` : '',
-      // The message asked about is the question: only what it forwards may be shortened.
-      ...(ownChars !== undefined ? { ownChars: heading.length + ownChars } : {}),
+      // Under its heading once its files are read (handOver): only what it forwards may be shortened.
+      text: body,
+      ...(ownChars !== undefined ? { ownChars } : {}),
       isDirect,
       mentionsBot: true,
       repliesToBot: false,
@@ -130,7 +129,16 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
     };
     const message = assistant ? asAssistantMessage(asked, contextChannel) : asked;
     try {
-      await handOver(deps, message, files);
+      await handOver(deps, message, files, undefined, undefined, {
+        heading: `Message from ${author}:\n`,
+        // Only files that cannot be sent (an image, one too large): said to the asker alone, with which and why.
+        nothingToSend: async (notice) => {
+          await deps.seen.forget('slack', messageId);
+          const text = [nothingToAsk, notice].filter(Boolean).join('\n');
+          await (respond ? respond({ response_type: 'ephemeral', text }) : client.chat.postEphemeral({ channel, user: asker, text }))
+            .catch((err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not explain a shortcut on a message with nothing to send'));
+        },
+      });
     } catch (err) {
       await deps.seen.forget('slack', messageId);
       deps.logger.error({ ...errorFields(err) }, 'could not hand an "Ask the agent" shortcut to the ingress');

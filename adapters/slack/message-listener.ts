@@ -10,6 +10,7 @@ import type { SlackFileReader } from './files.js';
 import { normaliseSlackEvent, type BotIdentity } from './normalise.js';
 import { installationKey } from './installations.js';
 import { filesOf } from './shown-text.js';
+import { hasVisibleText } from '../../src/core/visible-text.js';
 import { ackHoldIn } from './ack-hold.js';
 import { mentionsPeopleById, nameMentionedPeople } from './mention-names.js';
 import type { UserDirectory } from './user-directory.js';
@@ -181,6 +182,14 @@ async function within(p: Promise<boolean>, ms: number): Promise<boolean> {
   }
 }
 
+/** A message that is about another one ("Ask the agent"): what it says is put under a heading. */
+export interface AskedAbout {
+  /** Put ahead of the message's text once its files are read, e.g. `Message from Ada:\n`. */
+  heading: string;
+  /** Neither text nor a file could be sent: told to the asker alone, and the ingress is not asked. */
+  nothingToSend(notice: string | undefined): Promise<void>;
+}
+
 /**
  * Reads the message's files (if any) into its text and hands it to the ingress. The user hears
  * which files were not sent only when the message was queued; a message with no text left
@@ -194,6 +203,7 @@ export async function handOver(
   claim?: () => Promise<boolean>,
   /** Called once the ingress has decided (queued or dropped), before any files notice. */
   stored?: () => void,
+  asked?: AskedAbout,
 ): Promise<IngressResult> {
   let notice: string | undefined;
   const naming = deps.users !== undefined && mentionsPeopleById(message.text);
@@ -204,6 +214,14 @@ export async function handOver(
     notice = read.notice;
     // Files are dealt with here: the ingress's generic "attachments are not forwarded" note would be wrong.
     message = { ...message, text: read.text, hasAttachments: read.text.trim().length === 0 };
+  }
+  if (asked) {
+    // The heading alone asks nothing: sent on, it would be a billed call about an image.
+    if (!hasVisibleText(message.text)) {
+      await asked.nothingToSend(notice);
+      return { status: 'dropped', reason: 'empty' };
+    }
+    message = { ...message, text: `${asked.heading}${message.text}`, ...(message.ownChars !== undefined ? { ownChars: asked.heading.length + message.ownChars } : {}) };
   }
   const outcome = await deps.ingress.handle(message, claim ? { claim } : undefined);
   stored?.();
