@@ -26,6 +26,15 @@ export function isSlackFileUrl(url: string, apiHostname: string | undefined): bo
 }
 
 /**
+ * Files a message still lists that Slack no longer serves (their `mode`), as the notice names them:
+ * a free workspace's file older than its plan shows, and a deleted file.
+ */
+const GONE_FILES = new Map([
+  ['hidden_by_limit', "a file hidden by this workspace's Slack plan"],
+  ['tombstone', 'a deleted file'],
+]);
+
+/**
  * `files[]` of a `file_share` message (or a shortcut's message) as platform-free references. A
  * file stored outside Slack (`is_external`, or a URL on another host) gets no URL: it is named
  * as not read, and the token never leaves for its host.
@@ -38,6 +47,9 @@ export function slackFiles(files: unknown, apiHostname?: string): AttachmentRef[
     // A Slack Connect stub files.info did not explain: its kind is unknown, and what the user
     // must read is that it could not be read, not that only text files are sent.
     if (file.file_access === 'check_file_info') return [{ name: 'a shared file', mimetype: 'text/plain' }];
+    // Only the ID and mode are left of a file Slack no longer serves: say which kind, not "only text files are sent".
+    const gone = typeof file.mode === 'string' ? GONE_FILES.get(file.mode) : undefined;
+    if (gone) return [{ name: gone, mimetype: 'text/plain' }];
     const name = typeof file.name === 'string' && file.name ? file.name : typeof file.title === 'string' && file.title ? file.title : 'file';
     const url = typeof file.url_private_download === 'string' ? file.url_private_download : typeof file.url_private === 'string' ? file.url_private : undefined;
     return [

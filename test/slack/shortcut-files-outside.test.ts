@@ -56,3 +56,25 @@ describe('"Ask the agent" on a message with only files that cannot be sent (Slac
     expect(messages().find((t) => t.includes('deploy at noon'))).toMatch(/^Message from Ada Admin:\n/);
   });
 });
+
+describe('files Slack no longer serves, on a message asked about (Slack)', () => {
+  it('hidden by a free plan, or deleted: the text is sent; the notice says which files and why, not "only text files"', async () => {
+    const hidden = h.slack.files.add({ name: 'old-notes.txt', mimetype: 'text/plain', content: 'from long ago' }, { gone: 'hidden_by_limit' });
+    const deleted = h.slack.files.add({ name: 'removed.txt', mimetype: 'text/plain', content: 'deleted' }, { gone: 'tombstone' });
+    expect(hidden).toEqual({ id: hidden.id, mode: 'hidden_by_limit' });
+    const m = h.slack.userMessage({ channel: W.general, user: W.admin, text: 'the notes from last year', files: [hidden, deleted] });
+    await h.to.interaction(h.slack.messageShortcut({ user: W.user, channel: W.general, messageTs: m.ts, callbackId: 'ask_agent' }));
+    await until(() => messages().find((t) => t.includes('the notes from last year')), 'the text sent to the agent');
+    const notice = await until(() => postsIn(h, W.general, m.ts).find((c) => /Not sent to the agent/.test(c.params.text ?? '')), 'the files notice');
+    expect(notice.params.text).toBe("Not sent to the agent: a file hidden by this workspace's Slack plan (could not be read), a deleted file (could not be read).");
+  });
+
+  it('only such files: the asker is told privately, no agent call', async () => {
+    const deleted = h.slack.files.add({ name: 'gone.txt', mimetype: 'text/plain', content: 'x' }, { gone: 'tombstone' });
+    const { calls } = await askAbout([deleted]);
+    const told = await h.slack.waitForCall('response_url', (c) => String(c.params.text ?? '').includes('a deleted file'), 20_000);
+    expect(String(told.params.text)).toContain(nothingToAsk);
+    await sleep(300);
+    expect(chatCalls(h).length).toBe(calls);
+  });
+});

@@ -26,6 +26,12 @@ export interface AddFileOptions {
    * files in Slack Connect channels: the full object comes from `files.info`.
    */
   stub?: boolean;
+  /**
+   * A file Slack no longer serves, carried in messages as its ID and mode alone: `hidden_by_limit`
+   * (a free workspace's file older than its plan shows) or `tombstone` (deleted). Its download
+   * is gone: the file host answers 404.
+   */
+  gone?: 'hidden_by_limit' | 'tombstone';
   /** How long the file host takes before it answers a download of this file (a slow link). @defaultValue 0 */
   delayMs?: number;
   /** How many downloads of it are that slow, the first ones; later ones are answered at once. @defaultValue all */
@@ -122,6 +128,11 @@ export async function startFileHost(state: SlackState) {
         url_private_download: `${base}${path}`,
       };
       state.fileInfos.set(id, full);
+      if (options.gone) {
+        files.delete(path);
+        state.fileInfos.delete(id);
+        return { id, mode: options.gone };
+      }
       return options.stub ? { id, mode: 'file_access', file_access: 'check_file_info', created: 0, timestamp: 0, user: '' } : full;
     },
     close: () =>
