@@ -7,6 +7,7 @@ import type { Logger } from '../../src/logger.js';
 import { asAssistantMessage } from './assistant-message.js';
 import type { AssistantThreads } from './assistant-threads.js';
 import { slackErrorCode } from './errors.js';
+import { messageView } from './modal-views.js';
 import { installationKey } from './installations.js';
 import { cannotPostForShortcut, shortcutReach } from './shortcut-reach.js';
 import { handOver, type MessageListenerDeps } from './message-listener.js';
@@ -31,6 +32,10 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v 
 /** "Ask the agent" on a message with nothing the agent could read (only images, buttons, a poll). */
 export const nothingToAsk = "That message has no text or text file I can send to the agent (images and other content aren't read).";
 
+/** "Ask the agent" used without a message (set up as a global shortcut). */
+export const askOnAMessage =
+  "Ask the agent works on a message: hover over the message, open its More actions menu (⋯) and choose Ask the agent. To ask something yourself, mention me in a channel I'm in, or send me a direct message.";
+
 export const notBoundForShortcut =
   "This channel isn't connected to an agent, so there is no one to ask. An admin can connect one with `/agent bind <instance-id>`.";
 
@@ -41,6 +46,17 @@ export const notBoundForShortcut =
  * user per message: a second click is a duplicate, never a second billed call.
  */
 export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
+  // "Ask the agent" set up as a global shortcut (in the app's settings, not from the manifest):
+  // there is no message to ask about. Without an ack Slack shows the user an error after 3 s;
+  // the trigger (good for 3 s) opens a note saying where the shortcut works.
+  app.shortcut({ type: 'shortcut', callback_id: ASK_AGENT_CALLBACK_ID }, async ({ ack, shortcut, client }) => {
+    await ack();
+    deps.logger.warn('"Ask the agent" was used as a global shortcut; it works on messages: make it a message shortcut (type: message) as in the manifest');
+    await client.views
+      .open({ trigger_id: shortcut.trigger_id, view: messageView(ASK_AGENT_CALLBACK_ID, 'Ask the agent', askOnAMessage) })
+      .catch((err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not explain "Ask the agent" used as a global shortcut'));
+  });
+
   app.shortcut({ type: 'message_action', callback_id: ASK_AGENT_CALLBACK_ID }, async ({ ack, shortcut, client, context, respond }) => {
     await ack();
     const s = shortcut as unknown as Record<string, any>;

@@ -158,6 +158,24 @@ export function feedbackClick(state: SlackState, o: { user: string; channel: str
   };
 }
 
+/**
+ * A global shortcut (`shortcut`, from the composer's shortcuts menu or search): no channel, no
+ * message and no response_url; only a trigger_id, good for one views.open within 3 s.
+ */
+export function globalShortcut(state: SlackState, o: { user: string; callbackId: string }): Json {
+  return {
+    type: 'shortcut',
+    token: 'legacy-verification-token',
+    action_ts: String(Date.now() / 1000),
+    team: { id: state.identity.teamId, domain: 'emulated' },
+    user: { id: o.user, username: o.user.toLowerCase(), team_id: state.identity.teamId },
+    is_enterprise_install: false,
+    enterprise: null,
+    callback_id: o.callbackId,
+    trigger_id: issueTrigger(state),
+  };
+}
+
 /** A message shortcut (`message_action`) on a stored message. */
 export function messageShortcut(state: SlackState, o: { user: string; channel: string; messageTs: string; callbackId: string; responseUrl: string }): Json {
   const m = state.findMessage(o.channel, o.messageTs);
@@ -168,7 +186,8 @@ export function messageShortcut(state: SlackState, o: { user: string; channel: s
     action_ts: String(Date.now() / 1000),
     team: { id: state.identity.teamId, domain: 'emulated' },
     user: { id: o.user, username: o.user.toLowerCase(), name: o.user.toLowerCase(), team_id: state.identity.teamId },
-    channel: { id: o.channel, name: 'general' },
+    // Slack names a DM's channel `directmessage` in interaction payloads.
+    channel: { id: o.channel, name: o.channel.startsWith('D') ? 'directmessage' : 'general' },
     is_enterprise_install: false,
     callback_id: o.callbackId,
     trigger_id: issueTrigger(state),

@@ -4,7 +4,7 @@ import { OAuthServer, type OAuthApp } from './oauth.js';
 import { eventEnvelope, slashCommand, userMessage, viewSubmission, type EventTeam, type Json, type SlashCommandOptions, type UserMessageOptions } from './payloads.js';
 import { formBody, interactionBody, sendSigned, type SignatureMode } from './sender.js';
 import { startWebApi } from './web-api.js';
-import { assistantContextChanged, assistantMessage, assistantMethods, assistantThreadStarted, feedbackClick, messageShortcut, shownAssistantStatus } from './assistant.js';
+import { assistantContextChanged, assistantMessage, assistantMethods, assistantThreadStarted, feedbackClick, globalShortcut, messageShortcut, shownAssistantStatus } from './assistant.js';
 import { startFileHost } from './files.js';
 
 export { SlackState, findPings, MANIFEST_SCOPES, type RecordedCall, type EmulatedUser, type HeldCall, type MessageMetadata } from './state.js';
@@ -179,6 +179,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
       state.responseUrls.set(id, { uses: 0 });
       return messageShortcut(state, { ...o, responseUrl: `${web.baseUrl}/respond/${id}` });
     },
+    /** A global shortcut (no message, no response_url): its trigger_id opens one view within 3 s. */
+    globalShortcut: (o: Parameters<typeof globalShortcut>[1]) => globalShortcut(state, o),
     /** Reactions the bot currently has on a message. */
     reactionsOn(channel: string, ts: string): string[] {
       const m = state.findMessage(channel, ts);
