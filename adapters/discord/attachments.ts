@@ -1,6 +1,7 @@
 import type { Message } from 'discord.js';
 import type { IncomingMessage } from '../../src/core/message.js';
 import { readAttachments, type AttachmentRef } from '../../src/attachments/index.js';
+import { ownWords, withFilesRead } from '../../src/ingress/forwarded-fit.js';
 
 export interface AttachmentLimits {
   /** MAX_ATTACHMENT_BYTES: the largest file sent. */
@@ -33,15 +34,17 @@ export async function withAttachments(
 ): Promise<{ message: IncomingMessage; notice?: string }> {
   const files = attachmentRefs(source);
   if (files.length === 0) return { message: incoming };
-  const result = await readAttachments(incoming.text, files, {
+  // Read against the sender's own words: a long forward is shortened (by the ingress) rather than the files left out.
+  const result = await readAttachments(ownWords(incoming), files, {
     maxBytes: limits.maxBytes,
     maxChars: limits.maxChars,
     timeoutMs: limits.timeoutMs ?? 10_000,
   });
+  const read = withFilesRead(incoming, result.text);
   return {
     // Files are dealt with here: ingress's generic "attachments are not forwarded" note would be wrong.
     // With no text at all left, it still says the agent can only read text.
-    message: { ...incoming, text: result.text, hasAttachments: result.text.trim().length === 0 },
+    message: { ...read, hasAttachments: read.text.trim().length === 0 },
     ...(result.notice ? { notice: result.notice } : {}),
   };
 }

@@ -11,6 +11,7 @@ import { normaliseSlackEvent, type BotIdentity } from './normalise.js';
 import { installationKey } from './installations.js';
 import { filesOf } from './shown-text.js';
 import { hasVisibleText } from '../../src/core/visible-text.js';
+import { ownWords, withFilesRead, withHeading } from '../../src/ingress/forwarded-fit.js';
 import { ackHoldIn } from './ack-hold.js';
 import { mentionsPeopleById, nameMentionedPeople } from './mention-names.js';
 import type { UserDirectory } from './user-directory.js';
@@ -210,10 +211,12 @@ export async function handOver(
   const answerable = (message.hasAttachments && deps.files) || naming ? await mayAnswer(deps, message) : false;
   if (answerable && deps.users) message = await withPeopleNamed(message, deps.users);
   if (message.hasAttachments && deps.files && answerable) {
-    const read = await deps.files(message.text, files, message.reply.installation);
+    // Read against the sender's own words: a long forward is shortened (by the ingress) rather than the files left out.
+    const read = await deps.files(ownWords(message), files, message.reply.installation);
     notice = read.notice;
+    message = withFilesRead(message, read.text);
     // Files are dealt with here: the ingress's generic "attachments are not forwarded" note would be wrong.
-    message = { ...message, text: read.text, hasAttachments: read.text.trim().length === 0 };
+    message = { ...message, hasAttachments: message.text.trim().length === 0 };
   }
   if (asked) {
     // The heading alone asks nothing: sent on, it would be a billed call about an image.
@@ -221,7 +224,7 @@ export async function handOver(
       await asked.nothingToSend(notice);
       return { status: 'dropped', reason: 'empty' };
     }
-    message = { ...message, text: `${asked.heading}${message.text}`, ...(message.ownChars !== undefined ? { ownChars: asked.heading.length + message.ownChars } : {}) };
+    message = withHeading(message, asked.heading);
   }
   const outcome = await deps.ingress.handle(message, claim ? { claim } : undefined);
   stored?.();

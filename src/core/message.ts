@@ -55,6 +55,8 @@ export interface IncomingMessage {
    * MAX_MESSAGE_CHARS (see fitForwarded); only the sender's own words being too long refuses it.
    */
   ownChars?: number;
+  /** With `ownChars`: where the forwarded part ends, when the message's files were read in after it (they are kept whole). */
+  forwardedEnd?: number;
   isDirect: boolean;
   mentionsBot: boolean;
   repliesToBot: boolean;

@@ -214,7 +214,8 @@ export function createIngress(options: IngressOptions): Ingress {
       // A long forward is shortened; only the sender's own words being too long is refused.
       const lead = m.text.length - m.text.trimStart().length;
       const own = m.ownChars === undefined ? undefined : Math.max(0, m.ownChars - lead);
-      const text = fitForwarded(trimmed, own, options.maxMessageChars);
+      const forwardedEnd = m.forwardedEnd === undefined ? undefined : Math.max(0, m.forwardedEnd - lead);
+      const text = fitForwarded(trimmed, own, options.maxMessageChars, forwardedEnd);
       if (text === undefined) {
         // The length the sender can act on: their own words', when those alone are over.
         const length = own !== undefined && own > options.maxMessageChars ? own : trimmed.length;

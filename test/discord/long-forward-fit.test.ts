@@ -47,6 +47,21 @@ describe('a long forwarded message (Discord)', () => {
     expect(got.length).toBeLessThanOrEqual(MAX_CHARS);
   });
 
+  it('with a text file: the file is kept whole, the forward shortened to leave it room', async () => {
+    const original = h.discord.sendMessage({
+      author: w().users.alice,
+      channel: w().channels.general,
+      content: longText('release'),
+      attachments: [{ filename: 'versions.txt', content: 'api 1.4.2\nweb 2.0.0\n', contentType: 'text/plain' }],
+    });
+    const forward = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.dmBob, content: '', forward: original });
+    await answered(forward, 'answer to the forward');
+    const got = lastCall();
+    expect(got.startsWith('Forwarded message:\n> release line 0')).toBe(true);
+    expect(got).toContain(`\n${FORWARD_SHORTENED}\n\nversions.txt:\n\`\`\`txt\napi 1.4.2\nweb 2.0.0\n\`\`\``);
+    expect(got.length).toBeLessThanOrEqual(MAX_CHARS);
+  });
+
   it("is refused when the sender's own words alone are too long", async () => {
     const calls = h.agent.chatCalls().length;
     const own = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.dmBob, content: 'y'.repeat(MAX_CHARS + 20) });

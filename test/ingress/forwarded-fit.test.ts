@@ -36,4 +36,21 @@ describe('fitForwarded', () => {
       expect(fitted).not.toMatch(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])/);
     }
   });
+
+  it('keeps what follows the forward (files read in) whole, cutting the forward before it', () => {
+    const files = '\n\nnotes.txt:\n```\nkeep me\n```';
+    const withFiles = `${text}${files}`;
+    const fitted = fitForwarded(withFiles, own.length, 200, text.length)!;
+    expect(fitted.length).toBeLessThanOrEqual(200);
+    expect(fitted.startsWith(`${own}\n\nForwarded message:\n> line 0\n`)).toBe(true);
+    expect(fitted.endsWith(`\n${FORWARD_SHORTENED}${files}`)).toBe(true);
+  });
+
+  it('files too long to keep beside the own words: cut from the end', () => {
+    const files = `\n\nbig.txt:\n${'y'.repeat(300)}`;
+    const fitted = fitForwarded(`${text}${files}`, own.length, 200, text.length)!;
+    expect(fitted.length).toBeLessThanOrEqual(200);
+    expect(fitted.startsWith(own)).toBe(true);
+  });
 });
+

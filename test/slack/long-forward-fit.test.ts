@@ -40,6 +40,20 @@ describe('a short question with a long forwarded message (Slack)', () => {
     expect(postsIn(h, W.general, m.ts).some((c) => /characters long/.test(c.params.text ?? ''))).toBe(false);
   });
 
+  it('with a text file too: the file is kept whole, the forward shortened to leave it room', async () => {
+    const file = h.slack.files.add({ name: 'steps.txt', mimetype: 'text/plain', content: 'step 1: build\nstep 2: test\n' });
+    const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} which step broke?`, attachments: [longForward('pipeline')], files: [file] });
+    await h.to.event(m.mention);
+    await h.to.event(m.message);
+    await until(() => agentGot('which step broke?'), 'the question sent to the agent');
+    const got = agentGot('which step broke?')!;
+    expect(got.startsWith('which step broke?\n\nForwarded message from Ada Admin:\n> pipeline line 0')).toBe(true);
+    expect(got).toContain(`\n${FORWARD_SHORTENED}\n\nsteps.txt:\n\`\`\`txt\nstep 1: build\nstep 2: test\n\`\`\``);
+    expect(got.length).toBeLessThanOrEqual(MAX_CHARS);
+    await until(() => postsIn(h, W.general, m.ts).length > 0, 'the answer in the thread');
+    expect(postsIn(h, W.general, m.ts).some((c) => /Not sent to the agent/.test(c.params.text ?? ''))).toBe(false);
+  });
+
   it('is refused when the sender\'s own words alone are too long', async () => {
     const own = 'x'.repeat(MAX_CHARS + 50);
     const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} ${own}`, attachments: [longForward('deploy')] });

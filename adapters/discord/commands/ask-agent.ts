@@ -5,6 +5,7 @@ import type { Ingress, IngressResult } from '../../../src/ingress/types.js';
 import { normaliseMessage } from '../normalise-message.js';
 import { attachmentsWithForwarded } from '../message-body.js';
 import { hasVisibleText } from '../../../src/core/visible-text.js';
+import { withHeading } from '../../../src/ingress/forwarded-fit.js';
 
 export interface AskDeps {
   ingress: Ingress;
@@ -100,9 +101,8 @@ export async function onAskAgent(i: MessageContextMenuCommandInteraction, deps: 
   if (deps.withAttachments && files.attachments.size > 0) ({ message: asked, notice } = await deps.withAttachments(asked, files));
   // Checked here, privately: the ingress would answer an empty ask with a public notice under the message.
   if (!hasVisibleText(asked.text)) return void (await say([ASK_ANSWERS.empty, notice].filter(Boolean).join('\n')));
-  const heading = `${authorName(target)} wrote:\n`;
   // Only what the message forwards may be shortened: its own words are the question.
-  asked = { ...asked, text: `${heading}${asked.text}`, hasAttachments: false, ...(asked.ownChars !== undefined ? { ownChars: heading.length + asked.ownChars } : {}) };
+  asked = { ...withHeading(asked, `${authorName(target)} wrote:\n`), hasAttachments: false };
 
   const result: IngressResult = await deps.ingress.handle(asked);
   if (result.status === 'queued') return void (await say([ASK_ANSWERS.queued(binding.instanceId), notice].filter(Boolean).join('\n')));
