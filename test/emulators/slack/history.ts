@@ -111,13 +111,24 @@ function messageView(m: StoredMessage, p: Params, state: SlackState): Result {
   };
 }
 
+/**
+ * A bot token reads only conversations the bot is in: a public channel it is not in answers
+ * `not_in_channel` ("only user tokens can access public channels they are not in"); a private
+ * channel or a DM between other people, which it cannot even see, `channel_not_found`.
+ */
+function membershipProblem(id: string, state: SlackState): string | undefined {
+  const channel = state.channels.get(id);
+  if (!channel || channel.member !== false) return undefined;
+  return id.startsWith('D') || (channel.private ?? id.startsWith('G')) ? 'channel_not_found' : 'not_in_channel';
+}
+
 /** Newest first, top-level messages only (thread replies stay in their thread). */
 export function conversationsHistory(p: Params, state: SlackState): Result {
   const problem = argsProblem(p, HISTORY_ARGS);
   if (problem) return problem;
   if (!p.channel || !CHANNEL.test(p.channel)) return fail('channel_not_found');
-  const channel = state.channels.get(p.channel);
-  if (channel && channel.member === false && p.channel.startsWith('G')) return fail('channel_not_found');
+  const unreadable = membershipProblem(p.channel, state);
+  if (unreadable) return fail(unreadable);
   const messages = state.messages
     .filter((m) => m.channel === p.channel && (!m.thread_ts || m.thread_ts === m.ts) && inWindow(m, p))
     .sort((a, b) => compareTs(b.ts, a.ts));
@@ -130,6 +141,8 @@ export function conversationsReplies(p: Params, state: SlackState): Result {
   const problem = argsProblem(p, REPLIES_ARGS);
   if (problem) return problem;
   if (!p.channel || !CHANNEL.test(p.channel)) return fail('channel_not_found');
+  const unreadable = membershipProblem(p.channel, state);
+  if (unreadable) return fail(unreadable);
   if (!p.ts || !TS.test(p.ts) || !state.findMessage(p.channel, p.ts)) return fail('thread_not_found');
   const thread = state.messages
     .filter((m) => m.channel === p.channel && (m.ts === p.ts || m.thread_ts === p.ts) && inWindow(m, p))
