@@ -263,7 +263,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
     feedback: ctx.feedback ?? createFeedbackStore({ redis: ctx.redis, prefix: storePrefix, maxEntries: ctx.config.feedbackMaxEntries }),
     logger,
   });
-  registerAskShortcut(app, { ...messageDeps, bindings: ctx.bindings, users, threads: assistantThreads });
+  registerAskShortcut(app, { ...messageDeps, bindings: ctx.bindings, users, threads: assistantThreads, maxMessageChars: ctx.config.maxMessageChars });
   registerSlashCommand(app, { commands: ctx.commands, logger, isAdmin, commandName: slack.command });
   registerCredentialModal(app, {
     commands: ctx.commands,

@@ -25,6 +25,8 @@ export interface AskShortcutDeps extends MessageListenerDeps {
   threads?: Pick<AssistantThreads, 'kind' | 'contextChannel'>;
   identity(): Promise<BotIdentity>;
   logger: Logger;
+  /** MAX_MESSAGE_CHARS: a longer message is refused to the asker alone. */
+  maxMessageChars?: number;
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v ? v : undefined);
@@ -35,6 +37,10 @@ export const nothingToAsk = "That message has no text or text file I can send to
 /** "Ask the agent" used without a message (set up as a global shortcut). */
 export const askOnAMessage =
   "Ask the agent works on a message: hover over the message, open its More actions menu (⋯) and choose Ask the agent. To ask something yourself, mention me in a channel I'm in, or send me a direct message.";
+
+/** "Ask the agent" on a message longer than the bridge sends. */
+export const tooLongToAsk = (length: number, max: number) =>
+  `That message is ${length.toLocaleString('en-US')} characters long, more than the ${max.toLocaleString('en-US')} the agent is sent, so it was not sent.`;
 
 export const notBoundForShortcut =
   "This channel isn't connected to an agent, so there is no one to ask. An admin can connect one with `/agent bind <instance-id>`.";
@@ -144,15 +150,30 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
       origin: 'shortcut',
     };
     const message = assistant ? asAssistantMessage(asked, contextChannel) : asked;
+    /** Said to the asker alone (the message is someone else's, in their thread). */
+    const tellAsker = (text: string, what: string) =>
+      (respond ? respond({ response_type: 'ephemeral', text }) : client.chat.postEphemeral({ channel, user: asker, text })).then(
+        () => undefined,
+        (err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, `could not explain a shortcut on ${what}`),
+      );
     try {
       await handOver(deps, message, files, undefined, undefined, {
         heading: `Message from ${author}:\n`,
+        ...(deps.maxMessageChars !== undefined
+          ? {
+              tooLong: {
+                maxChars: deps.maxMessageChars,
+                tell: async (length: number) => {
+                  await deps.seen.forget('slack', messageId);
+                  await tellAsker(tooLongToAsk(length, deps.maxMessageChars!), 'a message too long to send');
+                },
+              },
+            }
+          : {}),
         // Only files that cannot be sent (an image, one too large): said to the asker alone, with which and why.
         nothingToSend: async (notice) => {
           await deps.seen.forget('slack', messageId);
-          const text = [nothingToAsk, notice].filter(Boolean).join('\n');
-          await (respond ? respond({ response_type: 'ephemeral', text }) : client.chat.postEphemeral({ channel, user: asker, text }))
-            .catch((err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not explain a shortcut on a message with nothing to send'));
+          await tellAsker([nothingToAsk, notice].filter(Boolean).join('\n'), 'a message with nothing to send');
         },
       });
     } catch (err) {

@@ -11,7 +11,7 @@ import { normaliseSlackEvent, type BotIdentity } from './normalise.js';
 import { installationKey } from './installations.js';
 import { filesOf } from './shown-text.js';
 import { hasVisibleText } from '../../src/core/visible-text.js';
-import { ownWords, withFilesRead, withHeading } from '../../src/ingress/forwarded-fit.js';
+import { fittedText, ownWords, withFilesRead, withHeading } from '../../src/ingress/forwarded-fit.js';
 import { ackHoldIn } from './ack-hold.js';
 import { mentionsPeopleById, nameMentionedPeople } from './mention-names.js';
 import type { UserDirectory } from './user-directory.js';
@@ -189,6 +189,8 @@ export interface AskedAbout {
   heading: string;
   /** Neither text nor a file could be sent: told to the asker alone, and the ingress is not asked. */
   nothingToSend(notice: string | undefined): Promise<void>;
+  /** MAX_MESSAGE_CHARS, and what the asker hears (alone) when the message asked about is longer. */
+  tooLong?: { maxChars: number; tell(length: number): Promise<void> };
 }
 
 /**
@@ -225,6 +227,13 @@ export async function handOver(
       return { status: 'dropped', reason: 'empty' };
     }
     message = withHeading(message, asked.heading);
+    // The asker did not write it and cannot shorten it: the ingress's public "please shorten it" would be wrong.
+    const fitted = asked.tooLong ? fittedText(message, asked.tooLong.maxChars) : undefined;
+    if (fitted && 'refused' in fitted) {
+      // The message's own length, as the asker sees it (the heading is the bridge's).
+      await asked.tooLong!.tell(Math.max(0, fitted.refused - asked.heading.length));
+      return { status: 'dropped', reason: 'too_long' };
+    }
   }
   const outcome = await deps.ingress.handle(message, claim ? { claim } : undefined);
   stored?.();

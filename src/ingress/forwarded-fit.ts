@@ -30,6 +30,21 @@ export function fitForwarded(text: string, ownChars: number | undefined, maxChar
   return `${text.slice(0, Math.max(cut, ownChars)).trimEnd()}${note}${tail}`;
 }
 
+/**
+ * The text the ingress queues for `m`: trimmed, a long forward shortened ({@link fitForwarded}).
+ * `refused`: the sender's own words alone are over the limit, with the length they can act on.
+ */
+export function fittedText(m: Pick<IncomingMessage, 'text' | 'ownChars' | 'forwardedEnd'>, maxChars: number): { text: string } | { refused: number } {
+  const trimmed = m.text.trim();
+  const lead = m.text.length - m.text.trimStart().length;
+  const own = m.ownChars === undefined ? undefined : Math.max(0, m.ownChars - lead);
+  const forwardedEnd = m.forwardedEnd === undefined ? undefined : Math.max(0, m.forwardedEnd - lead);
+  const text = fitForwarded(trimmed, own, maxChars, forwardedEnd);
+  if (text !== undefined) return { text };
+  // The length the sender can act on: their own words', when those alone are over.
+  return { refused: own !== undefined && own > maxChars ? own : trimmed.length };
+}
+
 /** The sender's own words: files are read against these alone, so a long forward cannot take their room. */
 export function ownWords(m: Pick<IncomingMessage, 'text' | 'ownChars'>): string {
   return m.ownChars === undefined ? m.text : m.text.slice(0, m.ownChars);

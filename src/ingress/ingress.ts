@@ -20,7 +20,7 @@ import { describeQuotaHit } from '../quota/message.js';
 import type { QuotaResult } from '../quota/quota.js';
 import type { SeenLedger } from './seen-ledger.js';
 import { hasVisibleText } from '../core/visible-text.js';
-import { fitForwarded } from './forwarded-fit.js';
+import { fittedText } from './forwarded-fit.js';
 import type { DropReason, HandleOptions, Ingress, IngressResult } from './types.js';
 
 /** Quota check before a job is queued (src/quota). */
@@ -209,18 +209,11 @@ export function createIngress(options: IngressOptions): Ingress {
         (m.conversation.threadId !== undefined && (await options.queue.isAnswered(conversationId).catch(() => false)));
       if (!addressed) return drop(m, 'not_addressed');
 
-      const trimmed = m.text.trim();
-      if (!hasVisibleText(trimmed)) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : noticesOf(m.platform).empty);
+      if (!hasVisibleText(m.text)) return drop(m, 'empty', m.hasAttachments ? notices.attachmentsOnly : noticesOf(m.platform).empty);
       // A long forward is shortened; only the sender's own words being too long is refused.
-      const lead = m.text.length - m.text.trimStart().length;
-      const own = m.ownChars === undefined ? undefined : Math.max(0, m.ownChars - lead);
-      const forwardedEnd = m.forwardedEnd === undefined ? undefined : Math.max(0, m.forwardedEnd - lead);
-      const text = fitForwarded(trimmed, own, options.maxMessageChars, forwardedEnd);
-      if (text === undefined) {
-        // The length the sender can act on: their own words', when those alone are over.
-        const length = own !== undefined && own > options.maxMessageChars ? own : trimmed.length;
-        return drop(m, 'too_long', notices.tooLong(length, options.maxMessageChars));
-      }
+      const fitted = fittedText(m, options.maxMessageChars);
+      if ('refused' in fitted) return drop(m, 'too_long', notices.tooLong(fitted.refused, options.maxMessageChars));
+      const text = fitted.text;
 
       // Per-workspace accounts: a workspace whose admin has not run `setup` has no one to bill.
       if (!(await hasAccount(m))) {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { botMention, chatCalls, postsIn, startSlackBridge, until, W, type SlackHarness } from './harness.js';
 import { FORWARD_SHORTENED } from '../../src/ingress/forwarded-fit.js';
+import { tooLongToAsk } from '../../adapters/slack/ask-shortcut.js';
 
 /**
  * A short question about a long forwarded message: the forward is shortened to fit
@@ -73,4 +74,17 @@ describe('a short question with a long forwarded message (Slack)', () => {
     expect(got.endsWith(`\n${FORWARD_SHORTENED}`)).toBe(true);
     expect(got.length).toBeLessThanOrEqual(MAX_CHARS);
   });
+
+  it('"Ask the agent" on a message whose own words are too long: the asker alone is told (they cannot shorten it), nothing in the thread', async () => {
+    const m = h.slack.userMessage({ channel: W.general, user: W.admin, text: `stack trace ${'z'.repeat(MAX_CHARS)}` });
+    const calls = chatCalls(h).length;
+    await h.to.interaction(h.slack.messageShortcut({ user: W.user, channel: W.general, messageTs: m.ts, callbackId: 'ask_agent' }));
+    const told = await h.slack.waitForCall('response_url', (c) => /characters long/.test(String(c.params.text ?? '')), 20_000);
+    expect(told.params.response_type).toBe('ephemeral');
+    expect(String(told.params.text)).toBe(tooLongToAsk('stack trace '.length + MAX_CHARS, MAX_CHARS));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(postsIn(h, W.general, m.ts)).toEqual([]);
+    expect(chatCalls(h).length).toBe(calls);
+  });
 });
+
