@@ -6,7 +6,7 @@ import { REDACTED } from '../../src/core/scrub.js';
 import { startDiscordBridge, type DiscordHarness } from '../discord/harness.js';
 import type { Json } from '../emulators/discord/index.js';
 import { until, watchProcessErrors } from './support/guards.js';
-import { startWorker, type WorkerProcess } from './support/workers.js';
+import { FAST_TAKEOVER, startWorker, type WorkerProcess } from './support/workers.js';
 
 /**
  * Exactly once at the worst moment, on Discord: a worker process is SIGKILLed after Discord
@@ -36,11 +36,8 @@ beforeAll(async () => {
     DISCORD_API_URL: h.discord.apiUrl,
     DISCORD_GUILD_ID: h.discord.world.guildId,
     QUEUE_PREFIX: h.prefix,
-    // A dead worker's job is taken over within seconds (past the nonce window above).
-    WORKER_LOCK_DURATION_MS: '2000',
-    WORKER_STALLED_INTERVAL_MS: '1000',
-    RETRY_BASE_DELAY_MS: '20',
-    LOG_LEVEL: 'warn',
+    // FAST_TAKEOVER: a dead worker's job is taken over within seconds (past the nonce window above).
+    ...FAST_TAKEOVER,
   };
 }, 60_000);
 

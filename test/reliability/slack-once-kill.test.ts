@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { botMention, say, startSlackBridge, W, type SlackHarness } from '../slack/harness.js';
 import { until, watchProcessErrors } from './support/guards.js';
-import { startWorker, type WorkerProcess } from './support/workers.js';
+import { FAST_TAKEOVER, startWorker, type WorkerProcess } from './support/workers.js';
 
 /**
  * Exactly once at the worst moment, on Slack: a worker process is SIGKILLed after Slack stored
@@ -28,11 +28,8 @@ beforeAll(async () => {
     SLACK_BOT_TOKEN: h.slack.identity.botToken,
     SLACK_API_URL: h.slack.apiUrl,
     QUEUE_PREFIX: h.prefix,
-    // A dead worker's job is taken over within seconds.
-    WORKER_LOCK_DURATION_MS: '2000',
-    WORKER_STALLED_INTERVAL_MS: '1000',
-    RETRY_BASE_DELAY_MS: '20',
-    LOG_LEVEL: 'warn',
+    // FAST_TAKEOVER: a dead worker's job is taken over within seconds.
+    ...FAST_TAKEOVER,
   };
 }, 60_000);
 

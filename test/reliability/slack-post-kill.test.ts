@@ -5,7 +5,7 @@ import { renderSlackReply } from '../../adapters/slack/render.js';
 import { botMention, say, startSlackBridge, W, type SlackHarness } from '../slack/harness.js';
 import { until, watchProcessErrors } from './support/guards.js';
 import { figures } from './support/ledger.js';
-import { startWorker, type WorkerProcess } from './support/workers.js';
+import { FAST_TAKEOVER, startWorker, type WorkerProcess } from './support/workers.js';
 
 /**
  * Issue 12 item 1: the worker is SIGKILLed after Slack stored a reply chunk and before its
@@ -36,11 +36,8 @@ beforeAll(async () => {
     SLACK_BOT_TOKEN: h.slack.identity.botToken,
     SLACK_API_URL: h.slack.apiUrl,
     QUEUE_PREFIX: h.prefix,
-    // A dead worker's job is taken over within seconds.
-    WORKER_LOCK_DURATION_MS: '2000',
-    WORKER_STALLED_INTERVAL_MS: '1000',
-    RETRY_BASE_DELAY_MS: '20',
-    LOG_LEVEL: 'warn',
+    // FAST_TAKEOVER: a dead worker's job is taken over within seconds.
+    ...FAST_TAKEOVER,
   };
 }, 60_000);
 

@@ -4,6 +4,14 @@ import { startBridgeProcess } from '../../support/bridge-process.js';
 
 const entry = fileURLToPath(new URL('./worker-entry.ts', import.meta.url));
 
+/** Settings under which a SIGKILLed worker's job is taken over within seconds. */
+export const FAST_TAKEOVER = {
+  WORKER_LOCK_DURATION_MS: '2000',
+  WORKER_STALLED_INTERVAL_MS: '1000',
+  RETRY_BASE_DELAY_MS: '20',
+  LOG_LEVEL: 'warn',
+} as const;
+
 /** A worker child process and everything it wrote. */
 export interface WorkerProcess {
   child: ChildProcess;
