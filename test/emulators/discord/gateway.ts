@@ -13,6 +13,12 @@
  * events and can be RESUMEd, from any new connection, for `resumeWindowMs`; one the client closed
  * with 1000 or 1001 is over. A RESUME of a session that is over, expired or unknown gets op 9
  * with `d: false`, so the client must IDENTIFY.
+ *
+ * Strict where Discord is: an IDENTIFY within 5 s of the last accepted one of its rate-limit key
+ * (`shard_id % max_concurrency`) gets op 9 `d: false` and starts nothing; a connection whose URL
+ * asks for a gateway version other than 9 or 10 is closed with 4012; a payload other than a
+ * heartbeat before IDENTIFY/RESUME with 4003; a second IDENTIFY/RESUME on one connection with
+ * 4005; an unknown opcode with 4001; more than 120 payloads in 60 s on one connection with 4008.
  */
 import type { Server } from 'node:http';
 import { WebSocketServer, WebSocket } from 'ws';
@@ -25,6 +31,12 @@ export const INTENTS = { Guilds: 1 << 0, GuildMessages: 1 << 9, DirectMessages: 
 const REPLAY_BUFFER = 1000;
 /** Close codes that end a session (Discord: a normal close cannot be resumed). */
 const ENDING_CLOSES = new Set([1000, 1001]);
+/** Gateway versions Discord serves (older ones are closed with 4012). */
+const SERVED_VERSIONS = new Set(['9', '10']);
+/** Discord's send limit per connection: 120 payloads per 60 s, then close 4008. */
+const SEND_LIMIT = { count: 120, windowMs: 60_000 };
+/** Opcodes a client may send. */
+const CLIENT_OPS = new Set([1, 2, 3, 4, 6, 8, 31]);
 
 export interface GatewayOptions {
   token: string;
@@ -34,6 +46,10 @@ export interface GatewayOptions {
   resumeWindowMs: number;
   /** An IDENTIFY was accepted: it counts against the daily session-start limit. */
   onIdentify?: () => void;
+  /** `session_start_limit.max_concurrency`: how many rate-limit keys may IDENTIFY per window. */
+  maxConcurrency?: () => number;
+  /** How long a rate-limit key waits between IDENTIFYs (Discord: 5 s). @defaultValue 5000 */
+  identifyWindowMs?: number;
 }
 
 interface Session {
@@ -62,6 +78,8 @@ export interface GatewayStats {
   resumeLog: Array<{ shard: number; session: string; at: number }>;
   /** RESUMEs answered with op 9 (session unknown, ended or expired). */
   refusedResumes: number;
+  /** IDENTIFYs answered with op 9 because their rate-limit key identified less than 5 s before. */
+  refusedIdentifies: Array<{ shard: number; at: number }>;
 }
 
 export class Gateway {
@@ -75,6 +93,7 @@ export class Gateway {
     identifyLog: [],
     resumeLog: [],
     refusedResumes: 0,
+    refusedIdentifies: [],
   };
   private readonly wss: WebSocketServer;
   /** Sessions not over: connected, or dropped and still within the resume window. */
@@ -82,6 +101,10 @@ export class Gateway {
   private sessionCounter = 0;
   /** Zombie connections: open, but nothing is sent on them (heartbeat ACKs included). */
   private readonly silent = new WeakSet<WebSocket>();
+  /** Connections that sent an accepted IDENTIFY or RESUME. */
+  private readonly authenticated = new WeakSet<WebSocket>();
+  /** When each rate-limit key last had an IDENTIFY accepted. */
+  private readonly lastIdentify = new Map<number, number>();
 
   constructor(
     server: Server,
@@ -91,7 +114,7 @@ export class Gateway {
     private readonly onChange: () => void,
   ) {
     this.wss = new WebSocketServer({ server });
-    this.wss.on('connection', (ws) => this.onConnection(ws));
+    this.wss.on('connection', (ws, req) => this.onConnection(ws, new URL(req.url ?? '/', 'ws://emulator').searchParams.get('v')));
   }
 
   /**
@@ -236,10 +259,17 @@ export class Gateway {
     this.onChange();
   }
 
-  private onConnection(ws: WebSocket): void {
+  private onConnection(ws: WebSocket, version: string | null): void {
     this.stats.connections += 1;
     this.send(ws, { op: OP.Hello, d: { heartbeat_interval: this.options.heartbeatIntervalMs }, s: null, t: null });
+    if (version !== null && !SERVED_VERSIONS.has(version)) return this.closeWith(ws, 4012, 'Invalid API version.');
+    const sentAt: number[] = [];
     ws.on('message', (raw) => {
+      if (ws.readyState !== WebSocket.OPEN) return;
+      const now = Date.now();
+      sentAt.push(now);
+      while (sentAt.length > 0 && now - sentAt[0]! > SEND_LIMIT.windowMs) sentAt.shift();
+      if (sentAt.length > SEND_LIMIT.count) return this.closeWith(ws, 4008, 'Rate limited.');
       let payload: Json;
       try {
         payload = JSON.parse(String(raw)) as Json;
@@ -247,10 +277,16 @@ export class Gateway {
         this.closeWith(ws, 4002, 'Error while decoding payload.');
         return;
       }
+      if (!CLIENT_OPS.has(payload.op)) return this.closeWith(ws, 4001, 'Unknown opcode.');
       if (payload.op === OP.Heartbeat) {
         this.stats.heartbeats += 1;
         if (!this.silent.has(ws)) this.send(ws, { op: OP.HeartbeatAck, d: null, s: null, t: null });
-      } else if (payload.op === OP.Identify) this.identify(ws, payload.d ?? {});
+        return;
+      }
+      const authenticating = payload.op === OP.Identify || payload.op === OP.Resume;
+      if (authenticating && this.authenticated.has(ws)) return this.closeWith(ws, 4005, 'Already authenticated.');
+      if (!authenticating && !this.authenticated.has(ws)) return this.closeWith(ws, 4003, 'Not authenticated.');
+      if (payload.op === OP.Identify) this.identify(ws, payload.d ?? {});
       else if (payload.op === OP.Resume) this.resume(ws, payload.d ?? {});
     });
     ws.on('close', (code) => {
@@ -275,6 +311,18 @@ export class Gateway {
     if (!Number.isInteger(shard[0]) || !Number.isInteger(shard[1]) || shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1]) {
       return this.closeWith(ws, 4010, 'Invalid shard.');
     }
+    // Discord: IDENTIFYs beyond max_concurrency per 5 s get op 9, and no session starts.
+    const key = shard[0] % Math.max(1, this.options.maxConcurrency?.() ?? 1);
+    const now = Date.now();
+    const last = this.lastIdentify.get(key);
+    if (last !== undefined && now - last < (this.options.identifyWindowMs ?? 5_000)) {
+      this.stats.refusedIdentifies.push({ shard: shard[0], at: now });
+      this.send(ws, { op: OP.InvalidSession, d: false, s: null, t: null });
+      this.onChange();
+      return;
+    }
+    this.lastIdentify.set(key, now);
+    this.authenticated.add(ws);
     this.stats.identifies += 1;
     this.options.onIdentify?.();
     this.stats.identifyLog.push({ shard: shard[0], shardCount: shard[1], at: Date.now() });
@@ -310,6 +358,7 @@ export class Gateway {
       this.onChange();
       return;
     }
+    this.authenticated.add(ws);
     this.stats.resumes += 1;
     this.stats.resumeLog.push({ shard: session.shard[0], session: session.id, at: Date.now() });
     session.socket = ws;

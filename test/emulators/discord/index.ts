@@ -61,6 +61,8 @@ export class DiscordEmulator extends EventEmitter {
           const limit = this.gatewayInfo.sessionStartLimit;
           limit.remaining = Math.max(0, limit.remaining - 1);
         },
+        maxConcurrency: () => this.gatewayInfo.maxConcurrency,
+        ...(options.identifyWindowMs !== undefined ? { identifyWindowMs: options.identifyWindowMs } : {}),
       },
       () => this.wsUrl,
       () => this.emit('change'),
@@ -169,6 +171,14 @@ export class DiscordEmulator extends EventEmitter {
     if (!channel || !author) throw new Error('redeliver: unknown channel or author');
     const mentionsBot = (message.mentions as Json[]).some((u) => u.id === this.world.bot.id);
     this.dispatchMessage(channel, author, message, mentionsBot);
+  }
+
+  /**
+   * Dispatches INTERACTION_CREATE again for an interaction already sent, as a second session of
+   * the same shard (another process running it, a deploy overlap) receives it too on Discord.
+   */
+  redeliverInteraction(interaction: EmuInteraction): void {
+    this.gateway.dispatch('INTERACTION_CREATE', interaction.payload, undefined, interaction.payload.guild_id as string | undefined);
   }
 
   /** A user picks a message command (context menu, type 3) such as "Ask the agent" on a message. */

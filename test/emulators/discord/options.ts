@@ -25,6 +25,11 @@ export interface DiscordEmulatorOptions {
   /** `session_start_limit.max_concurrency` of `GET /gateway/bot`. @defaultValue 1 */
   maxConcurrency?: number;
   /**
+   * How long one rate-limit key (`shard_id % max_concurrency`) must wait between IDENTIFYs; an
+   * earlier one gets op 9 (`d: false`), as on Discord. @defaultValue 5000
+   */
+  identifyWindowMs?: number;
+  /**
    * Session starts left (`session_start_limit.remaining`, one used per accepted IDENTIFY) and ms
    * until Discord resets the daily count (`reset_after`). @defaultValue { remaining: 999, resetAfterMs: 0 }
    */
