@@ -53,6 +53,12 @@ const TOO_LATE =
   'Was this process busy, or its gateway connection behind (an interaction replayed after a reconnect)?';
 /** Discord's answer to an edit or follow-up after the interaction token's 15 minutes. */
 const INVALID_WEBHOOK_TOKEN = 50027;
+/**
+ * Discord's answer to a second first answer. Every session of a shard gets its events, so while
+ * two processes run the same shard (a deploy that starts the new one first) both receive each
+ * interaction, and the slower one is told the other answered: nothing to do or to tell anyone.
+ */
+const ALREADY_ACKNOWLEDGED = 40060;
 const TOKEN_EXPIRED =
   "discord interaction answered after its 15 minutes: the command's answer could not be shown (what it did is done; /agent audit lists admin actions). " +
   'Was Redis or the agent service that slow?';
@@ -251,6 +257,10 @@ export function createInteractionHandler(deps: InteractionDeps): (interaction: I
       deps.logger.debug({ type: interaction.type, id: interaction.id }, 'discord interaction ignored');
     } catch (err) {
       const code = (err as { code?: unknown } | null)?.code;
+      if (code === ALREADY_ACKNOWLEDGED) {
+        deps.logger.info({ interactionId: interaction.id, type: interaction.type }, 'discord interaction already answered by another session of its shard (another agent-bridge process runs it too)');
+        return;
+      }
       if (code === UNKNOWN_INTERACTION || code === INVALID_WEBHOOK_TOKEN) {
         // Past Discord's windows nothing can be said any more: a second try would be refused too.
         const ageMs = Date.now() - interaction.createdTimestamp;
