@@ -120,4 +120,17 @@ describe('the Discord emulator gateway is as strict as Discord', () => {
     expect(await chatty.closed()).toBe(4008);
     expect(emu.gatewayStats.closes).toContain(4008);
   });
+
+  it.each([4007, 4009])('ends the session it closes with %i: a RESUME of it gets op 9 (d: false)', async (code) => {
+    emu = await startDiscordEmulator();
+    const a = await new Peer(emu.wsUrl).hello();
+    identify(a, emu.token, [0, 1]);
+    const ready = await a.next((p) => p.t === 'READY', 'READY');
+    emu.closeGateway(code);
+    expect(await a.closed()).toBe(code);
+    const b = await new Peer(ready.d.resume_gateway_url).hello();
+    b.send({ op: 6, d: { token: emu.token, session_id: ready.d.session_id, seq: 1 } });
+    expect(await b.next((p) => p.op === 9 || p.t === 'RESUMED', 'an answer to RESUME')).toMatchObject({ op: 9, d: false });
+    b.ws.close();
+  });
 });

@@ -19,6 +19,7 @@
  * asks for a gateway version other than 9 or 10 is closed with 4012; a payload other than a
  * heartbeat before IDENTIFY/RESUME with 4003; a second IDENTIFY/RESUME on one connection with
  * 4005; an unknown opcode with 4001; more than 120 payloads in 60 s on one connection with 4008.
+ * A session closed with 4007 or 4009 is over (Discord: start a new one): its RESUME gets op 9.
  */
 import type { Server } from 'node:http';
 import { WebSocketServer, WebSocket } from 'ws';
@@ -31,6 +32,8 @@ export const INTENTS = { Guilds: 1 << 0, GuildMessages: 1 << 9, DirectMessages: 
 const REPLAY_BUFFER = 1000;
 /** Close codes that end a session (Discord: a normal close cannot be resumed). */
 const ENDING_CLOSES = new Set([1000, 1001]);
+/** Close codes after which Discord says to start a new session (4007 invalid seq, 4009 session timed out). */
+const SESSION_OVER_CLOSES = new Set([4007, 4009]);
 /** Gateway versions Discord serves (older ones are closed with 4012). */
 const SERVED_VERSIONS = new Set(['9', '10']);
 /** Discord's send limit per connection: 120 payloads per 60 s, then close 4008. */
@@ -207,7 +210,12 @@ export class Gateway {
 
   /** Closes the shard's connections with `code` (4000 unknown error, 4008 rate limited, …), as Discord does. */
   closeWithCode(code: number, shardId?: number): void {
-    for (const session of this.sessionsOf(shardId)) if (session.socket) this.closeWith(session.socket, code, `closed by the emulator (${code})`);
+    for (const session of this.sessionsOf(shardId)) {
+      if (!session.socket) continue;
+      this.closeWith(session.socket, code, `closed by the emulator (${code})`);
+      // 4007 and 4009: "reconnect and start a new session" — this one can no longer be resumed.
+      if (SESSION_OVER_CLOSES.has(code)) this.sessions.delete(session.id);
+    }
   }
 
   /** The token IDENTIFY and RESUME must carry from now on (a token reset in the portal). */
