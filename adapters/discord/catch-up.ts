@@ -8,7 +8,16 @@ export type CatchUpResult =
   | { outcome: 'resumed'; replayed: number; messages: number }
   /** Discord answered op 9: the session ended (closed normally) or its resume window passed. */
   | { outcome: 'expired' }
-  | { outcome: 'failed'; reason: string };
+  /** `retry`: the session is likely still resumable (the connection failed, Discord asked to reconnect). */
+  | { outcome: 'failed'; reason: string; retry?: boolean };
+
+/** Closes after which Discord says to start a new session (4007 invalid seq, 4009 timed out): the session is over. */
+const SESSION_OVER = new Set([4007, 4009]);
+/** Closes no second try gets past (token, shard, version or intents refused); any other may be passing. */
+const REFUSED = new Set([4004, 4010, 4011, 4012, 4013, 4014]);
+
+/** Any close code but 1000/1001 leaves a session resumable (4200: @discordjs/ws's "resuming"). */
+const KEEP_RESUMABLE = 4200;
 
 export interface CatchUpOptions {
   session: GatewaySession;
@@ -74,7 +83,8 @@ export function catchUp(options: CatchUpOptions): Promise<CatchUpResult> {
       } else if (packet.op === 9) {
         finish({ outcome: 'expired' });
       } else if (packet.op === 7) {
-        finish({ outcome: 'failed', reason: 'Discord asked to reconnect' });
+        // Not with 1000, which would end the very session to catch up on: it is RESUMEd again.
+        finish({ outcome: 'failed', reason: 'Discord asked to reconnect', retry: true }, KEEP_RESUMABLE);
       } else if (packet.op === 1) {
         send({ op: 1, d: seq });
       } else if (packet.op === 0 && !resumed) {
@@ -94,7 +104,11 @@ export function catchUp(options: CatchUpOptions): Promise<CatchUpResult> {
         if (packet.t === 'MESSAGE_CREATE') handling.push(options.onMessage(packet));
       }
     });
-    ws.addEventListener('close', (event) => resumed || finish({ outcome: 'failed', reason: `gateway closed the connection (${event.code})` }));
-    ws.addEventListener('error', () => resumed || finish({ outcome: 'failed', reason: 'connection failed' }));
+    ws.addEventListener('close', (event) => {
+      if (resumed) return;
+      if (SESSION_OVER.has(event.code)) return finish({ outcome: 'expired' });
+      finish({ outcome: 'failed', reason: `gateway closed the connection (${event.code})`, retry: !REFUSED.has(event.code) });
+    });
+    ws.addEventListener('error', () => resumed || finish({ outcome: 'failed', reason: 'connection failed', retry: true }, KEEP_RESUMABLE));
   });
 }

@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Client } from 'discord.js';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -11,6 +12,9 @@ import { GatewaySessions, type GatewaySession, type RawPacket } from './gateway-
  * RESUME it. discord.js's own `destroy()` closes with 1000, which ends the session.
  */
 const RESUMABLE_CLOSE = 4200;
+
+/** Pauses before catching up again on a session whose catch-up was interrupted (ms). */
+const CATCH_UP_RETRIES = [1_000, 3_000];
 
 /** The parts of discord.js's internal gateway manager a handover needs (not in its typings). */
 interface GatewayInternals {
@@ -72,18 +76,28 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
     const previous = await sessions.whenGone(seen, deps.signal);
     if (!previous || deps.signal.aborted) return;
     const internals = c.ws as unknown as GatewayInternals;
-    const result = await catchUp({
-      session: previous,
-      token: deps.token,
-      signal: deps.signal,
-      onMessage: async (packet) => {
-        if (typeof internals.handlePacket !== 'function') throw new Error('discord.js no longer has WebSocketManager.handlePacket');
-        // As if it had come on this client's own connection: the same listeners handle it.
-        internals.handlePacket(packet, internals.shards.get(shardId));
-        const id = (packet.d as { id?: unknown } | undefined)?.id;
-        await (typeof id === 'string' ? handling.get(id) : undefined);
-      },
-    });
+    const attempt = () =>
+      catchUp({
+        session: previous,
+        token: deps.token,
+        signal: deps.signal,
+        onMessage: async (packet) => {
+          if (typeof internals.handlePacket !== 'function') throw new Error('discord.js no longer has WebSocketManager.handlePacket');
+          // As if it had come on this client's own connection: the same listeners handle it.
+          internals.handlePacket(packet, internals.shards.get(shardId));
+          const id = (packet.d as { id?: unknown } | undefined)?.id;
+          await (typeof id === 'string' ? handling.get(id) : undefined);
+        },
+      });
+    let result = await attempt();
+    // A connection that failed or an op 7 leaves the session resumable: giving up at once would
+    // lose what it holds. A message replayed twice is one job (the ingress dedupe).
+    for (let n = 0; n < CATCH_UP_RETRIES.length && result.outcome === 'failed' && result.retry && !deps.signal.aborted; n++) {
+      logger.info({ shardId, reason: result.reason }, 'discord catch-up on a previous session interrupted: resuming it again');
+      await sleep(CATCH_UP_RETRIES[n]!, undefined, { signal: deps.signal }).catch(() => {});
+      if (deps.signal.aborted) result = { outcome: 'failed', reason: 'stopped' };
+      else result = await attempt();
+    }
     if (result.outcome !== 'failed' || result.reason !== 'stopped') {
       await sessions.forget(previous).catch((err: unknown) => logger.warn({ ...errorFields(err), shardId }, 'discord gateway session record could not be removed'));
     }

@@ -190,6 +190,18 @@ export class Gateway {
     }
   }
 
+  /** RESUMEs still to be answered with op 7 instead of the replay (see {@link reconnectNextResumes}). */
+  private reconnectResumes = 0;
+
+  /**
+   * The next `count` RESUMEs are taken but answered with op 7 before any replay, as when the
+   * gateway node restarts just then: the session stays resumable unless the client closes with
+   * 1000/1001, and its events wait for the next RESUME.
+   */
+  reconnectNextResumes(count: number): void {
+    this.reconnectResumes = count;
+  }
+
   /** Op 7: Discord asks the client to reconnect and RESUME (a gateway restart). */
   requestReconnect(shardId?: number): void {
     for (const session of this.sessionsOf(shardId)) this.send(session.socket, { op: OP.Reconnect, d: null, s: null, t: null });
@@ -367,6 +379,14 @@ export class Gateway {
       return;
     }
     this.authenticated.add(ws);
+    if (this.reconnectResumes > 0) {
+      this.reconnectResumes -= 1;
+      session.socket = ws;
+      session.disconnectedAt = undefined;
+      this.send(ws, { op: OP.Reconnect, d: null, s: null, t: null });
+      this.onChange();
+      return;
+    }
     this.stats.resumes += 1;
     this.stats.resumeLog.push({ shard: session.shard[0], session: session.id, at: Date.now() });
     session.socket = ws;

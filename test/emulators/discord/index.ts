@@ -316,6 +316,11 @@ export class DiscordEmulator extends EventEmitter {
     this.gateway.requestReconnect(shardId);
   }
 
+  /** The next `count` RESUMEs get op 7 before any replay (a gateway restart just then). */
+  reconnectNextResumes(count: number): void {
+    this.gateway.reconnectNextResumes(count);
+  }
+
   /** The shard's connection goes silent, open but sending nothing (no heartbeat ACK): a zombie. */
   zombify(shardId?: number): void {
     this.gateway.zombify(shardId);
