@@ -179,6 +179,9 @@ export function createDiscordAdapter(
       const fix = wasReady ? definitiveCloseReason(event.code) : undefined;
       if (fix) logger.error({ code: event.code, shardId }, `discord gateway closed for good, this shard receives nothing until agent-bridge is restarted: ${fix}`);
       else logger.warn({ code: event.code, shardId }, 'discord gateway closed for good');
+      if (wasReady && !(event.code === DISALLOWED_INTENTS_CLOSE && withContent)) {
+        shardStates.closedForGood(shardId, fix ?? `Discord closed the gateway with ${event.code}; restart agent-bridge`);
+      }
       // A 4014 after start-up (on a re-identify): carry on without the intent.
       if (wasReady && event.code === DISALLOWED_INTENTS_CLOSE && withContent && !stopped) {
         warnMentionOnly();
