@@ -12,6 +12,7 @@ import { agreeShardCount } from './shard-count.js';
 import { RedisIdentifyThrottler } from './identify-throttler.js';
 import { createRest } from './rest.js';
 import { ShardStates } from './shard-states.js';
+import { ReconnectLog } from './reconnect-log.js';
 import { Routes, type RESTGetAPIGatewayBotResult } from 'discord-api-types/v10';
 import { withAttachments } from './attachments.js';
 import type { FeedbackRecorder } from './feedback/click.js';
@@ -65,7 +66,12 @@ type DiscordAdapterContext = AdapterContext & { feedback?: FeedbackRecorder };
  */
 export function createDiscordAdapter(
   ctx: DiscordAdapterContext,
-  options: { feedback?: FeedbackRecorder; startRetry?: StartRetry } = {},
+  options: {
+    feedback?: FeedbackRecorder;
+    startRetry?: StartRetry;
+    /** How often a shard still reconnecting is reported again. @defaultValue 60 s */
+    stillDownEveryMs?: number;
+  } = {},
 ): DiscordAdapter {
   const discord = discordConfigOf(ctx.config);
   if (!discord) throw new Error('DISCORD_TOKEN is missing: the Discord adapter needs the bot token');
@@ -98,6 +104,7 @@ export function createDiscordAdapter(
   const onMessage = createMessageIntake({ ctx, allowBots: discord.allowBots, limits });
   const serial = new KeyedSerial();
   const shardStates = new ShardStates(ctx.metrics?.registry);
+  const reconnects = new ReconnectLog(logger, options.stillDownEveryMs);
   let plan: ShardPlan | undefined;
   let client: Client | undefined;
   let contentIntent = true;
@@ -171,8 +178,10 @@ export function createDiscordAdapter(
     c.on(Events.ShardError, (err, shardId) => logger.warn({ ...errorFields(err), shardId }, 'discord gateway connection error'));
     c.on(Events.ShardResume, (shardId, replayed) => logger.info({ shardId, replayed }, 'discord gateway resumed'));
     c.on(Events.ShardReconnecting, (shardId) => {
-      if (!stopped) logger.info({ shardId }, 'discord gateway reconnecting');
+      if (!stopped) reconnects.reconnecting(shardId);
     });
+    c.on(Events.ShardReady, (shardId) => reconnects.back(shardId));
+    c.on(Events.ShardResume, (shardId) => reconnects.back(shardId));
     c.on(Events.ShardDisconnect, (event, shardId) => {
       if (stopped) return;
       // discord.js does not reconnect after these codes: say what to fix (a token reset in the portal: 4004).

@@ -36,6 +36,8 @@ export interface HarnessOptions {
    * them), ids from 931000000000000001 up, bound with mode `all`: traffic over many conversations.
    */
   extraChannels?: number;
+  /** How often the adapter reports a shard still reconnecting. */
+  stillDownEveryMs?: number;
 }
 
 /**
@@ -55,7 +57,7 @@ export async function startDiscordBridge(options: HarnessOptions = {}): Promise<
     createReplyPort: (deps) => discordPlatform.createReplyPort(deps),
     createAdapter: (ctx) => {
       feedback = createFeedbackStore({ redis: ctx.redis, prefix: `${prefix}:chat`, registry: metrics.registry });
-      return (adapter = createDiscordAdapter(ctx, { feedback }));
+      return (adapter = createDiscordAdapter(ctx, { feedback, ...(options.stillDownEveryMs ? { stillDownEveryMs: options.stillDownEveryMs } : {}) }));
     },
   };
   const t = await startTestBridge({

@@ -279,8 +279,12 @@ export class Gateway {
     this.onChange();
   }
 
+  /** While set, every new connection is cut at once (the gateway unreachable from the client). */
+  refuseConnections = false;
+
   private onConnection(ws: WebSocket, version: string | null): void {
     this.stats.connections += 1;
+    if (this.refuseConnections) return void ws.terminate();
     this.send(ws, { op: OP.Hello, d: { heartbeat_interval: this.options.heartbeatIntervalMs }, s: null, t: null });
     if (version !== null && !SERVED_VERSIONS.has(version)) return this.closeWith(ws, 4012, 'Invalid API version.');
     const sentAt: number[] = [];

@@ -316,6 +316,15 @@ export class DiscordEmulator extends EventEmitter {
     this.gateway.requestReconnect(shardId);
   }
 
+  /**
+   * The gateway cannot be reached (`true`: every connection is cut as it opens, and the open ones
+   * are dropped) or can again (`false`). REST still answers.
+   */
+  setGatewayReachable(reachable: boolean): void {
+    this.gateway.refuseConnections = !reachable;
+    if (!reachable) this.gateway.drop();
+  }
+
   /** The next `count` RESUMEs get op 7 before any replay (a gateway restart just then). */
   reconnectNextResumes(count: number): void {
     this.gateway.reconnectNextResumes(count);
