@@ -10,7 +10,7 @@ import { ASK_ANSWERS } from '../../adapters/discord/commands/ask-agent.js';
  */
 let h: DiscordHarness;
 beforeAll(async () => {
-  h = await startDiscordBridge({ agent: { reply: (_id, message) => `echo: ${message}` } });
+  h = await startDiscordBridge({ agent: { reply: (_id, message) => `echo: ${message}` }, session: true });
 });
 afterAll(async () => h?.close());
 
@@ -38,5 +38,25 @@ describe('an interaction delivered to a second session of its shard', () => {
     expect(h.logs.lines.filter((l) => levelOf(l) >= 50).slice(errorsBefore)).toEqual([]);
     expect(h.logs.matching(/could not tell the user/)).toEqual([]);
     expect(h.logs.matching(/already answered by another session of its shard/)).toHaveLength(1);
+  });
+
+  it('a credential form submitted: the value is sent to the agent service once, and no error is logged', async () => {
+    const open = h.discord.runCommand({ user: w().users.alice, channel: w().channels.bound, subcommand: 'credential', options: { instance: 'demo-helper' } });
+    const modal = await h.discord.waitFor(() => open.responses.find((r) => r.type === 9), 'the form');
+    const submit = h.discord.submitModal({ user: w().users.alice, channel: w().channels.bound, customId: modal.data.custom_id, fields: { key: 'API_TOKEN', value: 'second-session-value-3f9a' } });
+    await h.discord.waitFor(() => submit.original?.content, 'the confirmation');
+    const credentialCalls = () => h.agent.calls.filter((c) => JSON.stringify(c).includes('second-session-value-3f9a')).length;
+    const sent = credentialCalls();
+    expect(sent).toBeGreaterThan(0);
+    const errorsBefore = h.logs.lines.filter((l) => levelOf(l) >= 50).length;
+    const answeredBefore = h.logs.matching(/already answered by another session/).length;
+
+    h.discord.redeliverInteraction(submit);
+    await until(() => h.logs.matching(/already answered by another session|credential submit failed/).length > answeredBefore, 'the second delivery handled', 10_000);
+    await new Promise((r) => setTimeout(r, 300));
+
+    expect(credentialCalls()).toBe(sent);
+    expect(submit.followups).toEqual([]);
+    expect(h.logs.lines.filter((l) => levelOf(l) >= 50).slice(errorsBefore)).toEqual([]);
   });
 });

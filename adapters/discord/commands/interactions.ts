@@ -66,6 +66,13 @@ const TOKEN_EXPIRED =
 const FORM_CHECK_MS = 2_000;
 const NO_MENTIONS = { parse: [] as [] };
 
+/** True (and logged) when `err` is Discord saying another session of the shard answered first. */
+function answeredElsewhere(err: unknown, interaction: Interaction, logger: Logger): boolean {
+  if ((err as { code?: unknown } | null)?.code !== ALREADY_ACKNOWLEDGED) return false;
+  logger.info({ interactionId: interaction.id, type: interaction.type }, 'discord interaction already answered by another session of its shard (another agent-bridge process runs it too)');
+  return true;
+}
+
 function problem(title: string, line: string): CommandReply {
   return { ok: false, title, lines: [line] };
 }
@@ -197,6 +204,7 @@ async function onSetupSubmit(i: ModalSubmitInteraction, deps: InteractionDeps): 
     if (!isAdmin(i, deps.adminRoleIds)) return await answer(i, await deps.commands.refuse(caller, 'setup'), deps);
     await answer(i, await deps.commands.setup(caller, apiKey, session), deps);
   } catch (err) {
+    if (answeredElsewhere(err, i, deps.logger)) return;
     const ref = newReference();
     deps.logger.error({ ...errorFields(err), ref }, 'discord setup submit failed');
     await answer(i, problem('Agent account', `That did not work (reference \`${ref}\`). Try again in a moment.`), deps).catch(() => {});
@@ -224,6 +232,7 @@ async function onCredentialSubmit(i: ModalSubmitInteraction, instanceId: string,
     if (!key || !value) return await answer(i, problem('Credential not sent', 'Both the key and the value are needed.'), deps);
     await answer(i, await deps.commands.credential(caller, instanceId, key, value), deps);
   } catch (err) {
+    if (answeredElsewhere(err, i, deps.logger)) return;
     // Logged here, while the value is still registered for redaction.
     const ref = newReference();
     deps.logger.error({ ...errorFields(err), ref, instanceId: instanceId.slice(0, 100) }, 'discord credential submit failed');
@@ -256,11 +265,8 @@ export function createInteractionHandler(deps: InteractionDeps): (interaction: I
       }
       deps.logger.debug({ type: interaction.type, id: interaction.id }, 'discord interaction ignored');
     } catch (err) {
+      if (answeredElsewhere(err, interaction, deps.logger)) return;
       const code = (err as { code?: unknown } | null)?.code;
-      if (code === ALREADY_ACKNOWLEDGED) {
-        deps.logger.info({ interactionId: interaction.id, type: interaction.type }, 'discord interaction already answered by another session of its shard (another agent-bridge process runs it too)');
-        return;
-      }
       if (code === UNKNOWN_INTERACTION || code === INVALID_WEBHOOK_TOKEN) {
         // Past Discord's windows nothing can be said any more: a second try would be refused too.
         const ageMs = Date.now() - interaction.createdTimestamp;
