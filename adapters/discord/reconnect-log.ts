@@ -32,7 +32,7 @@ export class ReconnectLog {
     state.reportedAt = t;
     this.logger.warn(
       { shardId, downForMs: t - state.since, attempts: state.attempts },
-      "discord gateway shard still reconnecting: Discord's gateway does not answer from here (network, DNS, a proxy at DISCORD_API_URL?); it receives nothing meanwhile",
+      "discord gateway shard still reconnecting, and receives nothing meanwhile: Discord's gateway is unreachable from here (network, DNS, a proxy at DISCORD_API_URL) or keeps ending the connection",
     );
   }
 
