@@ -38,6 +38,8 @@ describe('a catch-up interrupted by op 7', () => {
     expect(discord.repliesTo(missed.id)).toHaveLength(1);
     expect(agent.chatCalls().filter((c) => JSON.stringify(c).includes('sent while the bridge restarts'))).toHaveLength(1);
     expect(second.logs.matching(/caught up on the session its previous process left/)).toHaveLength(1);
+    // The RESUME that was answered came on resume_gateway_url, as Discord asks.
+    expect(discord.gatewayStats.resumeLog.map((r) => r.onResumeUrl)).toEqual([true]);
     expect(second.logs.matching(/catch-up on the shard's previous session failed/)).toEqual([]);
   }, 60_000);
 });

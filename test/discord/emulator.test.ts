@@ -42,7 +42,7 @@ describe('Discord emulator protocol', () => {
     expect((await a.next((p) => p.op === 10, 'HELLO')).d).toEqual({ heartbeat_interval: 1234 });
     a.send({ op: 2, d: { token: emu.token, intents: GUILDS_AND_MESSAGES, properties: {} } });
     const ready = await a.next((p) => p.t === 'READY', 'READY');
-    expect(ready).toMatchObject({ s: 1, d: { session_id: expect.any(String), resume_gateway_url: emu.wsUrl, guilds: [{ unavailable: true }] } });
+    expect(ready).toMatchObject({ s: 1, d: { session_id: expect.any(String), resume_gateway_url: `${emu.wsUrl}/resume`, guilds: [{ unavailable: true }] } });
     expect(await a.next((p) => p.t === 'GUILD_CREATE', 'GUILD_CREATE')).toMatchObject({ s: 2, d: { id: emu.world.guildId } });
     a.send({ op: 1, d: 2 });
     await a.next((p) => p.op === 11, 'HEARTBEAT_ACK');

@@ -42,4 +42,16 @@ describe('a bridge running two shards', () => {
     await until(() => help.responses.find((r) => r.kind === 'callback'), '/agent help answered on shard 1');
     for (const m of [mentioned, inThread, dm, target]) expect(h.discord.repliesTo(m.id)).toHaveLength(1);
   });
+
+  it('resumes a dropped shard on resume_gateway_url, as Discord asks, and answers what was sent meanwhile once', async () => {
+    const onShard1 = w().extraGuilds.find((g) => shardOf(g.id, 2) === 1)!;
+    const before = h.discord.gatewayStats.resumeLog.length;
+    h.discord.dropConnection(1);
+    const m = h.discord.sendMessage({ author: w().users.alice, channel: onShard1.channel, content: `${mention(h.discord)} while shard 1 is away` });
+    await until(() => h.discord.gatewayStats.resumeLog.length > before, 'shard 1 resumed', 20_000);
+    expect(h.discord.gatewayStats.resumeLog.slice(before)).toEqual([expect.objectContaining({ shard: 1, onResumeUrl: true })]);
+    await h.discord.waitFor(() => h.discord.repliesTo(m.id)[0], 'the message sent meanwhile answered');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(h.discord.repliesTo(m.id)).toHaveLength(1);
+  });
 });

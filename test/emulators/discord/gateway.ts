@@ -34,6 +34,11 @@ const REPLAY_BUFFER = 1000;
 const ENDING_CLOSES = new Set([1000, 1001]);
 /** Close codes after which Discord says to start a new session (4007 invalid seq, 4009 session timed out). */
 const SESSION_OVER_CLOSES = new Set([4007, 4009]);
+/**
+ * `resume_gateway_url` differs from the URL `GET /gateway/bot` gives, as on Discord (another host
+ * there, a path here), so that tests see which one a RESUME came on.
+ */
+const RESUME_PATH = '/resume';
 /** Gateway versions Discord serves (older ones are closed with 4012). */
 const SERVED_VERSIONS = new Set(['9', '10']);
 /** Discord's send limit per connection: 120 payloads per 60 s, then close 4008. */
@@ -77,8 +82,8 @@ export interface GatewayStats {
   dispatched: Array<{ t: string; s: number; session: string; shard: number; sent: boolean }>;
   /** Every accepted IDENTIFY: which shard, when (ms), for identify-concurrency checks. */
   identifyLog: Array<{ shard: number; shardCount: number; at: number }>;
-  /** Every accepted RESUME, by shard and session. */
-  resumeLog: Array<{ shard: number; session: string; at: number }>;
+  /** Every accepted RESUME, by shard and session, and whether it came on `resume_gateway_url` (Discord asks for that). */
+  resumeLog: Array<{ shard: number; session: string; at: number; onResumeUrl: boolean }>;
   /** RESUMEs answered with op 9 (session unknown, ended or expired). */
   refusedResumes: number;
   /** IDENTIFYs answered with op 9 because their rate-limit key identified less than 5 s before. */
@@ -104,6 +109,8 @@ export class Gateway {
   private sessionCounter = 0;
   /** Zombie connections: open, but nothing is sent on them (heartbeat ACKs included). */
   private readonly silent = new WeakSet<WebSocket>();
+  /** Connections opened on `resume_gateway_url`. */
+  private readonly onResumeUrl = new WeakSet<WebSocket>();
   /** Connections that sent an accepted IDENTIFY or RESUME. */
   private readonly authenticated = new WeakSet<WebSocket>();
   /** When each rate-limit key last had an IDENTIFY accepted. */
@@ -117,7 +124,11 @@ export class Gateway {
     private readonly onChange: () => void,
   ) {
     this.wss = new WebSocketServer({ server });
-    this.wss.on('connection', (ws, req) => this.onConnection(ws, new URL(req.url ?? '/', 'ws://emulator').searchParams.get('v')));
+    this.wss.on('connection', (ws, req) => {
+      const url = new URL(req.url ?? '/', 'ws://emulator');
+      if (url.pathname === RESUME_PATH) this.onResumeUrl.add(ws);
+      this.onConnection(ws, url.searchParams.get('v'));
+    });
   }
 
   /**
@@ -359,7 +370,7 @@ export class Gateway {
       guilds: guildIds.map((id) => ({ id, unavailable: true })),
       session_id: session.id,
       session_type: 'normal',
-      resume_gateway_url: this.url(),
+      resume_gateway_url: `${this.url()}${RESUME_PATH}`,
       shard,
       application: { id: this.world.applicationId, flags: 0 },
       private_channels: [],
@@ -392,7 +403,7 @@ export class Gateway {
       return;
     }
     this.stats.resumes += 1;
-    this.stats.resumeLog.push({ shard: session.shard[0], session: session.id, at: Date.now() });
+    this.stats.resumeLog.push({ shard: session.shard[0], session: session.id, at: Date.now(), onResumeUrl: this.onResumeUrl.has(ws) });
     session.socket = ws;
     session.disconnectedAt = undefined;
     for (const event of session.buffer) if (event.s > from) this.send(ws, { op: OP.Dispatch, ...event });
