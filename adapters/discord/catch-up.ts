@@ -80,6 +80,9 @@ export function catchUp(options: CatchUpOptions): Promise<CatchUpResult> {
         const interval = Number((packet.d as { heartbeat_interval?: unknown } | undefined)?.heartbeat_interval) || 41_250;
         heartbeat = setInterval(() => send({ op: 1, d: seq }), interval);
         send({ op: 6, d: { token: options.token, session_id: session.sessionId, seq: session.sequence } });
+      } else if (packet.op === 9 && packet.d === true) {
+        // "The session may be resumable": later, so it is kept (not closed with 1000) and tried again.
+        finish({ outcome: 'failed', reason: 'Discord answered op 9 (may be resumable)', retry: true }, KEEP_RESUMABLE);
       } else if (packet.op === 9) {
         finish({ outcome: 'expired' });
       } else if (packet.op === 7) {

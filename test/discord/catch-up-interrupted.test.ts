@@ -1,4 +1,4 @@
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startAgentEmulator } from '../../src/demo/agent-emulator.js';
 import { discordPlatform } from '../../adapters/discord/index.js';
 import { startDiscordEmulator } from '../emulators/discord/index.js';
@@ -9,15 +9,18 @@ import { until } from '../support/until.js';
 /**
  * A restarted bridge RESUMEs the session its previous run left, to get the messages sent while
  * none ran. Discord may answer that RESUME with op 7 (its gateway node restarting just then; op 7
- * is routine on Discord). Before, the catch-up then closed with 1000, which ended the very session
- * it was to catch up on, and gave up: the messages were lost. Now it leaves the session resumable
- * and RESUMEs it again.
+ * is routine on Discord), or with op 9 `d: true` ("may be resumable"). Before, the catch-up then
+ * closed with 1000, which ended the very session it was to catch up on (or read op 9 as the end),
+ * and gave up: the messages were lost. Now it leaves the session resumable and RESUMEs it again.
  */
 let second: TestBridge | undefined;
-afterAll(async () => second?.close());
+afterEach(async () => {
+  await second?.close();
+  second = undefined;
+});
 
-describe('a catch-up interrupted by op 7', () => {
-  it('resumes the previous session again: the message sent while no process ran is answered once', async () => {
+describe('a catch-up interrupted', () => {
+  it.each(['reconnect', 'invalid-resumable'] as const)('by %s: resumes the previous session again, the message sent while no process ran is answered once', async (answer) => {
     const prefix = newPrefix('dcatchup');
     const agent = await startAgentEmulator({ reply: (_id, message) => `echo: ${message}` });
     const discord = await startDiscordEmulator();
@@ -29,7 +32,7 @@ describe('a catch-up interrupted by op 7', () => {
 
     const general = discord.world.channels.general;
     const missed = discord.sendMessage({ author: discord.world.users.bob, channel: general, content: `<@${discord.world.bot.id}> sent while the bridge restarts` });
-    discord.reconnectNextResumes(1);
+    discord.interruptNextResumes(1, answer);
     second = await startTestBridge({ prefix, agent, env, platforms: [discordPlatform], closeWith: [discord] });
 
     const reply = await discord.waitFor(() => discord.repliesTo(missed.id)[0], 'the missed message answered', 30_000);

@@ -201,16 +201,17 @@ export class Gateway {
     }
   }
 
-  /** RESUMEs still to be answered with op 7 instead of the replay (see {@link reconnectNextResumes}). */
-  private reconnectResumes = 0;
+  /** RESUMEs still to be answered with op 7 or op 9 (`d: true`) instead of the replay (see {@link interruptNextResumes}). */
+  private interruptedResumes: { count: number; answer: 'reconnect' | 'invalid-resumable' } = { count: 0, answer: 'reconnect' };
 
   /**
-   * The next `count` RESUMEs are taken but answered with op 7 before any replay, as when the
-   * gateway node restarts just then: the session stays resumable unless the client closes with
-   * 1000/1001, and its events wait for the next RESUME.
+   * The next `count` RESUMEs get no replay. `reconnect`: taken, then op 7, as when the gateway node
+   * restarts just then (the session stays resumable unless the client closes with 1000/1001).
+   * `invalid-resumable`: op 9 with `d: true`, "the session may be resumable" later. Either way its
+   * events wait for the next RESUME.
    */
-  reconnectNextResumes(count: number): void {
-    this.reconnectResumes = count;
+  interruptNextResumes(count: number, answer: 'reconnect' | 'invalid-resumable' = 'reconnect'): void {
+    this.interruptedResumes = { count, answer };
   }
 
   /** Op 7: Discord asks the client to reconnect and RESUME (a gateway restart). */
@@ -394,11 +395,16 @@ export class Gateway {
       return;
     }
     this.authenticated.add(ws);
-    if (this.reconnectResumes > 0) {
-      this.reconnectResumes -= 1;
-      session.socket = ws;
-      session.disconnectedAt = undefined;
-      this.send(ws, { op: OP.Reconnect, d: null, s: null, t: null });
+    if (this.interruptedResumes.count > 0) {
+      this.interruptedResumes.count -= 1;
+      if (this.interruptedResumes.answer === 'reconnect') {
+        session.socket = ws;
+        session.disconnectedAt = undefined;
+        this.send(ws, { op: OP.Reconnect, d: null, s: null, t: null });
+      } else {
+        this.authenticated.delete(ws);
+        this.send(ws, { op: OP.InvalidSession, d: true, s: null, t: null });
+      }
       this.onChange();
       return;
     }

@@ -325,9 +325,9 @@ export class DiscordEmulator extends EventEmitter {
     if (!reachable) this.gateway.drop();
   }
 
-  /** The next `count` RESUMEs get op 7 before any replay (a gateway restart just then). */
-  reconnectNextResumes(count: number): void {
-    this.gateway.reconnectNextResumes(count);
+  /** The next `count` RESUMEs get op 7 (a gateway restart just then) or op 9 `d: true` before any replay. */
+  interruptNextResumes(count: number, answer: 'reconnect' | 'invalid-resumable' = 'reconnect'): void {
+    this.gateway.interruptNextResumes(count, answer);
   }
 
   /** The shard's connection goes silent, open but sending nothing (no heartbeat ACK): a zombie. */
