@@ -207,7 +207,8 @@ export function createDiscordAdapter(
     const old = client;
     client = undefined;
     handover.setClient(undefined);
-    await old?.destroy();
+    // Its sessions stay resumable: the new client catches up on what they got meanwhile.
+    if (old) await handover.replace(old);
     if (stopped) return;
     client = await connect(false);
   }

@@ -40,6 +40,12 @@ export interface SessionHandover {
    * for `drained` (every message received handled) and records the sessions as stopped.
    */
   stop(client: Client | undefined, drained: () => Promise<void>): Promise<void>;
+  /**
+   * Closes a client this process replaces (a reconnect without the Message Content intent) with
+   * its sessions left resumable: the new client's READYs hand them to a catch-up, so what they
+   * got in between is not lost. discord.js's `destroy()` alone closes with 1000, which ends them.
+   */
+  replace(old: Client): Promise<void>;
 }
 
 export function createSessionHandover(deps: { redis: Redis; prefix: string; token: string; logger: Logger; signal: AbortSignal }): SessionHandover {
@@ -127,8 +133,18 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
     }
   }
 
+  async function closeResumably(c: Client, reason: string): Promise<void> {
+    await (c.ws as unknown as GatewayInternals)._ws
+      ?.destroy({ code: RESUMABLE_CLOSE, reason })
+      .catch((err: unknown) => logger.warn({ ...errorFields(err) }, 'discord shards could not be closed resumably'));
+  }
+
   return {
     onPacket: (packet, shardId, shardCount) => sessions.onPacket(packet, shardId, shardCount),
+    async replace(old) {
+      await closeResumably(old, 'agent-bridge reconnecting without the Message Content intent');
+      await old.destroy();
+    },
     track(messageId, done) {
       handling.set(messageId, done);
       void done.finally(() => {
@@ -144,11 +160,7 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
       client = undefined;
       // Halted by now: catch-ups end at once, leaving those sessions resumable.
       await Promise.allSettled([...catchUps]);
-      if (c) {
-        await (c.ws as unknown as GatewayInternals)._ws
-          ?.destroy({ code: RESUMABLE_CLOSE, reason: 'agent-bridge restarting' })
-          .catch((err: unknown) => logger.warn({ ...errorFields(err) }, 'discord shards could not be closed resumably'));
-      }
+      if (c) await closeResumably(c, 'agent-bridge restarting');
       await drained();
       // The next process for these shards RESUMEs them and gets what is sent until it runs.
       await sessions.stop(c !== undefined);
