@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
-import { startDiscordEmulator, type DiscordEmulator, type Json } from '../emulators/discord/index.js';
+import { startDiscordEmulator, type DiscordEmulator } from '../emulators/discord/index.js';
+import { Peer } from './gateway-peer.js';
 
 /**
  * The emulator's gateway refuses what Discord refuses (checked against Discord's gateway docs and
@@ -11,36 +11,6 @@ afterEach(async () => {
   await emu?.close();
   emu = undefined;
 });
-
-class Peer {
-  readonly received: Json[] = [];
-  readonly ws: WebSocket;
-  closeCode?: number;
-  constructor(url: string, query = '?v=10&encoding=json') {
-    this.ws = new WebSocket(`${url}${query}`);
-    this.ws.on('message', (raw) => this.received.push(JSON.parse(String(raw)) as Json));
-    this.ws.on('close', (code) => (this.closeCode = code));
-  }
-  send(payload: Json) {
-    this.ws.send(JSON.stringify(payload));
-  }
-  async next(pred: (p: Json) => boolean, label: string): Promise<Json> {
-    for (let i = 0; i < 250; i++) {
-      const found = this.received.find(pred);
-      if (found) return found;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error(`no ${label}`);
-  }
-  async closed(): Promise<number | undefined> {
-    for (let i = 0; i < 150 && this.closeCode === undefined; i++) await new Promise((r) => setTimeout(r, 20));
-    return this.closeCode;
-  }
-  async hello(): Promise<this> {
-    await this.next((p) => p.op === 10, 'HELLO');
-    return this;
-  }
-}
 
 const INTENTS = (1 << 0) | (1 << 9) | (1 << 12);
 

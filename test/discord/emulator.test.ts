@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
 import { startDiscordEmulator, type DiscordEmulator, type Json } from '../emulators/discord/index.js';
+import { Peer } from './gateway-peer.js';
 
 /** The emulator's own protocol, checked with a bare WebSocket (what discord.js relies on). */
 let emu: DiscordEmulator | undefined;
@@ -8,28 +8,6 @@ afterEach(async () => {
   await emu?.close();
   emu = undefined;
 });
-
-class Peer {
-  readonly received: Json[] = [];
-  readonly ws: WebSocket;
-  closeCode?: number;
-  constructor(url: string) {
-    this.ws = new WebSocket(`${url}?v=10&encoding=json`);
-    this.ws.on('message', (raw) => this.received.push(JSON.parse(String(raw)) as Json));
-    this.ws.on('close', (code) => (this.closeCode = code));
-  }
-  send(payload: Json) {
-    this.ws.send(JSON.stringify(payload));
-  }
-  async next(pred: (p: Json) => boolean, label: string): Promise<Json> {
-    for (let i = 0; i < 250; i++) {
-      const found = this.received.find(pred);
-      if (found) return found;
-      await new Promise((r) => setTimeout(r, 20));
-    }
-    throw new Error(`no ${label}`);
-  }
-}
 
 const GUILDS_AND_MESSAGES = (1 << 0) | (1 << 9) | (1 << 12);
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { mention, startDiscordBridge, until, type DiscordHarness } from './harness.js';
+import { mention, startTwoShardBridge, until, type DiscordHarness } from './harness.js';
 import { shardOf } from '../emulators/discord/world.js';
 import { ASK_ANSWERS } from '../../adapters/discord/commands/ask-agent.js';
 
@@ -10,10 +10,7 @@ import { ASK_ANSWERS } from '../../adapters/discord/commands/ask-agent.js';
  */
 let h: DiscordHarness;
 beforeAll(async () => {
-  h = await startDiscordBridge({ emulator: { extraGuilds: 2, recommendedShards: 2, maxConcurrency: 2 }, agent: { reply: (_id, message) => `echo: ${message}` } });
-  for (const g of h.discord.world.extraGuilds) {
-    await h.bridge.bindings.set('discord', g.channel.id, { instanceId: 'demo-helper', mode: 'mention', errorPolicy: 'reply', context: 'off', source: 'admin' });
-  }
+  h = await startTwoShardBridge();
 });
 afterAll(async () => h?.close());
 

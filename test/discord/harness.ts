@@ -101,3 +101,15 @@ export function messageCreates(discord: DiscordEmulator, channelId?: string): Js
 }
 
 export const mention = (discord: DiscordEmulator) => `<@${discord.world.bot.id}>`;
+
+/**
+ * A bridge running both shards of a two-shard deployment (Discord's recommended count here), with
+ * two extra guilds, each bound in its one channel, so that some guild sits on each shard.
+ */
+export async function startTwoShardBridge(): Promise<DiscordHarness> {
+  const h = await startDiscordBridge({ emulator: { extraGuilds: 2, recommendedShards: 2, maxConcurrency: 2 }, agent: { reply: (_id, message) => `echo: ${message}` } });
+  for (const g of h.discord.world.extraGuilds) {
+    await h.bridge.bindings.set('discord', g.channel.id, { instanceId: 'demo-helper', mode: 'mention', errorPolicy: 'reply', context: 'off', source: 'admin' });
+  }
+  return h;
+}
