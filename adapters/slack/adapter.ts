@@ -39,6 +39,7 @@ import { dropAnswersWithExpiredToken } from './expired-token.js';
 import { identityAtStartUp } from './startup-identity.js';
 import { ackForeignViews, UNHANDLED_CHECK_MS, unhandledRequestHandler } from './unhandled-requests.js';
 import { createRequestUserDirectory } from './request-users.js';
+import { watchSocketConnection } from './socket-connection-watch.js';
 import { createViewClaims } from './view-claims.js';
 
 /** Where Slack sends events, slash commands and interactivity in HTTP mode. */
@@ -120,6 +121,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
       onLate: lateAck,
       onAckError: (err) => logger.warn({ ...errorFields(err) }, 'a Socket Mode ack could not be sent (Slack will redeliver the envelope)'),
     });
+    watchSocketConnection(socketReceiver.client, logger);
     receiver = socketReceiver;
   } else {
     if (!slack.signingSecret) throw new Error('SLACK_SIGNING_SECRET is missing: HTTP mode verifies every request from Slack (or set SLACK_APP_TOKEN for Socket Mode)');

@@ -36,6 +36,11 @@ export class SocketModeServer {
   private readonly pinger: NodeJS.Timeout;
   /** Connections made so far (reconnects included). */
   connections = 0;
+  /**
+   * Socket Mode turned off in the app's settings: each connection is told `link_disabled` instead
+   * of `hello` and closed, until {@link enableLink}.
+   */
+  private linkDisabled = false;
 
   constructor(
     server: Server,
@@ -52,6 +57,10 @@ export class SocketModeServer {
     this.wss.on('connection', (ws, req) => {
       const ticket = new URL(req.url ?? '/', 'http://x').searchParams.get('ticket') ?? '';
       if (!this.tickets.delete(ticket)) return ws.close(4001, 'invalid ticket');
+      if (this.linkDisabled) {
+        ws.send(JSON.stringify({ type: 'disconnect', reason: 'link_disabled', debug_info: { host: 'emulator' } }));
+        return ws.close(1000);
+      }
       this.connections += 1;
       this.sockets.add(ws);
       ws.on('close', () => this.sockets.delete(ws));
@@ -150,6 +159,23 @@ export class SocketModeServer {
   /** Asks every connection to reconnect, as Slack does before recycling a server. */
   disconnect(reason = 'refresh_requested'): void {
     for (const ws of this.sockets) ws.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: 'emulator' } }));
+  }
+
+  /**
+   * Socket Mode turned off in the app's settings: every connection gets `disconnect` with reason
+   * `link_disabled` and is closed by Slack; new ones too, until {@link enableLink}.
+   */
+  disableLink(): void {
+    this.linkDisabled = true;
+    for (const ws of this.sockets) {
+      ws.send(JSON.stringify({ type: 'disconnect', reason: 'link_disabled', debug_info: { host: 'emulator' } }));
+      ws.close(1000);
+    }
+  }
+
+  /** Socket Mode turned back on. */
+  enableLink(): void {
+    this.linkDisabled = false;
   }
 
   async close(): Promise<void> {
