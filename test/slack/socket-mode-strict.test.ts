@@ -56,6 +56,34 @@ describe('Slack Socket Mode, as strict as Slack', () => {
     expect(postsIn(h, W.general, m.ts)).toHaveLength(1);
   });
 
+  it('answers once a message Slack sent again while the first delivery was still held (Redis stalled past 3 s)', async () => {
+    const text = 'sent twice while redis stalls';
+    const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} ${text}` });
+    proxy.stall();
+    const first = h.to.event(m.mention, { eventId: 'EvSTRICTTWICE' });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    // Slack's patience is not the bridge's business: a second delivery may come before the first ack.
+    const second = h.to.event(m.mention, { eventId: 'EvSTRICTTWICE', retryNum: 1, retryReason: 'timeout' });
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    proxy.resume();
+    const [a, b] = await Promise.all([first, second]);
+    expect(a.ms).toBeLessThan(3_000);
+    if (b.acked) expect(b.ms).toBeLessThan(3_000);
+    await until(() => postsIn(h, W.general, m.ts)[0], 'the reply');
+    const barrier = await say(h, { channel: W.general, text: `${botMention(h)} barrier two` });
+    await until(() => postsIn(h, W.general, barrier.ts)[0], 'barrier reply');
+    expect(h.agent.chatCalls().filter((c) => c.message === text)).toHaveLength(1);
+    expect(postsIn(h, W.general, m.ts)).toHaveLength(1);
+  });
+
+  it('notices a connection that went dead without a close (no pong) and reconnects', async () => {
+    const before = h.slack.socket.connections;
+    h.slack.socket.freeze();
+    await connectionAfter(h, before);
+    const m = await say(h, { channel: W.general, text: `${botMention(h)} after the dead link` });
+    await until(() => postsIn(h, W.general, m.ts)[0], 'the reply');
+  });
+
   it('loses no message sent on the old connection between `warning` and its close', async () => {
     const before = h.slack.socket.connections;
     h.slack.socket.disconnect('warning');

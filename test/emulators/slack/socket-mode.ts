@@ -41,6 +41,8 @@ export class SocketModeServer {
    * of `hello` and closed, until {@link enableLink}.
    */
   private linkDisabled = false;
+  /** Connections {@link freeze} made dead: no longer read, torn down on close. */
+  private readonly frozen = new Set<WebSocket>();
 
   constructor(
     server: Server,
@@ -162,6 +164,18 @@ export class SocketModeServer {
   }
 
   /**
+   * The newest connection goes dead without a close (a network drop): Slack stops reading it, so
+   * pings get no pong and acks go nowhere. Slack forgets it; the app must notice on its own.
+   */
+  freeze(connection = -1): void {
+    const ws = [...this.sockets].at(connection);
+    if (!ws) return;
+    this.sockets.delete(ws);
+    (ws as unknown as { _socket: { pause(): void } })._socket.pause();
+    this.frozen.add(ws);
+  }
+
+  /**
    * Socket Mode turned off in the app's settings: every connection gets `disconnect` with reason
    * `link_disabled` and is closed by Slack; new ones too, until {@link enableLink}.
    */
@@ -180,7 +194,7 @@ export class SocketModeServer {
 
   async close(): Promise<void> {
     clearInterval(this.pinger);
-    for (const ws of this.sockets) ws.terminate();
+    for (const ws of [...this.sockets, ...this.frozen]) ws.terminate();
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 }
