@@ -96,6 +96,19 @@ describe('Slack Socket Mode, as strict as Slack', () => {
     expect(h.agent.chatCalls().filter((c) => c.message === 'during the switch')).toHaveLength(1);
   });
 
+  it('reconnects when apps.connections.open is rate limited or Slack has a passing fault, without calling the token refused', async () => {
+    const before = h.slack.socket.connections;
+    const opens = h.slack.callsOf('apps.connections.open').length;
+    h.slack.fail('apps.connections.open', { error: 'ratelimited', retryAfterSeconds: 1 });
+    h.slack.fail('apps.connections.open', { error: 'internal_error' });
+    h.slack.socket.disconnect('refresh_requested');
+    await until(() => h.slack.socket.connections > before && h.slack.socket.connected, 'reconnected', 20_000);
+    expect(h.slack.callsOf('apps.connections.open').length).toBeGreaterThanOrEqual(opens + 3);
+    expect(h.logs.matching(/refused SLACK_APP_TOKEN/)).toEqual([]);
+    const m = await say(h, { channel: W.general, text: `${botMention(h)} after the rate limit` });
+    await until(() => postsIn(h, W.general, m.ts)[0], 'the reply');
+  }, 30_000);
+
   it('tells the operator, at error level, that Socket Mode was turned off (link_disabled)', async () => {
     h.slack.socket.disableLink();
     const line = await until(() => h.logs.matching(/Socket Mode/).find((l) => l.level === 50 && /link_disabled/.test(String(l.msg))), 'an error naming link_disabled');
