@@ -22,7 +22,8 @@ describe('Slack emulator', () => {
   it('checks the bearer token', async () => {
     expect((await raw('auth.test', '')).json).toMatchObject({ ok: false, error: 'not_authed' });
     expect((await raw('auth.test', '', 'Bearer xoxb-wrong')).json).toMatchObject({ ok: false, error: 'invalid_auth' });
-    expect((await raw('apps.connections.open', '', `Bearer ${slack.identity.botToken}`)).json).toMatchObject({ error: 'invalid_auth' });
+    expect((await raw('apps.connections.open', '', `Bearer ${slack.identity.botToken}`)).json).toMatchObject({ error: 'not_allowed_token_type' });
+    expect((await raw('auth.test', '', `Bearer ${slack.identity.appToken}`)).json).toMatchObject({ error: 'not_allowed_token_type' });
     expect(await bot.auth.test()).toMatchObject({ ok: true, user_id: slack.identity.botUserId, bot_id: slack.identity.botId });
   });
 

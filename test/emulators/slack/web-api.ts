@@ -82,6 +82,10 @@ export async function startWebApi(state: SlackState, extra: Record<string, (p: P
     const install = bearer && !APP_TOKEN_METHODS.has(method) ? state.oauth?.installFor(bearer) : undefined;
     caller.install = install;
     if (!bearer) return reply(method, 200, { ok: false, error: 'not_authed' });
+    // A valid token of the other kind (the bot token for apps.connections.open, the app-level
+    // token for a bot method) is refused for its type, as Slack does, not as unknown.
+    const otherKind = APP_TOKEN_METHODS.has(method) ? state.identity.botToken : state.identity.appToken;
+    if (bearer === otherKind && !install) return reply(method, 200, { ok: false, error: 'not_allowed_token_type' });
     if (bearer !== expected && !install) return reply(method, 200, { ok: false, error: 'invalid_auth' });
     if (install && method === 'auth.test') {
       return reply(method, 200, {
