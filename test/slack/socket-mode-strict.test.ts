@@ -1,4 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { MAX_CONNECTIONS } from '../emulators/slack/socket-mode.js';
 import { startRedisStallProxy, type RedisStallProxy } from '../support/redis-stall-proxy.js';
 import { W, botMention, postsIn, say, startSlackBridge, until, type SlackHarness } from './harness.js';
 
@@ -118,6 +120,26 @@ describe('Slack Socket Mode, as strict as Slack', () => {
     const m = await say(h, { channel: W.general, text: `${botMention(h)} back on` });
     await until(() => postsIn(h, W.general, m.ts)[0], 'the reply');
   }, 45_000);
+
+  it('tells the operator when Slack refuses a connection as one too many (another process on the same app token)', async () => {
+    // Another process takes all of the app's connections while the bridge reconnects.
+    h.slack.socket.disconnect('refresh_requested');
+    await until(() => h.slack.socket.openConnections === 0, 'the bridge closed its connection');
+    const others = await Promise.all(
+      Array.from({ length: MAX_CONNECTIONS }, async () => {
+        const ws = new WebSocket(String(h.slack.socket.open().url));
+        await new Promise((resolve, reject) => ws.once('message', resolve).once('error', reject));
+        return ws;
+      }),
+    );
+    try {
+      const line = await until(() => h.logs.matching(/too_many_websockets/).find((l) => l.level === 50), 'an error naming too_many_websockets');
+      expect(String(line.msg)).toContain('SLACK_APP_TOKEN');
+    } finally {
+      for (const ws of others) ws.close();
+    }
+    await until(() => h.slack.socket.openConnections === 1, 'the bridge connected again', 20_000);
+  }, 30_000);
 
   it('tells the operator that Slack refused SLACK_APP_TOKEN when it is revoked mid-run', async () => {
     const token = h.slack.identity.appToken;

@@ -23,6 +23,9 @@ export interface EnvelopeOptions {
   connection?: number;
 }
 
+/** Socket Mode connections an app may have open at once. */
+export const MAX_CONNECTIONS = 10;
+
 /**
  * Slack's Socket Mode: apps.connections.open hands out single-use WebSocket URLs; a
  * connection gets `hello`, then envelopes, each of which the app must ack by envelope_id.
@@ -61,6 +64,11 @@ export class SocketModeServer {
       if (!this.tickets.delete(ticket)) return ws.close(4001, 'invalid ticket');
       if (this.linkDisabled) {
         ws.send(JSON.stringify({ type: 'disconnect', reason: 'link_disabled', debug_info: { host: 'emulator' } }));
+        return ws.close(1000);
+      }
+      // Slack allows an app 10 connections at once; one more is told so and closed.
+      if (this.sockets.size >= MAX_CONNECTIONS) {
+        ws.send(JSON.stringify({ type: 'disconnect', reason: 'too_many_websockets', debug_info: { host: 'emulator' } }));
         return ws.close(1000);
       }
       this.connections += 1;
@@ -158,9 +166,10 @@ export class SocketModeServer {
     return { acked: result !== undefined, ...(result ? { payload: result } : {}), ms: Date.now() - started };
   }
 
-  /** Asks every connection to reconnect, as Slack does before recycling a server. */
-  disconnect(reason = 'refresh_requested'): void {
-    for (const ws of this.sockets) ws.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: 'emulator' } }));
+  /** Asks every connection (or the one at `connection`, oldest first) to reconnect, as Slack does before recycling a server. */
+  disconnect(reason = 'refresh_requested', connection?: number): void {
+    const targets = connection === undefined ? [...this.sockets] : [[...this.sockets].at(connection)].filter((ws) => ws !== undefined);
+    for (const ws of targets) ws.send(JSON.stringify({ type: 'disconnect', reason, debug_info: { host: 'emulator' } }));
   }
 
   /**
