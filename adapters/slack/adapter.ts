@@ -283,6 +283,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   ackForeignViews(app, [CREDENTIAL_CALLBACK_ID, `${CREDENTIAL_CALLBACK_ID}_done`, SETUP_CALLBACK_ID, `${SETUP_CALLBACK_ID}_done`]);
 
   let started: Promise<void> | undefined;
+  let startSettled = false;
   let stopping: Promise<void> | undefined;
   return {
     platform: 'slack',
@@ -300,21 +301,27 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
           throw new Error(refused ? `Slack did not accept SLACK_BOT_TOKEN (${(err as Error).message})` : `could not reach Slack at ${where} (${(err as Error).message})`, { cause: err });
         }
         if (mode === 'socket') {
+          if (stopped) return;
           try {
             await app.start();
           } catch (err) {
+            // Stopped while Slack kept it waiting: the client rejects with nothing, and that is no failure.
+            if (stopped) return;
             const code = slackErrorCode(err);
-            throw new Error(`Socket Mode did not connect${code ? ` (${code}: check SLACK_APP_TOKEN, an xapp- token with connections:write)` : `: ${(err as Error).message}`}`, { cause: err });
+            throw new Error(`Socket Mode did not connect${code ? ` (${code}: check SLACK_APP_TOKEN, an xapp- token with connections:write)` : `: ${err instanceof Error ? err.message : String(err)}`}`, { cause: err });
           }
         }
         logger.info({ mode }, mode === 'socket' ? 'Slack connected over Socket Mode' : `Slack listening at POST ${SLACK_EVENTS_PATH}`);
-      })();
+      })().finally(() => (startSettled = true));
       return started;
     },
     stop() {
       stopping ??= (async () => {
         stopped = true;
         if (mode === 'socket' && started) {
+          // A start still waiting on Slack (Socket Mode turned off, Slack unreachable) ends only
+          // once the client stops; the second stop closes a connection that start opened meanwhile.
+          if (!startSettled) await app.stop().catch(() => undefined);
           await started.catch(() => undefined);
           await app.stop().catch((err: Error) => logger.warn({ ...errorFields(err) }, 'Slack Socket Mode did not close cleanly'));
         }

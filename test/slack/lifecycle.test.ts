@@ -9,6 +9,7 @@ import type { AdapterContext } from '../../src/core/platform-context.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { startSlackEmulator, type SlackEmulator } from '../emulators/slack/index.js';
 import { LogCapture } from '../support/pipeline.js';
+import { until } from '../support/until.js';
 
 /** The adapter alone, with stand-ins for the core: start-up errors must say what to fix. */
 describe('Slack adapter start-up', () => {
@@ -23,11 +24,11 @@ describe('Slack adapter start-up', () => {
     await slack.close();
   });
 
-  function context(env: Record<string, string>): AdapterContext {
+  function context(env: Record<string, string>, logs = new LogCapture()): AdapterContext {
     const config = loadTestConfig({ AGENT_API_BASE_URL: 'http://127.0.0.1:1/api/v1', AGENT_API_KEY: 'k', SLACK_API_URL: slack.apiUrl, PLAYGROUND: 'false', ...env });
     return {
       config,
-      logger: createLogger({ level: 'debug', destination: new LogCapture() }),
+      logger: createLogger({ level: 'debug', destination: logs }),
       secrets: new SecretRegistry(),
       ingress: { handle: async () => ({ status: 'dropped', reason: 'not_bound' }) },
       seen: { first: async () => true, firstHere: () => true, lease: async () => ({ kind: 'taken', lease: { settle: async () => {}, release: async () => {}, stop: () => {} } }), forget: async () => {} },
@@ -90,6 +91,25 @@ describe('Slack adapter start-up', () => {
     expect(adapter.mode).toBe('socket');
     await expect(adapter.start()).rejects.toThrow(/Socket Mode did not connect \(invalid_auth: check SLACK_APP_TOKEN/);
     await adapter.stop();
+  });
+
+  it('says at start-up that Socket Mode is turned off in the app (link_disabled), and stops cleanly while it waits', async () => {
+    slack.socket.disableLink();
+    try {
+      const logs = new LogCapture();
+      const adapter = createSlackAdapter(context({ SLACK_BOT_TOKEN: slack.identity.botToken, SLACK_APP_TOKEN: slack.identity.appToken }, logs));
+      const start = adapter.start().then(
+        () => 'started',
+        (err: Error) => err.message,
+      );
+      const line = await until(() => logs.matching(/link_disabled/).find((l) => l.level === 50), 'an error naming link_disabled');
+      expect(String(line.msg)).toContain('Socket Mode');
+      await adapter.stop();
+      // Stopped before Slack let it connect: start-up ends, without a TypeError about `undefined`.
+      expect(await start).not.toMatch(/undefined/);
+    } finally {
+      slack.socket.enableLink();
+    }
   });
 
   it('starts and stops idempotently in both modes, asking auth.test once each', async () => {
