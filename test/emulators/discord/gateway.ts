@@ -14,37 +14,24 @@
  * with 1000 or 1001 is over. A RESUME of a session that is over, expired or unknown gets op 9
  * with `d: false`, so the client must IDENTIFY.
  *
- * Strict where Discord is: an IDENTIFY within 5 s of the last accepted one of its rate-limit key
- * (`shard_id % max_concurrency`) gets op 9 `d: false` and starts nothing; a connection whose URL
- * asks for a gateway version other than 9 or 10 is closed with 4012; a payload other than a
- * heartbeat before IDENTIFY/RESUME with 4003; a second IDENTIFY/RESUME on one connection with
- * 4005; an unknown opcode with 4001; more than 120 payloads in 60 s on one connection with 4008.
+ * Strict where Discord is (the rules are in gateway-rules.ts): IDENTIFY pacing per rate-limit key
+ * (op 9), gateway versions (4012), payload order (4003, 4005, 4001), 120 payloads per 60 s (4008).
  * A session closed with 4007 or 4009 is over (Discord: start a new one): its RESUME gets op 9.
  */
 import type { Server } from 'node:http';
 import { WebSocketServer, WebSocket } from 'ws';
 import { blankContent, guildCreate, userObject, type Json } from './payloads.js';
 import { allGuildIds, shardOf, type World } from './world.js';
+import { emptyGatewayStats, type GatewayStats } from './gateway-stats.js';
+import { ENDING_CLOSES, INTENTS, IdentifyPacer, OP, PayloadRateLimit, SERVED_VERSIONS, SESSION_OVER_CLOSES, identifiedShard, outOfOrder } from './gateway-rules.js';
 
-export const OP = { Dispatch: 0, Heartbeat: 1, Identify: 2, Resume: 6, Reconnect: 7, InvalidSession: 9, Hello: 10, HeartbeatAck: 11 };
-export const INTENTS = { Guilds: 1 << 0, GuildMessages: 1 << 9, DirectMessages: 1 << 12, MessageContent: 1 << 15 };
 /** How many events a session keeps for RESUME. */
 const REPLAY_BUFFER = 1000;
-/** Close codes that end a session (Discord: a normal close cannot be resumed). */
-const ENDING_CLOSES = new Set([1000, 1001]);
-/** Close codes after which Discord says to start a new session (4007 invalid seq, 4009 session timed out). */
-const SESSION_OVER_CLOSES = new Set([4007, 4009]);
 /**
  * `resume_gateway_url` differs from the URL `GET /gateway/bot` gives, as on Discord (another host
  * there, a path here), so that tests see which one a RESUME came on.
  */
 const RESUME_PATH = '/resume';
-/** Gateway versions Discord serves (older ones are closed with 4012). */
-const SERVED_VERSIONS = new Set(['9', '10']);
-/** Discord's send limit per connection: 120 payloads per 60 s, then close 4008. */
-const SEND_LIMIT = { count: 120, windowMs: 60_000 };
-/** Opcodes a client may send. */
-const CLIENT_OPS = new Set([1, 2, 3, 4, 6, 8, 31]);
 
 export interface GatewayOptions {
   token: string;
@@ -72,37 +59,9 @@ interface Session {
   buffer: Array<{ s: number; t: string; d: Json }>;
 }
 
-export interface GatewayStats {
-  connections: number;
-  identifies: number;
-  resumes: number;
-  heartbeats: number;
-  closes: number[];
-  /** Every dispatch: event name, sequence, session, shard, and whether it was written at once. */
-  dispatched: Array<{ t: string; s: number; session: string; shard: number; sent: boolean }>;
-  /** Every accepted IDENTIFY: which shard, when (ms), for identify-concurrency checks. */
-  identifyLog: Array<{ shard: number; shardCount: number; at: number }>;
-  /** Every accepted RESUME, by shard and session, and whether it came on `resume_gateway_url` (Discord asks for that). */
-  resumeLog: Array<{ shard: number; session: string; at: number; onResumeUrl: boolean }>;
-  /** RESUMEs answered with op 9 (session unknown, ended or expired). */
-  refusedResumes: number;
-  /** IDENTIFYs answered with op 9 because their rate-limit key identified less than 5 s before. */
-  refusedIdentifies: Array<{ shard: number; at: number }>;
-}
-
 export class Gateway {
-  readonly stats: GatewayStats = {
-    connections: 0,
-    identifies: 0,
-    resumes: 0,
-    heartbeats: 0,
-    closes: [],
-    dispatched: [],
-    identifyLog: [],
-    resumeLog: [],
-    refusedResumes: 0,
-    refusedIdentifies: [],
-  };
+  readonly stats: GatewayStats = emptyGatewayStats();
+
   private readonly wss: WebSocketServer;
   /** Sessions not over: connected, or dropped and still within the resume window. */
   private readonly sessions = new Map<string, Session>();
@@ -113,8 +72,7 @@ export class Gateway {
   private readonly onResumeUrl = new WeakSet<WebSocket>();
   /** Connections that sent an accepted IDENTIFY or RESUME. */
   private readonly authenticated = new WeakSet<WebSocket>();
-  /** When each rate-limit key last had an IDENTIFY accepted. */
-  private readonly lastIdentify = new Map<number, number>();
+  private readonly identifyPacer: IdentifyPacer;
 
   constructor(
     server: Server,
@@ -123,6 +81,7 @@ export class Gateway {
     private readonly url: () => string,
     private readonly onChange: () => void,
   ) {
+    this.identifyPacer = new IdentifyPacer(() => options.maxConcurrency?.() ?? 1, options.identifyWindowMs ?? 5_000);
     this.wss = new WebSocketServer({ server });
     this.wss.on('connection', (ws, req) => {
       const url = new URL(req.url ?? '/', 'ws://emulator');
@@ -299,13 +258,10 @@ export class Gateway {
     if (this.refuseConnections) return void ws.terminate();
     this.send(ws, { op: OP.Hello, d: { heartbeat_interval: this.options.heartbeatIntervalMs }, s: null, t: null });
     if (version !== null && !SERVED_VERSIONS.has(version)) return this.closeWith(ws, 4012, 'Invalid API version.');
-    const sentAt: number[] = [];
+    const rateLimit = new PayloadRateLimit();
     ws.on('message', (raw) => {
       if (ws.readyState !== WebSocket.OPEN) return;
-      const now = Date.now();
-      sentAt.push(now);
-      while (sentAt.length > 0 && now - sentAt[0]! > SEND_LIMIT.windowMs) sentAt.shift();
-      if (sentAt.length > SEND_LIMIT.count) return this.closeWith(ws, 4008, 'Rate limited.');
+      if (rateLimit.exceeded(Date.now())) return this.closeWith(ws, 4008, 'Rate limited.');
       let payload: Json;
       try {
         payload = JSON.parse(String(raw)) as Json;
@@ -313,15 +269,13 @@ export class Gateway {
         this.closeWith(ws, 4002, 'Error while decoding payload.');
         return;
       }
-      if (!CLIENT_OPS.has(payload.op)) return this.closeWith(ws, 4001, 'Unknown opcode.');
+      const refused = outOfOrder(payload.op, this.authenticated.has(ws));
+      if (refused) return this.closeWith(ws, refused.code, refused.reason);
       if (payload.op === OP.Heartbeat) {
         this.stats.heartbeats += 1;
         if (!this.silent.has(ws)) this.send(ws, { op: OP.HeartbeatAck, d: null, s: null, t: null });
         return;
       }
-      const authenticating = payload.op === OP.Identify || payload.op === OP.Resume;
-      if (authenticating && this.authenticated.has(ws)) return this.closeWith(ws, 4005, 'Already authenticated.');
-      if (!authenticating && !this.authenticated.has(ws)) return this.closeWith(ws, 4003, 'Not authenticated.');
       if (payload.op === OP.Identify) this.identify(ws, payload.d ?? {});
       else if (payload.op === OP.Resume) this.resume(ws, payload.d ?? {});
     });
@@ -343,21 +297,16 @@ export class Gateway {
     if ((intents & INTENTS.MessageContent) !== 0 && !this.options.allowMessageContent) {
       return this.closeWith(ws, 4014, 'Disallowed intent(s).');
     }
-    const shard: [number, number] = Array.isArray(d.shard) ? [Number(d.shard[0]), Number(d.shard[1])] : [0, 1];
-    if (!Number.isInteger(shard[0]) || !Number.isInteger(shard[1]) || shard[1] < 1 || shard[0] < 0 || shard[0] >= shard[1]) {
-      return this.closeWith(ws, 4010, 'Invalid shard.');
-    }
+    const shard = identifiedShard(d);
+    if (!shard) return this.closeWith(ws, 4010, 'Invalid shard.');
     // Discord: IDENTIFYs beyond max_concurrency per 5 s get op 9, and no session starts.
-    const key = shard[0] % Math.max(1, this.options.maxConcurrency?.() ?? 1);
     const now = Date.now();
-    const last = this.lastIdentify.get(key);
-    if (last !== undefined && now - last < (this.options.identifyWindowMs ?? 5_000)) {
+    if (!this.identifyPacer.admit(shard[0], now)) {
       this.stats.refusedIdentifies.push({ shard: shard[0], at: now });
       this.send(ws, { op: OP.InvalidSession, d: false, s: null, t: null });
       this.onChange();
       return;
     }
-    this.lastIdentify.set(key, now);
     this.authenticated.add(ws);
     this.stats.identifies += 1;
     this.options.onIdentify?.();

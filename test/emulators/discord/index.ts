@@ -5,8 +5,10 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { EventEmitter } from 'node:events';
-import { Gateway, INTENTS, type GatewayStats } from './gateway.js';
+import { Gateway } from './gateway.js';
+import { GatewayControls } from './gateway-controls.js';
+import { INTENTS } from './gateway-rules.js';
+import type { GatewayStats } from './gateway-stats.js';
 import { RestApi, type GatewayInfo } from './rest.js';
 import { Store, type EmuInteraction, type Fault, type RestCall } from './store.js';
 import { HAS_SNAPSHOT, channelObject, mentionedIds, messageCreateEvent, messageObject, pollObject, snapshotOf, type Json } from './payloads.js';
@@ -28,14 +30,14 @@ const ATTACHMENTS_PATH = '/attachments/';
 export type { EmuInteraction, RestCall, Fault, EmuChannel, EmuUser, World, Json, GatewayStats };
 export type { DiscordEmulatorOptions, AttachmentInput, SendMessageInput };
 
-export class DiscordEmulator extends EventEmitter {
+export class DiscordEmulator extends GatewayControls {
   readonly world: World;
   readonly store = new Store();
   private currentToken: string;
   private readonly server: Server;
-  private readonly gateway: Gateway;
+  protected readonly gateway: Gateway;
   private readonly rest: RestApi;
-  private readonly gatewayInfo: GatewayInfo;
+  protected readonly gatewayInfo: GatewayInfo;
   private port = 0;
 
   constructor(options: DiscordEmulatorOptions = {}) {
@@ -118,14 +120,6 @@ export class DiscordEmulator extends EventEmitter {
 
   get calls(): RestCall[] {
     return this.store.calls;
-  }
-
-  get gatewayStats(): GatewayStats {
-    return this.gateway.stats;
-  }
-
-  get gatewayConnected(): boolean {
-    return this.gateway.connected;
   }
 
   /** A user posts a message; Discord fills `mentions` and `referenced_message` and dispatches MESSAGE_CREATE. */
@@ -277,87 +271,9 @@ export class DiscordEmulator extends EventEmitter {
     for (let n = 0; n < count; n++) this.store.commandPutFaults.push(fault);
   }
 
-  /** What `GET /gateway/bot` reports from now on as `session_start_limit` (remaining, reset_after). */
-  setSessionStartLimit(limit: { remaining: number; resetAfterMs?: number }): void {
-    this.gatewayInfo.sessionStartLimit.remaining = limit.remaining;
-    if (limit.resetAfterMs !== undefined) this.gatewayInfo.sessionStartLimit.resetAfterMs = limit.resetAfterMs;
-  }
-
-  /** Session starts left, as `GET /gateway/bot` reports them. */
-  get sessionStartsRemaining(): number {
-    return this.gatewayInfo.sessionStartLimit.remaining;
-  }
-
-  /** How long a repeated nonce is dropped from now on (Discord: a few minutes). */
-  setNonceWindow(ms: number): void {
-    this.gatewayInfo.nonceWindowMs = ms;
-  }
-
-  /** Discord's recommended shard count from now on (it grows as the bot joins guilds). */
-  setRecommendedShards(shards: number): void {
-    this.gatewayInfo.shards = shards;
-  }
-
-  /**
-   * Cuts the gateway connection of one shard, or of all (no close frame). Events sent until
-   * the client resumes are replayed.
-   */
-  dropConnection(shardId?: number): void {
-    this.gateway.drop(shardId);
-  }
-
-  /** Op 9 on one shard, or on all: a fresh IDENTIFY (`resumable` false), or a RESUME (true). */
-  invalidateSession(shardId?: number, resumable = false): void {
-    this.gateway.invalidateSession(shardId, resumable);
-  }
-
-  /** Op 7 Reconnect on one shard, or on all: the client reconnects and RESUMEs. */
-  requestReconnect(shardId?: number): void {
-    this.gateway.requestReconnect(shardId);
-  }
-
-  /**
-   * The gateway cannot be reached (`true`: every connection is cut as it opens, and the open ones
-   * are dropped) or can again (`false`). REST still answers.
-   */
-  setGatewayReachable(reachable: boolean): void {
-    this.gateway.refuseConnections = !reachable;
-    if (!reachable) this.gateway.drop();
-  }
-
-  /** The next `count` RESUMEs get op 7 (a gateway restart just then) or op 9 `d: true` before any replay. */
-  interruptNextResumes(count: number, answer: 'reconnect' | 'invalid-resumable' = 'reconnect'): void {
-    this.gateway.interruptNextResumes(count, answer);
-  }
-
-  /** The shard's connection goes silent, open but sending nothing (no heartbeat ACK): a zombie. */
-  zombify(shardId?: number): void {
-    this.gateway.zombify(shardId);
-  }
-
-  /** Closes the shard's connections with a close code (4000, 4008…). */
-  closeGateway(code: number, shardId?: number): void {
-    this.gateway.closeWithCode(code, shardId);
-  }
-
-  /** Shard IDs with an open gateway connection. */
-  get connectedShards(): number[] {
-    return this.gateway.connectedShards;
-  }
-
-  /** Sessions of a shard that are not over: connected, or dropped and still resumable. */
-  sessionIds(shardId: number): string[] {
-    return this.gateway.sessionIds(shardId);
-  }
-
   /** Base URL of served attachments. */
   get attachmentsUrl(): string {
     return `http://127.0.0.1:${this.port}${ATTACHMENTS_PATH}`;
-  }
-
-  /** From the next IDENTIFY on, a MessageContent intent is refused with 4014 (or allowed again). */
-  setAllowMessageContent(allow: boolean): void {
-    this.gateway.setAllowMessageContent(allow);
   }
 
   /** Messages the bot posted (optionally in one channel), oldest first. */
@@ -369,29 +285,6 @@ export class DiscordEmulator extends EventEmitter {
   /** Bot messages that reply to the given user message. */
   repliesTo(messageId: string): Json[] {
     return this.botMessages().filter((m) => m.message_reference?.message_id === messageId);
-  }
-
-  /** Resolves with the predicate's first truthy value, re-checked on every emulator change. */
-  waitFor<T>(predicate: () => T | undefined | null | false, label: string, timeoutMs = 15_000): Promise<T> {
-    return new Promise((resolve, reject) => {
-      const check = () => {
-        const value = predicate();
-        if (value) {
-          cleanup();
-          resolve(value);
-        }
-      };
-      const timer = setTimeout(() => {
-        cleanup();
-        reject(new Error(`timed out after ${timeoutMs} ms waiting for: ${label}`));
-      }, timeoutMs);
-      const cleanup = () => {
-        clearTimeout(timer);
-        this.off('change', check);
-      };
-      this.on('change', check);
-      check();
-    });
   }
 
   async close(): Promise<void> {
