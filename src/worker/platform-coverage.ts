@@ -4,7 +4,7 @@ import type { PlatformSettings } from '../config/platform-settings.js';
 import type { Platform } from '../core/conversation.js';
 import type { ChatMessage } from '../queue/types.js';
 import type { MessageScope } from './message-scope.js';
-import type { StepResult } from './process-message.js';
+import { lostJob, type StepResult } from './step-result.js';
 
 /**
  * Which platforms the deployment's ingress serves, so that a worker started without one's
@@ -61,10 +61,7 @@ export async function leaveToAnotherWorker(m: ChatMessage, startedBefore: number
       );
   }
   // The read that handed it over marked its call started: no call was made, so the mark is taken back.
-  if (!(await scope.record({ started: startedBefore || '' }))) {
-    scope.log().warn('lost the job lock (this worker was paused or too slow); another worker answers instead');
-    return { outcome: 'lost' };
-  }
+  if (!(await scope.record({ started: startedBefore || '' }))) return lostJob(scope.log());
   return { outcome: 'retry', decision: { action: 'retry', delayMs: NO_PORT_RETRY_MS, counts: false } };
 }
 

@@ -1,32 +1,26 @@
-import type { AgentApi } from '../agent-api/types.js';
-import { explainFailure } from '../agent-api/problem-words.js';
-import type { DropLogWriter } from '../diagnostics/drop-log.js';
-import { errorFields } from '../logger.js';
-import { clipAtWord } from '../core/scrub.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
+import type { AgentApi } from '../agent-api/types.js';
+import type { Platform } from '../core/conversation.js';
+import { oncePer } from '../core/once-per.js';
+import type { PlatformVocabulary } from '../core/platform-context.js';
 import type { ReplyPort, ReplyPorts } from '../core/reply-port.js';
+import type { DropLogWriter } from '../diagnostics/drop-log.js';
+import type { FailureLog } from '../diagnostics/failure-log.js';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import type { Fence, Mailbox, MailboxHead, ProgressFields } from '../queue/mailbox.js';
-import { MessageScope, patiently } from './message-scope.js';
-import type { ChatMessage, GaveUp } from '../queue/types.js';
-import { decide, giveUpReason, postingPatiently, type Decision, type RetryPolicy } from './error-policy.js';
-import { answerLostNotice, newReference } from './plain-words.js';
-import { renderReply } from './render-reply.js';
-import { promptFor } from './thread-context.js';
-import { noticesByPlatform } from '../ingress/notices.js';
-import type { PlatformVocabulary } from '../core/platform-context.js';
-import type { Platform } from '../core/conversation.js';
-import type { FailureLog } from '../diagnostics/failure-log.js';
-import { BridgeError, CALL_MAY_HAVE_RUN, type ErrorKind } from '../core/errors.js';
-import { WorkingIndicator } from './working-indicator.js';
+import type { ChatMessage } from '../queue/types.js';
 import { DELIVERY_MAX_HOLD_MS, DELIVERY_PLACES, DeliveryGate } from './delivery-gate.js';
-import { oncePer } from '../core/once-per.js';
+import type { RetryPolicy } from './error-policy.js';
+import { GiveUpSteps } from './give-up-steps.js';
+import { MessageScope, patiently } from './message-scope.js';
 import { leaveToAnotherWorker } from './platform-coverage.js';
+import { renderReply } from './render-reply.js';
+import { RetryOrGiveUp } from './retry-or-give-up.js';
+import { lostJob, type StepResult } from './step-result.js';
+import { promptFor } from './thread-context.js';
+import { WorkingIndicator } from './working-indicator.js';
 
-
-/** Platform error kinds that mean the platform answered and stored nothing. */
-const REFUSED_POST: ReadonlySet<ErrorKind> = new Set(['rate_limited', 'refused', 'bad_request', 'unauthorized', 'forbidden', 'not_found']);
 /**
  * Under at-least-once, the calls of one message a worker may die during: after the second, the
  * message is not called a third time (the user reads that the answer was lost).
@@ -35,9 +29,6 @@ export const MAX_CRASHED_CALLS = 2;
 
 /** How long a billed answer waits for a Redis that refuses writes (OOM) to take it: the job's retry would call again. */
 const ANSWER_HOLD_MS = 5 * 60_000;
-
-/** `posting` when no post is under way (an earlier one was refused). */
-const NOTHING_UNDER_WAY = -1;
 
 export interface MessageProcessorOptions {
   agent: AgentApi;
@@ -100,31 +91,31 @@ interface Delivery {
 /** A message with its stored record present (the worker skips those whose record is lost). */
 export type ReadyHead = MailboxHead & { message: ChatMessage };
 
-export type StepResult =
-  | { outcome: 'replied' | 'gave_up' }
-  /** Another worker owns the job now (this one was paused past its lock): stop, post nothing. */
-  | { outcome: 'lost' }
-  | { outcome: 'retry'; decision: Exclude<Decision, { action: 'give-up' }> };
-
 /**
  * Answers one message: agent call, then each reply chunk. Before every visible step (the
  * call, each post) it records what it is about to do in one fenced round trip, which is also
  * the ownership check: a worker whose job lock was taken over stops there, before the step.
  * A retry (or another worker after a crash) thus never repeats a recorded step, and knows
  * which post may already be out (`ChunkInfo.mayExist`).
- * Redis errors propagate (the job is retried); agent and platform errors are decided here.
+ * Redis errors propagate (the job is retried); agent and platform errors are decided in
+ * retry-or-give-up.ts, and the ways a message ends without an answer are in give-up-steps.ts.
  */
 export class MessageProcessor {
-  private readonly noticesOf: ReturnType<typeof noticesByPlatform>;
-
   private readonly gate: DeliveryGate;
 
   /** One error line per platform a minute, not one per message, while a worker lacks its settings. */
   private readonly noPortWarning = oncePer(60_000);
 
+  /** The notices said (and first recorded) when a message ends without an answer. */
+  private readonly giveUps: GiveUpSteps;
+
+  /** What a failed step leads to: a recorded retry, or a give-up. */
+  private readonly retryOrGiveUp: RetryOrGiveUp;
+
   constructor(private readonly options: MessageProcessorOptions) {
-    this.noticesOf = noticesByPlatform(options.vocabularies);
     this.gate = new DeliveryGate(options.delivery?.concurrency ?? DELIVERY_PLACES, options.delivery?.maxHoldMs ?? DELIVERY_MAX_HOLD_MS);
+    this.giveUps = new GiveUpSteps(options, this.redactor);
+    this.retryOrGiveUp = new RetryOrGiveUp(options, this.giveUps);
   }
 
   /**
@@ -164,7 +155,7 @@ export class MessageProcessor {
     const scope = new MessageScope(this.options.logger, this.options.mailbox, m, messageId, fence);
     if (!port) return leaveToAnotherWorker(m, progress.started, scope, this.noPortWarning);
     // A worker gave up on it and stopped before finishing: its notice is said again, nothing is called.
-    if (progress.gaveUp !== undefined) return this.resumeGiveUp(m, port, progress.gaveUp, scope);
+    if (progress.gaveUp !== undefined) return this.giveUps.resume(m, port, progress.gaveUp, scope);
 
     let reply = progress.reply;
     let agentMessageId = progress.agentMessageId;
@@ -176,11 +167,11 @@ export class MessageProcessor {
     if (reply === undefined) {
       if (progress.started >= this.crashedCallsAllowed) {
         // Calls were made (maybe billed) and their answers died with the worker: no more of them.
-        return this.answerLost(m, port, scope, progress.started);
+        return this.giveUps.answerLost(m, port, scope, progress.started);
       }
       const agent = this.options.accounts ? await this.options.accounts.forWorkspace(m.platform, m.workspaceId) : this.options.agent;
       // Its account was removed after the message was queued: nobody to bill, so no call.
-      if (!agent) return this.noAccount(m, port, scope);
+      if (!agent) return this.giveUps.noAccount(m, port, scope);
       // The fenced acquire/advance that returned this message checked ownership just before
       // the working indicator. Right before the (billed) call, ownership must still hold: either
       // that read marked the call started and renewed the lock, which has not lapsed yet, or
@@ -195,16 +186,16 @@ export class MessageProcessor {
       } catch (err) {
         // The platform's 429 on the thread, or its refusal, before the billed call: no cost.
         indicator.settle();
-        return this.onError(m, port, progress, err, scope, indicator);
+        return this.retryOrGiveUp.onError(m, port, progress, err, scope, indicator);
       }
       const fencedByRead = callFencedUntil !== undefined && performance.now() < callFencedUntil && !fence.abandoned?.();
       // The count this call makes (the read that marked it wrote the same).
-      if (!fencedByRead && !(await scope.record({ started: progress.started + 1 }))) return (indicator.settle(), this.lost(scope.log()));
+      if (!fencedByRead && !(await scope.record({ started: progress.started + 1 }))) return (indicator.settle(), lostJob(scope.log()));
       const started = performance.now();
       try {
         ({ response: reply, messageId: agentMessageId } = await agent.chat(m.instanceId, prompt));
       } catch (err) {
-        return this.onError(m, port, progress, err, scope, indicator);
+        return this.retryOrGiveUp.onError(m, port, progress, err, scope, indicator);
       } finally {
         indicator.settle();
         agentMs = Math.round(performance.now() - started);
@@ -220,7 +211,7 @@ export class MessageProcessor {
       // The answered mark lets the thread's later messages through without a mention; an
       // "Ask the agent" answer is about one message and does not make the bot a participant.
       const joinsThread = m.origin !== 'shortcut';
-      if (!(await patiently(() => scope.record(answer, joinsThread), { refusedForMs: ANSWER_HOLD_MS, log: () => scope.log() }))) return this.lost(scope.log());
+      if (!(await patiently(() => scope.record(answer, joinsThread), { refusedForMs: ANSWER_HOLD_MS, log: () => scope.log() }))) return lostJob(scope.log());
     }
     // The answer is recorded: posting it takes its turn behind the answers that came in first.
     const delivery: Delivery = { m, messageId, port, progress, scope, indicator, reply, first, recordedAt, agentMessageId, agentMs };
@@ -239,14 +230,14 @@ export class MessageProcessor {
       if (!(i === first && postingRecorded)) {
         // One fenced write: chunk i-1 is posted, chunk i is under way (and ownership holds).
         const owned = await patiently(() => scope.record({ posted: i, posting: i }), { log: () => scope.log() });
-        if (!owned) return this.lost(scope.log());
+        if (!owned) return lostJob(scope.log());
       }
       // A signal shown while the agent worked lands before the reply it announces.
       if (i === first) await indicator.landed();
       try {
         await port.postChunk(m.reply, chunks[i]!, i, { messageId, total: chunks.length, mayExist, agentMessageId, instanceId: m.instanceId, redact: this.redactor });
       } catch (err) {
-        return this.onError(m, port, progress, err, scope, indicator, true);
+        return this.retryOrGiveUp.onError(m, port, progress, err, scope, indicator, true);
       }
     }
     // The last "posted" record is the worker's advance, which deletes the message record. The
@@ -259,154 +250,5 @@ export class MessageProcessor {
       'message answered',
     );
     return { outcome: 'replied' };
-  }
-
-  /**
-   * The worker died during the call as often as the guarantee allows (`crashes` times: once
-   * under at-most-once, twice under at-least-once); tell the user, record it as a failure.
-   */
-  private async answerLost(m: ChatMessage, port: ReplyPort, scope: MessageScope, crashes: number): Promise<StepResult> {
-    const ref = newReference();
-    const notice = `${answerLostNotice} (ref ${ref})`;
-    // Fenced, and what a worker resuming after a crash from here on says again (resumeGiveUp).
-    if (!(await scope.record({ gaveUp: JSON.stringify({ ref, notice } satisfies GaveUp) }))) return this.lost(scope.log());
-    const guarantee = this.options.callGuarantee ?? 'at-least-once';
-    this.options.logger.warn(
-      { ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId, crashes, guarantee },
-      'answer lost in a restart; not calling the agent again',
-    );
-    await this.options.failures.record({
-      ref,
-      platform: m.platform,
-      conversationId: m.conversationId,
-      instanceId: m.instanceId,
-      reason: `answer lost: the worker stopped during the agent call ${crashes === 1 ? 'once' : `${crashes} times`} (AGENT_CALL_GUARANTEE=${guarantee})`,
-      at: Date.now(),
-    });
-    await port
-      .postNotice(m.reply, notice, { messageId: scope.messageId, mayExist: false })
-      .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user the answer was lost'));
-    await port.stopWorking?.(m.reply, 'failed').catch(() => {});
-    this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
-    return { outcome: 'gave_up' };
-  }
-
-  /** Per-workspace accounts: the workspace has none (any more); say so, call nothing. */
-  private async noAccount(m: ChatMessage, port: ReplyPort, scope: MessageScope): Promise<StepResult> {
-    const notice = this.noticesOf(m.platform).noAccount;
-    // Fenced, before it is said, as a give-up is: a worker that resumes the message after a crash
-    // looks for this notice (resumeGiveUp) instead of saying it a second time.
-    if (!(await scope.record({ gaveUp: JSON.stringify({ ref: newReference(), notice } satisfies GaveUp) }))) return this.lost(scope.log());
-    this.options.logger.warn({ conversationId: m.conversationId, messageId: m.messageId, workspaceId: m.workspaceId }, 'no agent account for this workspace; message not sent');
-    await port
-      .postNotice(m.reply, notice, { messageId: scope.messageId, mayExist: false })
-      .catch((e) => this.options.logger.warn({ ...errorFields(e) }, 'could not post a notice'));
-    this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
-    return { outcome: 'gave_up' };
-  }
-
-  private lost(log: Logger): StepResult {
-    log.warn('lost the job lock (this worker was paused or too slow); another worker answers instead');
-    return { outcome: 'lost' };
-  }
-
-  private async onError(
-    m: ChatMessage,
-    port: ReplyPort,
-    progress: MailboxHead['progress'],
-    err: unknown,
-    scope: MessageScope,
-    indicator: WorkingIndicator,
-    posting = false,
-  ): Promise<StepResult> {
-    let decision = decide(err, progress.attempts, this.options.retry, postingPatiently(err, posting, m.receivedAt) ? 0 : progress.limited);
-    if (decision.action === 'give-up') return this.giveUp(m, port, err, indicator, scope);
-    // Per-workspace accounts: a 429 limits this workspace's account, not the others'; only its
-    // message waits (the next of that account that hits the limit waits too).
-    if (decision.action === 'rate-limit' && this.options.accounts) decision = { action: 'retry', delayMs: decision.delayMs, counts: false };
-    if (this.options.callGuarantee === 'at-most-once' && err instanceof BridgeError && err.code === CALL_MAY_HAVE_RUN) {
-      // Sent, and no answer came back: the service may have run (and billed) it. Never call twice.
-      this.options.logger.info({ conversationId: m.conversationId, messageId: m.messageId, ...errorFields(err) }, 'not retrying a call the agent service may have run (at-most-once)');
-      return this.giveUp(m, port, err, indicator, scope);
-    }
-    const counted = decision.action === 'retry' && decision.counts;
-    // The failed call is over, so the retry calls again whatever the guarantee: its own "started"
-    // mark is taken back, and only the calls the worker died during before it stay counted.
-    const started = progress.started || '';
-    const fields: ProgressFields = counted ? { attempts: progress.attempts + 1, started } : { limited: progress.limited + 1, started };
-    // The platform answered "no" to the post (a 429, a refusal): it stored nothing, so the retry
-    // posts without first reading the thread back for it.
-    if (err instanceof BridgeError && err.source !== 'agent' && REFUSED_POST.has(err.kind)) fields.posting = NOTHING_UNDER_WAY;
-    if (!(await scope.record(fields))) return this.lost(this.options.logger);
-    this.options.logger.info(
-      { conversationId: m.conversationId, messageId: m.messageId, ...errorFields(err), decision },
-      'will retry the message',
-    );
-    return { outcome: 'retry', decision };
-  }
-
-  private async giveUp(m: ChatMessage, port: ReplyPort | undefined, err: unknown, indicator?: WorkingIndicator, scope?: MessageScope): Promise<StepResult> {
-    const ref = newReference();
-    const notice = port && m.errorPolicy === 'reply' ? this.redact(`${explainFailure(err)} (ref ${ref})`) : undefined;
-    // Fenced, before anything is said: a worker that resumes the message after a crash from here
-    // on says this again (resumeGiveUp) and never calls the agent for it a second time.
-    if (scope && !(await patiently(() => scope.record({ gaveUp: JSON.stringify({ ref, notice } satisfies GaveUp) })))) return this.lost(scope.log());
-    this.options.logger.warn(
-      { ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId, ...errorFields(err) },
-      'gave up on a message',
-    );
-    // A platform or the agent service may quote a token or a credential value in its error:
-    // redacted whole, before the cut, since the failure log is shown in the admin pane.
-    const reason = err instanceof BridgeError ? this.redact(`${err.source} ${err.kind}: ${err.message}`) : 'internal error';
-    await this.options.failures.record({
-      ref,
-      platform: m.platform,
-      conversationId: m.conversationId,
-      instanceId: m.instanceId,
-      reason: clipAtWord(reason, 300),
-      at: Date.now(),
-    });
-    await this.options.drops
-      ?.record(m.platform, m.channelId, { messageId: m.messageId, userId: m.userId, reason: giveUpReason(err), at: Date.now(), ref })
-      .catch(() => {});
-    // Recorded before the user is told, so whatever they see is already on file.
-    if (port) {
-      // A signal shown while the agent worked lands before the notice.
-      await indicator?.landed();
-      if (notice !== undefined) {
-        await port
-          .postNotice(m.reply, notice, { messageId: scope?.messageId ?? m.messageId, mayExist: false })
-          .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));
-      }
-      const outcome = m.errorPolicy === 'silent' ? 'ok' : 'failed';
-      await (indicator ? indicator.end(outcome) : port.stopWorking?.(m.reply, outcome).catch(() => {}));
-    }
-    this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
-    return { outcome: 'gave_up' };
-  }
-
-  /**
-   * A worker recorded that it gave up on the message (giveUp, answerLost) and stopped before
-   * finishing it: the user is told, with the same reference, unless the port finds the notice the
-   * first worker posted; the agent is never called. Already in the failure log.
-   */
-  private async resumeGiveUp(m: ChatMessage, port: ReplyPort, mark: string, scope: MessageScope): Promise<StepResult> {
-    const { ref, notice, withdrawn } = JSON.parse(mark) as GaveUp;
-    if (!(await scope.record({}))) return this.lost(scope.log());
-    if (withdrawn) {
-      scope.log().info({ ref }, 'the message was deleted before it was answered: not calling the agent');
-      this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
-      return { outcome: 'gave_up' };
-    }
-    scope.log().warn({ ref }, 'resuming a message given up on before a restart: telling the user unless they were told, not calling the agent');
-    if (notice !== undefined) {
-      // The first worker may have posted it and died before its end was recorded: the port looks first.
-      await port
-        .postNotice(m.reply, notice, { messageId: scope.messageId, mayExist: true })
-        .catch((e) => this.options.logger.warn({ ref, ...errorFields(e) }, 'could not tell the user about the failure'));
-    }
-    await port.stopWorking?.(m.reply, m.errorPolicy === 'silent' ? 'ok' : 'failed').catch(() => {});
-    this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
-    return { outcome: 'gave_up' };
   }
 }
