@@ -1,11 +1,9 @@
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { REPLY_EVENT_TYPE } from '../../adapters/slack/posted-chunks.js';
 import { renderSlackReply } from '../../adapters/slack/render.js';
-import { botMention, say, startSlackBridge, W, type SlackHarness } from '../slack/harness.js';
-import { until, watchProcessErrors } from './support/guards.js';
+import { botMention, say, W } from '../slack/harness.js';
+import { slackKillSuite } from './support/kill-suite.js';
 import { figures } from './support/ledger.js';
-import { FAST_TAKEOVER, startWorker, type WorkerProcess } from './support/workers.js';
 
 /**
  * Issue 12 item 1: the worker is SIGKILLed after Slack stored a reply chunk and before its
@@ -13,50 +11,17 @@ import { FAST_TAKEOVER, startWorker, type WorkerProcess } from './support/worker
  * by its metadata and posts only what is missing: each chunk is in the thread exactly once,
  * and the agent is asked once per message.
  */
-const slackWorker = fileURLToPath(new URL('./support/slack-worker-entry.ts', import.meta.url));
 const paragraph = (word: string) => `${word} `.repeat(400).trim();
 const LONG = ['alpha', 'bravo', 'charlie'].map(paragraph).join('\n\n');
 
-let h: SlackHarness | undefined;
-let env: Record<string, string>;
-const workers: WorkerProcess[] = [];
-const guard = watchProcessErrors();
-
-beforeAll(async () => {
-  // Ingress only in this process (Bolt over HTTP); the answering is done by worker processes.
-  h = await startSlackBridge({
-    mode: 'http',
-    env: { ROLE: 'ingress', LOG_LEVEL: 'warn' },
-    agent: { reply: (_id, m) => (m.includes('long') ? LONG : `echo: ${m}`) },
-  });
-  env = {
-    AGENT_API_BASE_URL: h.agent.baseUrl,
-    AGENT_API_KEY: h.agent.apiKey,
-    AGENT_SESSION_COOKIE: h.agent.sessionCookie,
-    SLACK_BOT_TOKEN: h.slack.identity.botToken,
-    SLACK_API_URL: h.slack.apiUrl,
-    QUEUE_PREFIX: h.prefix,
-    // FAST_TAKEOVER: a dead worker's job is taken over within seconds.
-    ...FAST_TAKEOVER,
-  };
-}, 60_000);
-
-afterAll(async () => {
-  guard.stop();
-  await Promise.all(workers.map((w) => w.kill9()));
-  await h?.close();
-});
-
-const spawnWorker = async () => {
-  const w = await startWorker(env, slackWorker);
-  workers.push(w);
-  return w;
-};
+// Ingress only in this process (Bolt over HTTP); the answering is done by worker processes.
+const suite = slackKillSuite({ agent: { reply: (_id, m) => (m.includes('long') ? LONG : `echo: ${m}`) } });
+const { guard } = suite;
 
 /** Asks in #general; holds the answer of the post that starts with `heldText`, kills the worker there, restarts it. */
 async function killMidPost(text: string, heldText: string) {
-  const hs = h!;
-  const first = await spawnWorker();
+  const hs = suite.h;
+  const first = await suite.spawnWorker();
   hs.slack.hold('chat.postMessage', { filter: (p) => (p.text ?? '').startsWith(heldText) });
   const m = await say(hs, { channel: W.general, text: `${botMention(hs)} ${text}` });
   const held = await hs.slack.waitForHeld('chat.postMessage', 30_000);
@@ -64,7 +29,7 @@ async function killMidPost(text: string, heldText: string) {
   // Slack has the chunk; the worker never hears so.
   await first.kill9();
   const killedAt = Date.now();
-  await spawnWorker();
+  await suite.spawnWorker();
   const restartedAt = Date.now();
   // The worker that took over finished: it removes the working reaction last.
   const done = await hs.slack.waitForCall('reactions.remove', (c) => c.params.timestamp === m.ts, 30_000);
@@ -73,12 +38,7 @@ async function killMidPost(text: string, heldText: string) {
     answeredAfterRestartMs: done.at - restartedAt,
     lookups: hs.slack.callsOf('conversations.replies', (c) => c.params.ts === m.ts && c.params.include_all_metadata === 'true').length,
   });
-  await until(async () => {
-    const c = await hs.bridge.queue.counts();
-    return c.active + c.waiting + c.delayed === 0;
-  }, 'queue idle', 15_000);
-  // Nothing of this round may answer the next one.
-  await Promise.all(workers.splice(0).map((w) => w.kill9()));
+  await suite.endRound();
   const bot = hs.slack.thread(W.general, m.ts).filter((x) => x.user === hs.slack.identity.botUserId);
   return { m, bot, calls: hs.agent.chatCalls().filter((c) => c.message.includes(text)) };
 }
@@ -90,7 +50,7 @@ describe('Slack: the worker dies after Slack stored a post and before its answer
     expect(bot.map((x) => x.metadata)).toEqual([{ event_type: REPLY_EVENT_TYPE, event_payload: { message_id: expect.any(String), chunk: 0 } }]);
     expect(calls).toHaveLength(1);
     // The worker that took over read the thread back before deciding.
-    expect(h!.slack.callsOf('conversations.replies', (c) => c.params.include_all_metadata === 'true').length).toBeGreaterThanOrEqual(1);
+    expect(suite.h.slack.callsOf('conversations.replies', (c) => c.params.include_all_metadata === 'true').length).toBeGreaterThanOrEqual(1);
     expect(guard.errors).toEqual([]);
   }, 90_000);
 
