@@ -1,12 +1,9 @@
-import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createCredentialFingerprints } from '../../src/crypto/credential-fingerprints.js';
 import { bullPrefix } from '../../src/redis.js';
 import { REDACTED } from '../../src/core/scrub.js';
-import { startDiscordBridge, type DiscordHarness } from '../discord/harness.js';
 import type { Json } from '../emulators/discord/index.js';
-import { until, watchProcessErrors } from './support/guards.js';
-import { FAST_TAKEOVER, startWorker, type WorkerProcess } from './support/workers.js';
+import { discordKillSuite } from './support/kill-suite.js';
 
 /**
  * Exactly once at the worst moment, on Discord: a worker process is SIGKILLed after Discord
@@ -15,52 +12,19 @@ import { FAST_TAKEOVER, startWorker, type WorkerProcess } from './support/worker
  * down longer than Discord's few minutes), so only the bridge's own lookup stands between the
  * user and a second post. The agent is asked once, and the user sees one post.
  */
-const discordWorker = fileURLToPath(new URL('./support/discord-worker-entry.ts', import.meta.url));
-
-let h: DiscordHarness | undefined;
-let env: Record<string, string>;
-const workers: WorkerProcess[] = [];
-const guard = watchProcessErrors();
-
-beforeAll(async () => {
-  // Ingress only in this process (the gateway); worker processes answer.
-  h = await startDiscordBridge({
-    env: { ROLE: 'ingress', LOG_LEVEL: 'warn' },
-    emulator: { nonceWindowMs: 300 },
-    agent: { reply: (_id, m) => `echo: ${m}` },
-  });
-  env = {
-    AGENT_API_BASE_URL: h.agent.baseUrl,
-    AGENT_API_KEY: h.agent.apiKey,
-    DISCORD_TOKEN: h.discord.token,
-    DISCORD_API_URL: h.discord.apiUrl,
-    DISCORD_GUILD_ID: h.discord.world.guildId,
-    QUEUE_PREFIX: h.prefix,
-    // FAST_TAKEOVER: a dead worker's job is taken over within seconds (past the nonce window above).
-    ...FAST_TAKEOVER,
-  };
-}, 60_000);
-
-afterAll(async () => {
-  guard.stop();
-  await Promise.all(workers.map((w) => w.kill9()));
-  await h?.close();
-});
-
-const spawnWorker = async () => {
-  const w = await startWorker(env, discordWorker);
-  workers.push(w);
-  return w;
-};
+// Ingress only in this process (the gateway); worker processes answer. FAST_TAKEOVER: a dead
+// worker's job is taken over within seconds, past the nonce window set here.
+const suite = discordKillSuite({ emulator: { nonceWindowMs: 300 }, agent: { reply: (_id, m) => `echo: ${m}` } });
+const { guard } = suite;
 
 /**
  * Asks `text` in #general with the answer of the create matching `held` held back, SIGKILLs the
  * worker there, runs `meanwhile` and starts another; resolves once the queue is idle.
  */
 async function killMidPost(text: string, held: (body: Json) => boolean, meanwhile: () => Promise<void> = async () => {}) {
-  const hs = h!;
+  const hs = suite.h;
   const w = hs.discord.world;
-  const first = await spawnWorker();
+  const first = await suite.spawnWorker();
   const before = hs.discord.heldCreates.length;
   hs.discord.holdNextMessageCreate(held);
   const question = hs.discord.sendMessage({ author: w.users.alice, channel: w.channels.general, content: `<@${w.bot.id}> ${text}` });
@@ -68,19 +32,15 @@ async function killMidPost(text: string, held: (body: Json) => boolean, meanwhil
   // Discord has the post; the worker never hears so.
   await first.kill9();
   await meanwhile();
-  await spawnWorker();
-  await until(async () => {
-    const c = await hs.bridge.queue.counts();
-    return c.active + c.waiting + c.delayed === 0 && hs.agent.chatCalls().some((x) => x.message.includes(text));
-  }, 'queue idle', 30_000);
-  await Promise.all(workers.splice(0).map((x) => x.kill9()));
+  await suite.spawnWorker();
+  await suite.endRound({ timeoutMs: 30_000, also: () => hs.agent.chatCalls().some((x) => x.message.includes(text)) });
   const bot = hs.discord.botMessages(w.channels.general.id).filter((m) => BigInt(m.id as string) > BigInt(question.id as string));
   return { bot, calls: hs.agent.chatCalls().filter((c) => c.message.includes(text)) };
 }
 
 describe('Discord: a worker SIGKILLed right after Discord stored its post, resumed past the nonce window', () => {
   it('a give-up notice is posted once, and the agent was asked once', async () => {
-    h!.agent.failNext(1, { status: 422, body: { error: 'instance refused the message' } }, { endpoint: 'chat' });
+    suite.h.agent.failNext(1, { status: 422, body: { error: 'instance refused the message' } }, { endpoint: 'chat' });
     const { bot, calls } = await killMidPost('refused question', (b) => /\(ref [A-Z2-9]{6}\)/.test(String(b.content ?? '')));
     expect(bot).toHaveLength(1);
     expect(String(bot[0]!.content)).toMatch(/\(ref [A-Z2-9]{6}\)$/);
@@ -92,7 +52,7 @@ describe('Discord: a worker SIGKILLed right after Discord stored its post, resum
     const value = `cred-between-${Date.now()}-abcdef`;
     const addCredential = async () => {
       // Someone adds the value as a credential while the worker is down: the next one redacts it.
-      const hs = h!;
+      const hs = suite.h;
       const fingerprints = createCredentialFingerprints({ redis: hs.bridge.redis, prefix: `${bullPrefix(hs.bridge.config)}:chat`, secret: hs.agent.apiKey, logger: { warn: () => {} } });
       await fingerprints.ready();
       await fingerprints.add(value);
