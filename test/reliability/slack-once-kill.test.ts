@@ -15,7 +15,7 @@ const { guard } = suite;
 
 /**
  * Asks `text` in #general with the answer of the post matching `held` held back, SIGKILLs the
- * worker there and starts another; resolves once that one marked the question with `endReaction`.
+ * worker there and starts another; resolves once that one made the `done` call on the question (the reaction that ends it).
  */
 async function killMidPost(text: string, held: (params: Record<string, string>) => boolean, done: { method: string; name?: string }) {
   const hs = suite.h;
