@@ -118,6 +118,7 @@ function messageView(m: StoredMessage, p: Params, state: SlackState): Result {
  */
 function membershipProblem(id: string, state: SlackState): string | undefined {
   const channel = state.channels.get(id);
+  if (channel?.deleted) return 'channel_not_found';
   if (!channel || channel.member !== false) return undefined;
   return id.startsWith('D') || (channel.private ?? id.startsWith('G')) ? 'channel_not_found' : 'not_in_channel';
 }

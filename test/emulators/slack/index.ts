@@ -1,6 +1,7 @@
 import { SocketModeServer } from './socket-mode.js';
 import { MANIFEST_SCOPES, SlackState, type EmulatedChannel, type EmulatedUser, type EmulatorIdentity } from './state.js';
 import { OAuthServer, type OAuthApp } from './oauth.js';
+import { archiveChannel, deleteChannel, inviteBot, removeBot, unarchiveChannel } from './channel-life.js';
 import { eventEnvelope, slashCommand, userMessage, viewSubmission, type EventTeam, type Json, type SlashCommandOptions, type UserMessageOptions } from './payloads.js';
 import { formBody, interactionBody, sendSigned, type SignatureMode } from './sender.js';
 import { startWebApi } from './web-api.js';
@@ -134,6 +135,12 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
     socketTransport,
     addUser: (u: EmulatedUser) => void state.users.set(u.id, u),
     addChannel: (c: EmulatedChannel) => void state.channels.set(c.id, c),
+    /** A channel's life (channel-life.ts): each changes what Slack answers and returns the events Slack sends for it. */
+    archiveChannel: (channel: string, by: string) => archiveChannel(state, channel, by),
+    unarchiveChannel: (channel: string, by: string) => unarchiveChannel(state, channel, by),
+    deleteChannel: (channel: string, by: string) => deleteChannel(state, channel, by),
+    removeBot: (channel: string, by: string) => removeBot(state, channel, by),
+    inviteBot: (channel: string, by: string) => inviteBot(state, channel, by),
     fail: state.fail.bind(state),
     /** Slack's non-Marketplace limits on history/replies (pages of `pageSize`, one call per window each); undefined lifts them. */
     limitReads: (o: { windowMs: number; pageSize?: number } | undefined) => {

@@ -22,6 +22,7 @@ function channelProblem(channel: string | undefined, state: SlackState): string 
   if (USER.test(channel) && state.users.has(channel)) return undefined;
   if (!CHANNEL.test(channel)) return 'channel_not_found';
   const c = state.channels.get(channel);
+  if (c?.deleted) return 'channel_not_found';
   if (c && c.member === false && hiddenFromBot(c)) return 'channel_not_found';
   if (c?.archived) return 'is_archived';
   if (c && c.member === false) return 'not_in_channel';
@@ -54,6 +55,7 @@ function conversationsInfo(p: Params, s: SlackState): MethodResult {
   const id = p.channel;
   if (!id || !CHANNEL.test(id)) return fail('channel_not_found');
   const c = s.channels.get(id);
+  if (c?.deleted) return fail('channel_not_found');
   if (c && c.member === false && hiddenFromBot(c)) return fail('channel_not_found');
   const created = 1_700_000_000;
   if (id.startsWith('D')) {
@@ -224,6 +226,10 @@ export const METHODS: Record<string, Method> = {
 function reaction(p: Params, s: SlackState, op: 'add' | 'remove'): MethodResult {
   if (!p.name || !/^[a-z0-9_+'-]+$/.test(p.name)) return fail('invalid_name');
   if (!p.channel || !p.timestamp) return fail('no_item_specified');
+  // As Slack: nothing is added to or taken from a message of an archived or deleted channel.
+  const c = s.channels.get(p.channel);
+  if (c?.deleted) return fail('channel_not_found');
+  if (c?.archived) return fail('is_archived');
   const message = s.findMessage(p.channel, p.timestamp);
   if (!message) return fail('message_not_found');
   const by = message.reactions.get(p.name) ?? new Set<string>();

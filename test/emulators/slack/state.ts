@@ -48,7 +48,10 @@ export interface EmulatedChannel {
   member?: boolean;
   /** A private channel (`conversations.info` `is_private`). @defaultValue false, true for `G…` */
   private?: boolean;
+  /** Archived: posting and reacting fail with `is_archived`; it can still be read. */
   archived?: boolean;
+  /** Deleted: every method answers `channel_not_found`, member or not. */
+  deleted?: boolean;
   /**
    * For the bot's own DM (`D…`): the person it is with (`conversations.info` `user`).
    * @defaultValue the first person who wrote in it
