@@ -33,6 +33,8 @@ import { authorizeWithRefreshLock, createInstallationTokens, createInstallProvid
 import { oauthReceiverOptions } from './oauth.js';
 import { registerUninstallListeners } from './uninstall.js';
 import { registerDeletionListener } from './deleted-message.js';
+import { registerChannelLifeListeners } from './channel-life.js';
+import { createGoneChannels } from './gone-channels.js';
 import { answerUnreadable, authorizationErrors } from './authorize-errors.js';
 import { boltClientCount, keepCurrentClientOnly } from './client-pool.js';
 import { dropAnswersWithExpiredToken } from './expired-token.js';
@@ -239,6 +241,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   registerMessageListeners(app, handleMessage);
   const withdraw = ctx.withdrawMessage;
   if (withdraw) registerDeletionListener(app, { withdraw: (conversation, id) => withdraw(conversation, id), logger });
+  registerChannelLifeListeners(app, { gone: createGoneChannels(ctx.redis, ctx.config), bindings: ctx.bindings, logger, audit: ctx.audit });
   const assistantThreads = createAssistantThreads(ctx.redis, storePrefix, ctx.config.threadContext);
   if (installations) {
     registerUninstallListeners(app, {

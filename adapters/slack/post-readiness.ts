@@ -1,6 +1,7 @@
 import type { WebClient } from '@slack/web-api';
-import type { PlatformError } from '../../src/core/errors.js';
+import { PlatformError } from '../../src/core/errors.js';
 import { toPlatformError } from './errors.js';
+import { GONE_WORDS, type GoneChannels } from './gone-channels.js';
 
 /** Refusals that say the bot cannot post in that channel any more (removed, archived, deleted). */
 const CHANNEL_GONE: ReadonlySet<string> = new Set(['not_in_channel', 'channel_not_found', 'is_archived']);
@@ -22,6 +23,8 @@ export class PostReadiness {
   constructor(
     private readonly client: WebClient,
     private readonly tokenRecheckMs: number,
+    /** Channels the ingress heard went away (channel-life.ts): checked as a refusal would be. */
+    private readonly gone?: GoneChannels,
   ) {}
 
   /** A post (or another call) was refused with `e`. */
@@ -34,10 +37,20 @@ export class PostReadiness {
     }
   }
 
+  /** What Slack refused in this channel (`is_archived`, ...) if no check since said it is back (no call made). */
+  refusedIn(channel: string): string | undefined {
+    return this.refusedChannels.get(channel)?.code;
+  }
+
+  /** The same, or what the ingress heard (a Redis read, no Slack call): for the working signal. */
+  async heardGone(channel: string): Promise<string | undefined> {
+    return this.refusedIn(channel) ?? (await this.gone?.get(channel).catch(() => undefined));
+  }
+
   /** Throws the refusal a post in `channel` would meet, if Slack said so and still says so. */
   async check(channel: string): Promise<void> {
     await this.checkToken();
-    const refusal = this.refusedChannels.get(channel);
+    const refusal = this.refusedChannels.get(channel) ?? (await this.markedGone(channel));
     if (!refusal) return;
     let seen: { is_member?: boolean; is_archived?: boolean } | undefined;
     try {
@@ -48,6 +61,20 @@ export class PostReadiness {
     }
     if (seen?.is_archived === true || seen?.is_member === false) throw refusal;
     this.refusedChannels.delete(channel);
+    await this.gone?.clear(channel).catch(() => {});
+  }
+
+  /**
+   * The refusal a post would meet in a channel the ingress heard went away, remembered here as
+   * one Slack gave (so the notice and the reactions are not tried there either). A mark Redis
+   * cannot read lets the message go on, as an unanswered check does.
+   */
+  private async markedGone(channel: string): Promise<PlatformError | undefined> {
+    const code = await this.gone?.get(channel).catch(() => undefined);
+    if (!code) return undefined;
+    const refusal = new PlatformError('slack', 'refused', `Slack said ${GONE_WORDS[code]} (${code}): not asking the agent for a reply that cannot be posted`, { code });
+    this.refused(channel, refusal);
+    return refusal;
   }
 
   private async checkToken(): Promise<void> {

@@ -22,6 +22,7 @@ import { createMultiWorkspaceReplyPort, type InstallationPortLimits } from './mu
 import { ReactionGate } from './reaction-gate.js';
 import { ChannelPostLine, PACED } from './post-line.js';
 import { PostReadiness } from './post-readiness.js';
+import { createGoneChannels } from './gone-channels.js';
 import { Refresher } from '../../src/core/refresher.js';
 import { PlatformError } from '../../src/core/errors.js';
 import { withTimeout } from '../../src/core/with-timeout.js';
@@ -108,7 +109,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
 
   // Slack refused the bot's token, or a channel: until a check says otherwise, no agent call is
   // made for an answer that could not be posted (`ready`, post-readiness.ts).
-  const readiness = new PostReadiness(client, options.tokenRecheckMs ?? TOKEN_RECHECK_MS);
+  const readiness = new PostReadiness(client, options.tokenRecheckMs ?? TOKEN_RECHECK_MS, createGoneChannels(deps.redis, deps.config));
   // Slack's one-post-a-second limit per channel: after a 429, this port's posts there go in line.
   const postLine = new ChannelPostLine();
 
@@ -186,6 +187,9 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     },
     // Not a turn of the assistant thread's record: a notice is the bridge's, not the agent's.
     async postNotice(target, text, info) {
+      // Nobody can read it there, and each try is one more refusal in the log: the worker's
+      // give-up line (and the failure log) is where this message's end is told.
+      if (readiness.refusedIn(target.channelId) !== undefined) return;
       const shown = renderNotice(text);
       if (info?.mayExist) {
         // The notice costs nothing: one Slack could not be read back for is said again, not dropped.
@@ -205,9 +209,10 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
         statusRefresher.start(threadKey(target), () => showThinking(target));
         return showThinking(target);
       }
-      // While Slack rate-limits reactions, none is added (and so none needs taking down).
+      // While Slack rate-limits reactions, none is added (and so none needs taking down); nor in
+      // a channel archived or deleted, where Slack refuses them.
       const key = reactionKey(target);
-      if (gate.open() && (await react(client, logger, gate, 'add', target, reaction, 'already_reacted')).done) gate.added(key);
+      if (gate.open() && !NO_REACTIONS.has((await readiness.heardGone(target.channelId)) ?? '') && (await react(client, logger, gate, 'add', target, reaction, 'already_reacted')).done) gate.added(key);
       else gate.skip(key);
     },
 
@@ -228,7 +233,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
         return;
       }
       if (gate.takeDown(reactionKey(target))) await removeWorkingReaction(client, logger, gate, target, reaction);
-      if (outcome === 'failed' && gate.open()) await react(client, logger, gate, 'add', target, 'warning', 'already_reacted');
+      if (outcome === 'failed' && gate.open() && !NO_REACTIONS.has(readiness.refusedIn(target.channelId) ?? '')) await react(client, logger, gate, 'add', target, 'warning', 'already_reacted');
     },
 
     fetchThread: async (target, limit) => fetchThread(client, users, threads, readGate, logger, target, limit, await ownIds()),
@@ -257,6 +262,12 @@ function refusedExtra(code: string, hasBlocks: boolean, hasMetadata: boolean): '
 
 /** Where a thread read was cut short. */
 const THREAD_GAP: ThreadMessage = { author: '', text: '', isBot: false, gap: true };
+
+/**
+ * Refusals of a channel in which Slack refuses reactions too. Not `not_in_channel`: the :warning:
+ * there is tried as before (it is the user's one sign of the failure if Slack takes it).
+ */
+const NO_REACTIONS: ReadonlySet<string> = new Set(['is_archived', 'channel_not_found']);
 
 /** Which message a working reaction is on. */
 const reactionKey = (target: ReplyTarget) => `${target.channelId}/${target.messageId}`;

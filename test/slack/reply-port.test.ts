@@ -79,7 +79,8 @@ describe('Slack reply port', () => {
   ])('maps %s to %s after one call', async (error, kind) => {
     slack.fail('chat.postMessage', { error });
     const before = slack.callsOf('chat.postMessage').length;
-    const err = (await port.postChunk(target('1700000000.000005'), 'x', 0).catch((e: unknown) => e)) as PlatformError;
+    // A channel of its own: a refusal of a channel is remembered (no notice, no reactions there).
+    const err = (await port.postChunk(target('1700000000.000005', { channelId: 'C0REFUSED' }), 'x', 0).catch((e: unknown) => e)) as PlatformError;
     expect(err.kind).toBe(kind);
     if (!error.startsWith('http_')) expect(err.code).toBe(error);
     expect(err.message).not.toContain(slack.identity.botToken);
