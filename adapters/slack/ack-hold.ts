@@ -1,4 +1,5 @@
 import type { RequestHandler, Response } from 'express';
+import { CHANNEL_LIFE_EVENTS } from './channel-life.js';
 
 /**
  * Slack's 200 for a message event is its promise never to send that event again, so it goes out
@@ -78,8 +79,12 @@ export function ackHoldIn(context: object | undefined): AckHold | undefined {
   return hold instanceof AckHold ? hold : undefined;
 }
 
-/** Event types whose ack waits for the message to be stored. */
-const HELD_EVENTS: ReadonlySet<string> = new Set(['message', 'app_mention']);
+/**
+ * Event types whose ack waits for the message to be stored; and a channel's archive, deletion or
+ * the bot's removal, for the mark that keeps its queued messages from the agent (channel-life.ts):
+ * acked and then lost to a restart, Slack would not say it again.
+ */
+const HELD_EVENTS: ReadonlySet<string> = new Set(['message', 'app_mention', ...CHANNEL_LIFE_EVENTS]);
 
 function isHeldEvent(body: unknown): boolean {
   const b = body as { type?: unknown; event?: { type?: unknown } } | undefined;

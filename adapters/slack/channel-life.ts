@@ -23,6 +23,9 @@ const GONE: Readonly<Record<string, GoneCode>> = {
 /** ... and those that say it can again. */
 const BACK = ['channel_unarchive', 'group_unarchive'] as const;
 
+/** Every event this module listens to (ack-hold.ts: their ack waits for the mark). */
+export const CHANNEL_LIFE_EVENTS: readonly string[] = [...Object.keys(GONE), ...BACK, 'member_left_channel', 'member_joined_channel'];
+
 
 /**
  * A channel archived, deleted, or left by the bot (removed by someone) while messages of it wait

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuditLog } from '../../src/audit/audit-log.js';
+import { createGoneChannels } from '../../adapters/slack/gone-channels.js';
 import { botMention, chatCalls, logLines, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
 
 const ARCHIVED = 'C0ARCHIVE';
@@ -12,12 +13,12 @@ const DELETED = 'C0DELETED';
  * with a refusal of the post. Each agent call is billed; none may be made for an answer that
  * cannot be posted once the bridge knows, none twice, and the end is told once in the log.
  */
-describe("Slack: the reply's channel goes away while messages wait", () => {
+describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes away while messages wait", (mode) => {
   let h: SlackHarness;
   const holds = new Map<string, () => void>();
   beforeAll(async () => {
     h = await startSlackBridge({
-      mode: 'http',
+      mode,
       agent: {
         // "hold <name>" waits for the test to release it.
         reply: async (_id, message) => {
@@ -37,9 +38,11 @@ describe("Slack: the reply's channel goes away while messages wait", () => {
   const gaveUp = (ts: string) => logLines(h, /gave up on a message/).filter((l) => String(l.messageId).endsWith(ts));
   const triedIn = (channel: string, method: string, after = 0) => h.slack.callsOf(method, (c) => c.params.channel === channel && c.at >= after);
   const warningsAbout = (channel: string) => h.logs.lines.filter((l) => l.includes(channel) && /"level":(40|50)/.test(l));
+  /** Delivers Slack's events; their ack waits for the mark, so it is in Redis when this returns. */
   const send = async (events: Array<Record<string, unknown>>) => {
     for (const e of events) await h.to.event(e);
   };
+  const marked = (channel: string) => createGoneChannels(h.bridge.redis, h.bridge.config).get(channel);
   /** Keeps the worker busy with a message in #general until the returned function is called. */
   const busy = async (name: string) => {
     const m = await say(h, { channel: W.general, text: `${botMention(h)} hold ${name}` });
@@ -55,6 +58,7 @@ describe("Slack: the reply's channel goes away while messages wait", () => {
     const since = Date.now();
     const queued = await say(h, { channel: ARCHIVED, text: `${botMention(h)} archived one` });
     await send(h.slack.archiveChannel(ARCHIVED, W.admin));
+    expect(await marked(ARCHIVED)).toBe('is_archived');
     await done();
     await until(() => gaveUp(queued.ts).length === 1, 'given up');
     expect(calledWith('archived one')).toEqual([]);
@@ -67,6 +71,7 @@ describe("Slack: the reply's channel goes away while messages wait", () => {
     expect(h.logs.lines.join('\n')).not.toContain(h.slack.identity.botToken);
 
     await send(h.slack.unarchiveChannel(ARCHIVED, W.admin));
+    expect(await marked(ARCHIVED)).toBeUndefined();
     const back = await say(h, { channel: ARCHIVED, text: `${botMention(h)} archived two` });
     await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && c.params.thread_ts === back.ts, 15_000);
     expect(calledWith('archived two')).toHaveLength(1);
@@ -87,6 +92,7 @@ describe("Slack: the reply's channel goes away while messages wait", () => {
     expect(logLines(h, /removed from the channel/).filter((l) => l.channel === KICKED)).toHaveLength(1);
 
     await send(h.slack.inviteBot(KICKED, W.admin));
+    expect(await marked(KICKED)).toBeUndefined();
     const back = await say(h, { channel: KICKED, text: `${botMention(h)} kicked again` });
     await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && c.params.thread_ts === back.ts, 15_000);
   }, 30_000);
