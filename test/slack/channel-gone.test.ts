@@ -88,6 +88,9 @@ describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes
     expect(calledWith('kicked next')).toEqual([]);
     // The one refused post is the billed answer's; no notice after it, no retry of it.
     expect(triedIn(KICKED, 'chat.postMessage').map((c) => c.response.error)).toEqual(['not_in_channel']);
+    // Told once each: the refused reply and its give-up, the next one's give-up; no notice
+    // tried after a refusal (and no line saying it could not be posted).
+    expect(warningsAbout(KICKED).map((l) => (JSON.parse(l) as { msg: string }).msg)).toEqual([expect.stringMatching(/^Slack refused the reply/), 'gave up on a message', 'gave up on a message']);
     // Slack's two events for one removal are one line.
     expect(logLines(h, /removed from the channel/).filter((l) => l.channel === KICKED)).toHaveLength(1);
 
