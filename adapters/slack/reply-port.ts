@@ -40,6 +40,8 @@ export interface SlackReplyPortOptions {
   statusRefreshMs?: number;
   /** How long a token Slack refused is taken at its word before `auth.test` is asked again (tests). @defaultValue 60_000 */
   tokenRecheckMs?: number;
+  /** How long a check that a channel marked gone still is gone holds (tests). @defaultValue 10_000 */
+  goneRecheckMs?: number;
   /** "Add to Slack": how many installations' ports a worker keeps (see multi-workspace-port.ts). */
   installationPorts?: InstallationPortLimits;
 }
@@ -109,7 +111,7 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
 
   // Slack refused the bot's token, or a channel: until a check says otherwise, no agent call is
   // made for an answer that could not be posted (`ready`, post-readiness.ts).
-  const readiness = new PostReadiness(client, options.tokenRecheckMs ?? TOKEN_RECHECK_MS, createGoneChannels(deps.redis, deps.config));
+  const readiness = new PostReadiness(client, options.tokenRecheckMs ?? TOKEN_RECHECK_MS, createGoneChannels(deps.redis, deps.config), options.goneRecheckMs);
   // Slack's one-post-a-second limit per channel: after a 429, this port's posts there go in line.
   const postLine = new ChannelPostLine();
 

@@ -6,6 +6,7 @@ import { botMention, chatCalls, logLines, say, startSlackBridge, until, W, type 
 const ARCHIVED = 'C0ARCHIVE';
 const KICKED = 'C0KICKED1';
 const DELETED = 'C0DELETED';
+const BACKLOG = 'C0BACKLOG';
 
 /**
  * The place a reply should go goes away while its message waits or the agent works: the channel
@@ -19,6 +20,8 @@ describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes
   beforeAll(async () => {
     h = await startSlackBridge({
       mode,
+      // Long enough that the whole backlog below falls within one check.
+      replyPort: { goneRecheckMs: 60_000 },
       agent: {
         // "hold <name>" waits for the test to release it.
         reply: async (_id, message) => {
@@ -29,7 +32,7 @@ describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes
       },
       // One message at a time: a message of another channel keeps the worker busy while the test
       // changes Slack under the messages queued behind it.
-      env: { WORKER_CONCURRENCY: '1', BINDINGS: [W.general, ARCHIVED, KICKED, DELETED].map((c) => `slack:${c}=demo-helper`).join(',') },
+      env: { WORKER_CONCURRENCY: '1', BINDINGS: [W.general, ARCHIVED, KICKED, DELETED, BACKLOG].map((c) => `slack:${c}=demo-helper`).join(',') },
     });
   });
   afterAll(async () => h?.close());
@@ -98,6 +101,21 @@ describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes
     expect(await marked(KICKED)).toBeUndefined();
     const back = await say(h, { channel: KICKED, text: `${botMention(h)} kicked again` });
     await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && c.params.thread_ts === back.ts, 15_000);
+  }, 30_000);
+
+  it('a backlog in an archived channel: Slack is asked about it once, and a check it does not answer sends nothing to the agent', async () => {
+    const done = await busy('b');
+    const queued: Array<{ ts: string }> = [];
+    for (let i = 0; i < 4; i++) queued.push(await say(h, { channel: BACKLOG, text: `${botMention(h)} backlog ${i}` }));
+    await send(h.slack.archiveChannel(BACKLOG, W.admin));
+    // Slack's limit on conversations.info (Tier 3) met on the first check.
+    h.slack.fail('conversations.info', { error: 'ratelimited', retryAfterSeconds: 30 });
+    await done();
+    await until(() => queued.every((m) => gaveUp(m.ts).length === 1), 'all given up');
+    expect(calledWith('backlog')).toEqual([]);
+    expect(triedIn(BACKLOG, 'chat.postMessage')).toEqual([]);
+    // The rate-limited check, then one that answered; not one per message.
+    expect(triedIn(BACKLOG, 'conversations.info').map((c) => c.status)).toEqual([429, 200]);
   }, 30_000);
 
   it('deleted while its message waits: not sent to the agent, and the binding is removed and audited', async () => {
