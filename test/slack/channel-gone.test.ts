@@ -81,6 +81,9 @@ describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes
   }, 30_000);
 
   it('the bot removed while the agent works: that answer is refused once (no retry, no second call), the message queued behind it is not sent', async () => {
+    // Someone else leaving is none of the bot's business.
+    await send([{ type: 'member_left_channel', user: W.user, channel: KICKED, channel_type: 'C', team: h.slack.identity.teamId, event_ts: '1.000001' }]);
+    expect(await marked(KICKED)).toBeUndefined();
     const first = await say(h, { channel: KICKED, text: `${botMention(h)} hold kicked` });
     await until(() => holds.has('kicked'), 'agent working');
     const next = await say(h, { channel: KICKED, threadTs: first.ts, text: `${botMention(h)} kicked next` });
