@@ -31,8 +31,9 @@ export const CHANNEL_LIFE_EVENTS: readonly string[] = [...Object.keys(GONE), ...
  * A channel archived, deleted, or left by the bot (removed by someone) while messages of it wait
  * or the agent works: marked for the workers (gone-channels.ts), who then give those messages up
  * without calling the agent. A deleted channel's binding is removed and audited: Slack never
- * brings a deleted channel (or its ID) back, so the binding could never route again and would
- * only mislead `/agent status`. An archived channel keeps its binding: unarchived, it is the same
+ * brings a deleted channel (or its ID) back, so the binding could never route again: it would be
+ * dead configuration, and a BINDINGS default is masked so that a restart does not bring it back
+ * either. An archived channel keeps its binding: unarchived, it is the same
  * channel, and its admin expects the bot to answer there as before.
  */
 export function registerChannelLifeListeners(app: App, deps: ChannelLifeDeps): void {
