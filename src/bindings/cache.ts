@@ -1,8 +1,7 @@
 import type { Redis } from 'ioredis';
-import { errorFields } from '../logger.js';
 import type { Platform } from '../core/conversation.js';
 import type { Logger } from '../logger.js';
-import { isRedisConnectionError } from '../redis-errors.js';
+import { createInvalidationFeed } from '../invalidation-feed.js';
 import { DM_CHANNEL } from './dm.js';
 import type { Binding, BindingStore } from './types.js';
 
@@ -39,95 +38,57 @@ export interface CachedBindingStore extends BindingStore {
  */
 export function createCachedBindingStore(options: BindingCacheOptions): CachedBindingStore {
   const { store } = options;
-  const channel = `${options.prefix}:bindings:changed`;
   const maxEntries = options.maxEntries ?? 10_000;
   const entries = new Map<string, Binding | undefined>();
-  // Bumped by every announcement and every loss of the subscription: a lookup started under
-  // an older generation may have read what the announcement replaced.
-  let generation = 0;
-  let live = false;
 
-  const invalidate = (name?: string) => {
-    generation += 1;
-    if (name === undefined) {
-      entries.clear();
-      return;
-    }
+  const drop = (name: string | undefined) => {
+    if (name === undefined) return entries.clear();
     entries.delete(name);
     // Every workspace's `dm:<id>` without a binding of its own resolved through this `dm`.
     if (name.endsWith(`:${DM_CHANNEL}`)) {
       for (const cached of [...entries.keys()]) if (cached.startsWith(`${name}:`)) entries.delete(cached);
     }
   };
-
-  const sub = options.redis.duplicate({ connectionName: `${options.prefix}:bindings-cache` });
-  // A Redis outage is logged once, as lost and back, by the composition root.
-  sub.on('error', (err) => {
-    if (!isRedisConnectionError(err)) options.logger?.warn({ ...errorFields(err) }, 'binding cache subscription error');
-  });
-  sub.on('message', (ch: string, name: string) => {
-    if (ch !== channel) return;
-    invalidate(name);
-    options.onInvalidate?.(name);
-  });
-  sub.on('close', () => {
-    live = false;
-    invalidate();
-  });
-  // ioredis subscribes again by itself after a reconnect; the cache starts empty from there.
-  const subscribe = async () => {
-    await sub.subscribe(channel);
-    invalidate();
-    live = true;
-    options.onInvalidate?.(undefined);
-  };
-  let subscribed = subscribe();
-  subscribed.catch(() => {});
-  let reconnects = 0;
-  sub.on('ready', () => {
-    if (reconnects++ === 0) return; // the first 'ready' is the subscribe above
-    subscribed = subscribe();
-    subscribed.catch(() => {});
+  const feed = createInvalidationFeed({
+    redis: options.redis,
+    channel: `${options.prefix}:bindings:changed`,
+    connectionName: `${options.prefix}:bindings-cache`,
+    what: 'binding cache',
+    logger: options.logger,
+    drop,
+    onInvalidate: options.onInvalidate,
   });
 
   const key = (platform: Platform, channelId: string) => `${platform}:${channelId}`;
-  const announce = (name: string) => {
-    invalidate(name);
-    return options.redis.publish(channel, name);
-  };
 
   return {
     async get(platform, channelId) {
       const name = key(platform, channelId);
-      if (live && entries.has(name)) return entries.get(name);
-      const seen = generation;
-      const binding = await store.get(platform, channelId);
-      if (live && seen === generation) {
-        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
-        entries.set(name, binding);
-      }
-      return binding;
+      if (feed.live() && entries.has(name)) return entries.get(name);
+      return feed.lookup(
+        () => store.get(platform, channelId),
+        (binding) => {
+          if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!);
+          entries.set(name, binding);
+        },
+      );
     },
 
     async set(platform, channelId, binding) {
       await store.set(platform, channelId, binding);
-      await announce(key(platform, channelId));
+      await feed.announce(key(platform, channelId));
     },
 
     async remove(platform, channelId) {
       const wasInForce = await store.remove(platform, channelId);
-      await announce(key(platform, channelId));
+      await feed.announce(key(platform, channelId));
       return wasInForce;
     },
 
     list: (platform) => store.list(platform),
 
-    ready: () => subscribed,
+    ready: () => feed.ready(),
 
-    async close() {
-      live = false;
-      entries.clear();
-      await sub.quit().catch(() => sub.disconnect());
-    },
+    close: () => feed.close(),
   };
 }
