@@ -28,7 +28,7 @@ export class PostReadiness {
   constructor(
     private readonly client: WebClient,
     private readonly tokenRecheckMs: number,
-    /** Channels the ingress heard went away (channel-life.ts): checked as a refusal would be. */
+    /** Channels the ingress heard went away (channel-life.ts): checked as a refusal would be. Cached (gone-cache.ts): no Redis round trip per message. */
     private readonly gone?: GoneChannels,
     private readonly goneRecheckMs = GONE_RECHECK_MS,
   ) {}
@@ -48,7 +48,7 @@ export class PostReadiness {
     return this.refusedChannels.get(channel)?.code;
   }
 
-  /** The same, or what the ingress heard (a Redis read, no Slack call): for the working signal. */
+  /** The same, or what the ingress heard (the worker's cache of the marks, no Slack call): for the working signal. */
   async heardGone(channel: string): Promise<string | undefined> {
     return this.refusedIn(channel) ?? (await this.gone?.get(channel).catch(() => undefined));
   }

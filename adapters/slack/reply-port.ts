@@ -22,7 +22,7 @@ import { createMultiWorkspaceReplyPort, type InstallationPortLimits } from './mu
 import { ReactionGate } from './reaction-gate.js';
 import { ChannelPostLine, PACED } from './post-line.js';
 import { PostReadiness } from './post-readiness.js';
-import { createGoneChannels } from './gone-channels.js';
+import { createCachedGoneChannels, type CachedGoneChannels } from './gone-cache.js';
 import { Refresher } from '../../src/core/refresher.js';
 import { PlatformError } from '../../src/core/errors.js';
 import { withTimeout } from '../../src/core/with-timeout.js';
@@ -44,6 +44,8 @@ export interface SlackReplyPortOptions {
   goneRecheckMs?: number;
   /** "Add to Slack": how many installations' ports a worker keeps (see multi-workspace-port.ts). */
   installationPorts?: InstallationPortLimits;
+  /** The gone marks' cache to use (the multi-workspace port's, shared by its installations' ports; it closes it). */
+  gone?: CachedGoneChannels;
 }
 
 /** How long a refused token is taken at its word before `auth.test` is asked again. */
@@ -59,8 +61,12 @@ const MAX_THREAD_PAGES = 5;
 export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPortOptions = {}): ReplyPort {
   const slack = slackConfigOf(deps.config);
   if (!slack) throw new Error('SLACK_BOT_TOKEN is missing: the Slack reply port needs it to post replies');
-  // "Add to Slack": one port per installation's token.
-  if (slack.oauth && !options.client) return createMultiWorkspaceReplyPort(deps, (d, client) => createSlackReplyPort(d, { ...options, client }), options.installationPorts);
+  // "Add to Slack": one port per installation's token, all with one cache of gone channels.
+  if (slack.oauth && !options.client) {
+    const gone = createCachedGoneChannels(deps.redis, deps.config, { logger: deps.logger });
+    const port = createMultiWorkspaceReplyPort(deps, (d, client) => createSlackReplyPort(d, { ...options, client, gone }), options.installationPorts);
+    return Object.assign(port, { close: () => gone.close() });
+  }
   if (!options.client && !slack.botToken) throw new Error('SLACK_BOT_TOKEN is missing: the Slack reply port needs it to post replies');
   const logger = deps.logger.child({ platform: 'slack' });
   const client = options.client ?? createWebClient(slack.botToken!, { apiUrl: slack.apiUrl, logger: createBoltLogger(logger) });
@@ -111,7 +117,9 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
 
   // Slack refused the bot's token, or a channel: until a check says otherwise, no agent call is
   // made for an answer that could not be posted (`ready`, post-readiness.ts).
-  const readiness = new PostReadiness(client, options.tokenRecheckMs ?? TOKEN_RECHECK_MS, createGoneChannels(deps.redis, deps.config), options.goneRecheckMs);
+  // Channels the ingress heard went away: asked before every agent call, served from memory.
+  const gone = options.gone ?? createCachedGoneChannels(deps.redis, deps.config, { logger });
+  const readiness = new PostReadiness(client, options.tokenRecheckMs ?? TOKEN_RECHECK_MS, gone, options.goneRecheckMs);
   // Slack's one-post-a-second limit per channel: after a 429, this port's posts there go in line.
   const postLine = new ChannelPostLine();
 
@@ -174,6 +182,10 @@ export function createSlackReplyPort(deps: ReplyPortDeps, options: SlackReplyPor
     platform: 'slack',
     render: (markdown) => renderSlackReply(markdown),
     ready: (target) => readiness.check(target.channelId),
+    // The gone marks' subscription; a shared cache is closed by its owner.
+    close: async () => {
+      if (!options.gone) await gone.close();
+    },
     async postChunk(target, chunk, index, info) {
       const messageId = info?.messageId ?? target.messageId;
       const lookup = { messageId, part: { chunk: index }, text: neutraliseMentions(chunk), redact: info?.redact };

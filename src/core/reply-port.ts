@@ -88,6 +88,8 @@ export interface ReplyPort {
    * an ID (the speaker of the new message is then named as the earlier lines are).
    */
   nameOf?(target: ReplyTarget, userId: string): Promise<string | undefined>;
+  /** Releases what the port holds open (a Redis subscription) at shutdown; the port is not used after. */
+  close?(): Promise<void>;
 }
 
 /** The ports the worker can post through, by platform. */

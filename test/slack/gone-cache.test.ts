@@ -1,0 +1,196 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createCachedGoneChannels, type CachedGoneChannels } from '../../adapters/slack/gone-cache.js';
+import { createGoneChannels } from '../../adapters/slack/gone-channels.js';
+import type { Config } from '../../src/config/load.js';
+import { bullPrefix } from '../../src/redis.js';
+import { cleanup, REDIS_URL, testRedis } from '../support/redis-helpers.js';
+import { botMention, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
+
+const { redis, prefix } = testRedis();
+const monitors: Redis[] = [];
+const opened: Array<{ cache: CachedGoneChannels; conn: Redis }> = [];
+afterAll(async () => {
+  for (const o of opened) {
+    await o.cache.close();
+    await o.conn.quit();
+  }
+  for (const m of monitors) m.disconnect();
+  await cleanup(redis, prefix);
+});
+
+/**
+ * Every command Redis runs, as MONITOR reports it (one watcher for the file, started while Redis
+ * is quiet: ioredis mistakes a monitored command for a reply when MONITOR starts under traffic). `settled` makes sure every command sent
+ * before it (by anyone) has been reported: Redis runs commands one at a time and reports each as
+ * it runs it, so once a marker sent afterwards is reported, they all are.
+ */
+let watcher: ReturnType<typeof startWatching> | undefined;
+const watchCommands = () => (watcher ??= startWatching());
+async function startWatching() {
+  const monitor = await redis.monitor();
+  monitors.push(monitor);
+  const commands: string[][] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
+  return {
+    getsOf: (key: string) => commands.filter((c) => c[0]?.toLowerCase() === 'get' && c[1] === key).length,
+    settled: async () => {
+      const marker = `settled-${randomUUID()}`;
+      await redis.echo(marker);
+      await until(() => commands.some((c) => c[1] === marker), 'MONITOR caught up');
+    },
+  };
+}
+
+const configOf = (p: string) => ({ redis: { clusterNodes: [] }, queue: { prefix: p } }) as unknown as Config;
+const keyOf = (p: string, channel: string) => `${p}:slack:channel-gone:${channel}`;
+
+/** One worker's cache on its own connection; `invalidated` resolves when news about `channel` arrived. */
+async function worker(p: string) {
+  const conn = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
+  const waiters: Array<{ channel: string | undefined; resolve: () => void }> = [];
+  const cache = createCachedGoneChannels(conn, configOf(p), {
+    onInvalidate: (channel) => {
+      for (const w of waiters.filter((w) => w.channel === channel)) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.resolve();
+      }
+    },
+  });
+  opened.push({ cache, conn });
+  await cache.ready();
+  return { cache, invalidated: (channel: string | undefined) => new Promise<void>((resolve) => waiters.push({ channel, resolve })) };
+}
+
+beforeAll(async () => void (await watchCommands()));
+
+describe('Slack gone-channel cache', () => {
+  it('once warm, asking again reads nothing from Redis; a mark made by another process is seen once announced, and so is its clear', async () => {
+    const p = `${prefix}:warm`;
+    const watch = await watchCommands();
+    const w = await worker(p);
+    expect(await w.cache.get('C1')).toBeUndefined();
+    await watch.settled();
+    const warm = watch.getsOf(keyOf(p, 'C1'));
+    expect(warm).toBe(1);
+    for (let i = 0; i < 5; i++) expect(await w.cache.get('C1')).toBeUndefined();
+    await watch.settled();
+    expect(watch.getsOf(keyOf(p, 'C1'))).toBe(warm);
+
+    // The ingress, on a connection of its own, hears the channel was archived.
+    const ingress = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
+    try {
+      const marks = createGoneChannels(ingress, configOf(p));
+      const heard = w.invalidated('C1');
+      expect(await marks.mark('C1', 'is_archived')).toBe(false);
+      await heard;
+      expect(await w.cache.get('C1')).toBe('is_archived');
+      expect(await w.cache.get('C1')).toBe('is_archived'); // now cached as gone
+      await watch.settled();
+      expect(watch.getsOf(keyOf(p, 'C1'))).toBe(warm + 1);
+
+      const back = w.invalidated('C1');
+      await marks.clear('C1');
+      await back;
+      expect(await w.cache.get('C1')).toBeUndefined();
+    } finally {
+      await ingress.quit();
+    }
+  });
+
+  it("a worker's own clear is not answered from its cache", async () => {
+    const p = `${prefix}:own`;
+    const w = await worker(p);
+    await createGoneChannels(redis, configOf(p)).mark('C2', 'not_in_channel');
+    expect(await w.cache.get('C2')).toBe('not_in_channel');
+    await w.cache.clear('C2');
+    expect(await w.cache.get('C2')).toBeUndefined();
+    expect(await redis.exists(keyOf(p, 'C2'))).toBe(0);
+  });
+
+  it('after its subscription drops, a worker forgets what it cached (announcements may have been missed)', async () => {
+    const p = `${prefix}:reconnect`;
+    const w = await worker(p);
+    expect(await w.cache.get('C3')).toBeUndefined();
+    const list = (await redis.client('LIST')) as string;
+    const id = new RegExp(`id=(\\d+) .*name=${p}:slack:channels-gone:changed:cache`).exec(list)?.[1];
+    expect(id).toBeDefined();
+    const resubscribed = w.invalidated(undefined);
+    await redis.client('KILL', 'ID', id!);
+    // Written without its announcement, as one made while the subscription was down would be heard.
+    await redis.set(keyOf(p, 'C3'), 'channel_not_found');
+    await resubscribed;
+    expect(await w.cache.get('C3')).toBe('channel_not_found');
+  });
+});
+
+describe('Slack worker: the gone marks cost no Redis read per message', () => {
+  let h: SlackHarness;
+  let closed = false;
+  const holds = new Map<string, () => void>();
+  const WARMED = 'C0WARMED1';
+  beforeAll(async () => {
+    h = await startSlackBridge({
+      mode: 'http',
+      agent: {
+        // "hold <name>" waits for the test to release it.
+        reply: async (_id, message) => {
+          const hold = /hold (\w+)/.exec(message)?.[1];
+          if (hold) await new Promise<void>((resolve) => holds.set(hold, resolve));
+          return `echo: ${message}`;
+        },
+      },
+      // One message at a time: the one held in #general keeps the next waiting.
+      env: { WORKER_CONCURRENCY: '1', BINDINGS: [W.general, WARMED].map((c) => `slack:${c}=demo-helper`).join(',') },
+    });
+  });
+  afterAll(async () => {
+    if (!closed) await h?.close();
+  });
+  /** One message answered: its working reaction shown and its reply posted. */
+  const answered = async (channel: string, text: string, reaction = true) => {
+    const m = await say(h, { channel, text: `${botMention(h)} ${text}` });
+    await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === m.ts && c.response.ok === true);
+    if (reaction) await h.slack.waitForCall('reactions.add', (c) => c.params.timestamp === m.ts);
+  };
+  const calledWith = (text: string) => h.agent.calls.filter((c) => c.endpoint === 'chat' && (c.json as { message?: string }).message?.includes(text));
+
+  it('a channel the worker has just answered in, archived while a message of it waits: the agent is not asked; unarchived it answers again', async () => {
+    await answered(WARMED, 'warm one');
+    await answered(WARMED, 'warm two'); // cached as not gone by now
+    const busy = await say(h, { channel: W.general, text: `${botMention(h)} hold busy` });
+    await until(() => holds.has('busy'), 'agent busy');
+    const queued = await say(h, { channel: WARMED, text: `${botMention(h)} after the archive` });
+    for (const e of h.slack.archiveChannel(WARMED, W.admin)) await h.to.event(e);
+    holds.get('busy')!();
+    await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === busy.ts && c.response.ok === true);
+    await until(() => h.logs.matching(/gave up on a message/).some((l) => String(l.messageId).endsWith(queued.ts)), 'given up');
+    expect(calledWith('after the archive')).toEqual([]);
+
+    for (const e of h.slack.unarchiveChannel(WARMED, W.admin)) await h.to.event(e);
+    // (Its working reaction is not waited for: the check that Slack says the channel is back
+    // runs beside the reaction, which the channel's refusal still held back.)
+    await answered(WARMED, 'unarchived', false);
+    expect(calledWith('unarchived')).toHaveLength(1);
+  }, 30_000);
+
+  it('messages in a channel that is not gone read its mark from Redis only until the cache is warm, and the subscription closes with the bridge', async () => {
+    const watch = await watchCommands();
+    const key = `${bullPrefix(h.bridge.config)}:slack:channel-gone:${W.general}`;
+    // The first messages open the subscription and fill the cache.
+    await answered(W.general, 'warm one');
+    await answered(W.general, 'warm two');
+    await watch.settled();
+    const warm = watch.getsOf(key);
+    for (let i = 0; i < 3; i++) await answered(W.general, `hot ${i}`);
+    await watch.settled();
+    expect(watch.getsOf(key)).toBe(warm);
+
+    const name = `${bullPrefix(h.bridge.config)}:slack:channels-gone:changed:cache`;
+    expect(await redis.client('LIST')).toContain(`name=${name}`);
+    closed = true;
+    await h.close();
+    await until(async () => !((await redis.client('LIST')) as string).includes(`name=${name}`), 'subscription closed');
+  });
+});
