@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createCachedBindingStore, type CachedBindingStore } from '../../src/bindings/cache.js';
 import { createBindingStore } from '../../src/bindings/store.js';
 import type { Binding, BindingStore } from '../../src/bindings/types.js';
+import { invalidations } from '../support/invalidations.js';
 import { cleanup, REDIS_URL, testRedis } from '../support/redis-helpers.js';
 
 const { redis, prefix } = testRedis();
@@ -23,25 +24,15 @@ async function proc(p: string) {
   const inner = createBindingStore({ redis: conn, prefix: p, defaults: [{ platform: 'slack', channelId: 'CDEF', instanceId: 'inst_default' }] });
   let lookups = 0;
   const counted: BindingStore = { ...inner, get: (...args) => (lookups++, inner.get(...args)) };
-  const waiters: Array<{ name: string | undefined; resolve: () => void }> = [];
-  const cache = createCachedBindingStore({
-    store: counted,
-    redis: conn,
-    prefix: p,
-    onInvalidate: (name) => {
-      for (const w of waiters.filter((w) => w.name === name)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
-    },
-  });
+  const news = invalidations();
+  const cache = createCachedBindingStore({ store: counted, redis: conn, prefix: p, onInvalidate: news.onInvalidate });
   opened.push({ cache, redis: conn });
   await cache.ready();
   return {
     cache,
     lookups: () => lookups,
     /** Resolves when this process has dropped `name` (undefined: everything) on news from Redis. */
-    invalidated: (name: string | undefined) => new Promise<void>((resolve) => waiters.push({ name, resolve })),
+    invalidated: news.invalidated,
   };
 }
 

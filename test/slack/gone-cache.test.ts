@@ -5,6 +5,7 @@ import { createCachedGoneChannels, type CachedGoneChannels } from '../../adapter
 import { createGoneChannels } from '../../adapters/slack/gone-channels.js';
 import type { Config } from '../../src/config/load.js';
 import { bullPrefix } from '../../src/redis.js';
+import { invalidations } from '../support/invalidations.js';
 import { cleanup, REDIS_URL, testRedis } from '../support/redis-helpers.js';
 import { botMention, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
 
@@ -49,18 +50,11 @@ const keyOf = (p: string, channel: string) => `${p}:slack:channel-gone:${channel
 /** One worker's cache on its own connection; `invalidated` resolves when news about `channel` arrived. */
 async function worker(p: string) {
   const conn = new Redis(REDIS_URL, { maxRetriesPerRequest: 2 });
-  const waiters: Array<{ channel: string | undefined; resolve: () => void }> = [];
-  const cache = createCachedGoneChannels(conn, configOf(p), {
-    onInvalidate: (channel) => {
-      for (const w of waiters.filter((w) => w.channel === channel)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve();
-      }
-    },
-  });
+  const news = invalidations();
+  const cache = createCachedGoneChannels(conn, configOf(p), { onInvalidate: news.onInvalidate });
   opened.push({ cache, conn });
   await cache.ready();
-  return { cache, invalidated: (channel: string | undefined) => new Promise<void>((resolve) => waiters.push({ channel, resolve })) };
+  return { cache, invalidated: news.invalidated };
 }
 
 beforeAll(async () => void (await watchCommands()));
