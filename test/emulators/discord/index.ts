@@ -84,6 +84,7 @@ export class DiscordEmulator extends GatewayControls {
       },
       changed: () => this.emit('change'),
       messageContentAllowed: () => this.gateway.messageContentAllowed,
+      threadUpdated: (thread) => this.gateway.dispatch('THREAD_UPDATE', channelObject(thread, this.world), { intent: INTENTS.Guilds }, thread.guildId),
     });
   }
 
@@ -246,6 +247,48 @@ export class DiscordEmulator extends GatewayControls {
    */
   setBotMayReact(channel: EmuChannel, may: boolean): void {
     channel.botMayNotReact = !may;
+  }
+
+  /**
+   * Someone deletes a message: it is gone from the channel (a reply to it is refused with 50035
+   * unless `fail_if_not_exists: false`), and MESSAGE_DELETE is dispatched.
+   */
+  deleteMessage(message: Json): void {
+    const channelId = String(message.channel_id);
+    this.store.deleteMessage(channelId, String(message.id));
+    const guildId = message.guild_id as string | undefined;
+    const d = { id: message.id, channel_id: channelId, ...(guildId ? { guild_id: guildId } : {}) };
+    this.gateway.dispatch('MESSAGE_DELETE', d, { intent: guildId ? INTENTS.GuildMessages : INTENTS.DirectMessages }, guildId);
+  }
+
+  /**
+   * An admin deletes a channel (with its threads) or a thread: requests there answer 404 (10003)
+   * from now on, and CHANNEL_DELETE or THREAD_DELETE is dispatched.
+   */
+  deleteChannel(channel: EmuChannel): void {
+    this.store.deletedChannels.add(channel.id);
+    const isThread = channel.type === CHANNEL_TYPES.PublicThread;
+    const d = isThread ? { id: channel.id, type: channel.type, guild_id: channel.guildId, parent_id: channel.parentId } : channelObject(channel, this.world);
+    this.gateway.dispatch(isThread ? 'THREAD_DELETE' : 'CHANNEL_DELETE', d, { intent: INTENTS.Guilds }, channel.guildId);
+  }
+
+  /**
+   * A thread is archived (or unarchived), and maybe locked: THREAD_UPDATE is dispatched. A post
+   * into an archived thread unarchives it; into a locked archived one it is refused (50083).
+   */
+  setThreadArchived(thread: EmuChannel, state: { archived: boolean; locked?: boolean }): void {
+    thread.archived = state.archived;
+    thread.locked = state.locked ?? thread.locked;
+    this.gateway.dispatch('THREAD_UPDATE', channelObject(thread, this.world), { intent: INTENTS.Guilds }, thread.guildId);
+  }
+
+  /**
+   * An admin kicks the bot from a guild: GUILD_DELETE without `unavailable` (the guild is not in
+   * an outage), and requests in the guild's channels answer 403 (50001) from now on.
+   */
+  removeBotFromGuild(guildId: string = this.world.guildId): void {
+    this.store.leftGuilds.add(guildId);
+    this.gateway.dispatch('GUILD_DELETE', { id: guildId }, { intent: INTENTS.Guilds }, guildId);
   }
 
   /** The next `count` message creates fail with this fault (429 with real rate-limit headers, or a 5xx). */

@@ -71,7 +71,7 @@ export function channelObject(ch: EmuChannel, world: World): Json {
       owner_id: world.users.alice.id,
       message_count: 0,
       member_count: 1,
-      thread_metadata: { archived: false, auto_archive_duration: 1440, archive_timestamp: '2024-01-01T00:00:00.000000+00:00', locked: false },
+      thread_metadata: { archived: ch.archived === true, auto_archive_duration: 1440, archive_timestamp: '2024-01-01T00:00:00.000000+00:00', locked: ch.locked === true },
     };
   }
   return { ...base, topic: null, nsfw: false, last_message_id: null, rate_limit_per_user: 0, parent_id: null };

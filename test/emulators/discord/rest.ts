@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { blankContent, channelObject, mentionedIds, messageObject, userObject, type Json } from './payloads.js';
 import type { Fault, Store } from './store.js';
 import { allChannels, allUsers, snowflake, type EmuChannel, type World } from './world.js';
+import { archivedThreadPost, placeRefusal } from './rest-places.js';
 
 export interface Reply {
   status: number;
@@ -30,6 +31,8 @@ export interface RestHooks {
   changed(): void;
   /** Whether the application has the Message Content intent: without it REST reads blank content too. */
   messageContentAllowed(): boolean;
+  /** A post unarchived a thread: THREAD_UPDATE, as Discord sends it. */
+  threadUpdated(thread: EmuChannel): void;
 }
 
 /** What `GET /gateway/bot` reports; tests change it while the emulator runs. */
@@ -162,7 +165,8 @@ export class RestApi {
 
   private withChannel(c: Ctx, h: (ch: EmuChannel) => Reply): Reply {
     const ch = allChannels(this.world).find((x) => x.id === c.params[0]);
-    if (!ch) return err(404, 10003, 'Unknown Channel');
+    const gone = placeRefusal(ch, this.store);
+    if (gone || !ch) return gone!;
     if (this.store.noAccess.has(ch.id)) return err(403, 50001, 'Missing Access');
     return h(ch);
   }
@@ -237,6 +241,8 @@ export class RestApi {
 
   private createMessage(ch: EmuChannel, body: Json): Reply {
     if (this.botMayNotPost(ch)) return missingPermissions();
+    const archived = archivedThreadPost(ch, (t) => this.hooks.threadUpdated(t));
+    if (archived) return archived;
     const bucket = this.channelBucket(ch);
     if ('status' in bucket) return bucket as Reply;
     const created = this.createMessageInBucket(ch, body);

@@ -56,6 +56,10 @@ export class Store {
   readonly commandPutFaults: Fault[] = [];
   /** Channels where the bot lacks access (POST answers 403, code 50001). */
   readonly noAccess = new Set<string>();
+  /** Channels and threads deleted (`deleteChannel`): every request there answers 404, code 10003. */
+  readonly deletedChannels = new Set<string>();
+  /** Guilds the bot was removed from (`removeBotFromGuild`): requests in their channels answer 403, code 50001. */
+  readonly leftGuilds = new Set<string>();
   /** Channels where the bot may not read the history: a reply is refused (code 160002), a plain post is not. */
   readonly noReadHistory = new Set<string>();
   /** Discord's per-channel bucket for message creates, when a test turns it on (`rateLimitMessageCreates`). */
@@ -78,6 +82,14 @@ export class Store {
     const list = this.messages.get(channelId) ?? [];
     list.push(message);
     this.messages.set(channelId, list);
+  }
+
+  /** Deletes a message; false when there was none. */
+  deleteMessage(channelId: string, messageId: string): boolean {
+    const list = this.messages.get(channelId) ?? [];
+    const at = list.findIndex((m) => m.id === messageId);
+    if (at >= 0) list.splice(at, 1);
+    return at >= 0;
   }
 
   findMessage(channelId: string, messageId: string): Json | undefined {

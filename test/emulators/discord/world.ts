@@ -36,6 +36,10 @@ export interface EmuChannel {
   botMayNotPost?: boolean;
   /** Set by `setBotMayReact(…, false)`: the bot's reactions there answer 403 (50013). */
   botMayNotReact?: boolean;
+  /** A thread archived (`setThreadArchived`): a post unarchives it, unless it is also `locked`. */
+  archived?: boolean;
+  /** A locked thread: once archived, only moderators may post (the bot gets 400, code 50083). */
+  locked?: boolean;
 }
 
 let counter = 0n;
