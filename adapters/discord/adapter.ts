@@ -22,6 +22,8 @@ import { KeyedSerial } from './serial.js';
 import { createMessageIntake } from './message-intake.js';
 import type { RawPacket } from './gateway-sessions.js';
 import { createSessionHandover } from './session-handover.js';
+import { GonePlaces } from './gone-places.js';
+import { createPlaceEvents } from './place-events.js';
 
 /** Pauses between start-up attempts while Discord is unreachable: doubling from `firstMs` to `maxMs`. */
 export interface StartRetry {
@@ -103,6 +105,7 @@ export function createDiscordAdapter(
 
   const onMessage = createMessageIntake({ ctx, allowBots: discord.allowBots, limits });
   const serial = new KeyedSerial();
+  const onPlaceEvent = createPlaceEvents({ ctx, gone: new GonePlaces(ctx.redis, ctx.config.queue.prefix), serial });
   const shardStates = new ShardStates(ctx.metrics?.registry);
   const reconnects = new ReconnectLog(logger, options.stillDownEveryMs);
   let plan: ShardPlan | undefined;
@@ -165,7 +168,10 @@ export function createDiscordAdapter(
     c.on(Events.ShardResume, (shardId) => shardStates.set(shardId, true));
     c.on(Events.ShardReconnecting, (shardId) => shardStates.set(shardId, false));
     c.on(Events.ShardDisconnect, (_event, shardId) => shardStates.set(shardId, false));
-    (c as unknown as NodeJS.EventEmitter).on(Events.Raw, (packet: RawPacket, shardId: number) => handover.onPacket(packet, shardId, c.options.shardCount ?? 1));
+    (c as unknown as NodeJS.EventEmitter).on(Events.Raw, (packet: RawPacket, shardId: number) => {
+      handover.onPacket(packet, shardId, c.options.shardCount ?? 1);
+      onPlaceEvent(packet, c);
+    });
     c.on(Events.MessageCreate, (message) => {
       const done = serial
         .run(message.channelId, () => onMessage(message, withContent))

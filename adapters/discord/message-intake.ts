@@ -89,6 +89,12 @@ export function createMessageIntake(options: MessageIntakeOptions): (message: Me
   return async function onMessage(message: Message, withContent: boolean): Promise<void> {
     const botUserId = message.client.user?.id;
     if (!botUserId) return;
+    // The channel was deleted while this channel's earlier messages were taken in (discord.js
+    // dropped it): no answer can be posted there, so the message is not sent to the agent.
+    if ((message.channel as Message['channel'] | null) === null) {
+      logger.info({ messageId: message.id, channelId: message.channelId, guildId: message.guildId }, 'discord: the channel of a message was deleted before it was taken in: not sent to the agent');
+      return;
+    }
     await learnThreadParent(message);
     let incoming = await normaliseMessage(message, {
       botUserId,

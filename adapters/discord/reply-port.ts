@@ -9,11 +9,12 @@ import { splitMarkdown } from '../../src/render/split-markdown.js';
 import { discordMarkdown } from './markdown.js';
 import { errorFields } from '../../src/logger.js';
 import { toPlatformError } from './errors.js';
-import type { PlatformError } from '../../src/core/errors.js';
 import { feedbackRow } from './feedback/buttons.js';
 import { createRest } from './rest.js';
 import { TypingKeeper } from './typing.js';
 import { oncePer } from '../../src/core/once-per.js';
+import { PlatformError } from '../../src/core/errors.js';
+import { GonePlaces } from './gone-places.js';
 
 /** Discord refuses longer messages (400, code 50035). */
 export const DISCORD_MAX_CHARS = 2000;
@@ -30,6 +31,8 @@ const REFUSED_FOR_GOOD: ReadonlySet<string> = new Set(['refused', 'forbidden', '
  */
 const PLACE_REFUSALS: ReadonlySet<string> = new Set(['10003', '50001', '50007', '50013', '50083']);
 const NO_ACCESS: ReadonlySet<string> = new Set(['10003', '50001']);
+/** Discord's code for a channel or thread that does not exist (deleted). */
+const UNKNOWN_CHANNEL = '10003';
 /** How long a channel's refusal stands for its notices and reactions (a fix in the channel settings takes effect after). */
 const PLACE_REFUSED_FOR_MS = 60_000;
 /** Pages of 100 read after the question when looking for a chunk a crashed worker may have posted. */
@@ -65,6 +68,7 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
   const rest: RestLike = options.rest ?? createRest(discord);
   const logger = deps.logger.child({ platform: 'discord' });
   const firstReactionRefusal = oncePer(REACTION_REFUSED_WARN_MS);
+  const gone = new GonePlaces(deps.redis, deps.config.queue.prefix);
   const typing = new TypingKeeper(
     async (channelId) => {
       await rest.post(Routes.channelTyping(channelId));
@@ -100,6 +104,10 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     } catch (err) {
       const refused = toPlatformError(err, 'message create');
       if (refused.code && PLACE_REFUSALS.has(refused.code)) refusedPlaces.set(target.channelId, { error: refused, until: Date.now() + PLACE_REFUSED_FOR_MS });
+      // Deleted for good (Discord never reuses the ID): every worker stops calling the agent for it.
+      if (refused.code === UNKNOWN_CHANNEL) {
+        void gone.mark([target.channelId], 'was deleted').catch((e: unknown) => logger.debug({ ...errorFields(e) }, 'could not record a deleted channel'));
+      }
       if (!body.message_reference || refused.code !== CANNOT_REPLY_WITHOUT_HISTORY) throw refused;
       // A channel may deny Read Message History: the answer still goes out, as a plain message.
       delete body.message_reference;
@@ -193,6 +201,22 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
       // question, with this content), since its nonce holds for a few minutes only.
       if (info?.mayExist && (await findPosted(target, content, 0))) return;
       await create(target, content, true, nonceFor(target, `n:${content}`));
+    },
+
+    /**
+     * A channel or thread known gone for good (deleted, or in a server the bot was removed from):
+     * the answer could not be posted, so the billed call is not made. A Redis that does not
+     * answer lets the message go on (the post then says).
+     */
+    async ready(target) {
+      const why = await gone.why(target.channelId).catch(() => undefined);
+      if (why === undefined) return;
+      const refused = new PlatformError('discord', 'refused', `Discord channel ${target.channelId} ${why}: its answer could not be posted, so the agent was not asked`, {
+        code: UNKNOWN_CHANNEL,
+      });
+      // Its give-up notice and ⚠️ would be refused as well: not sent (see refusalHeld).
+      refusedPlaces.set(target.channelId, { error: refused, until: Date.now() + PLACE_REFUSED_FOR_MS });
+      throw refused;
     },
 
     async startWorking(target) {
