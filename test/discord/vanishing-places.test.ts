@@ -108,9 +108,11 @@ describe('a channel or thread deleted while messages wait', () => {
     expect(h.discord.calls.filter((c) => c.path.startsWith(`/channels/${channel.id}/`) && c.method === 'PUT')).toEqual([]);
     expect(h.discord.repliesTo(first.id)).toEqual([]);
     expect(await h.bridge.bindings.get('discord', channel.id)).toBeUndefined();
-    // Each give-up says why in plain words, with the channel's ID.
+    // Each give-up is one line that says why in plain words, with the channel's ID.
     const gaveUp = h.logs.matching(/gave up on a message/).filter((l) => String(l.conversationId).includes(channel.id));
     expect(gaveUp.filter((l) => JSON.stringify(l).includes(`Discord channel ${channel.id} was deleted`))).toHaveLength(2);
+    const refs = new Set(gaveUp.map((l) => l.ref));
+    expect(h.logs.matching(/could not tell the user/).filter((l) => refs.has(l.ref))).toEqual([]);
     expect(h.logs.text).not.toContain(h.discord.token);
   });
 
@@ -168,7 +170,7 @@ describe('a thread archived or locked while the call runs', () => {
 });
 
 describe('the bot removed from a server', () => {
-  it('sends nothing more to the agent for that server and removes its bindings', async () => {
+  it('sends nothing more to the agent for that server, removes its bindings, and answers there again once added back and bound', async () => {
     const guild = w().extraGuilds[0]!;
     const channel = guild.channel;
     await h.bridge.bindings.set('discord', channel.id, { instanceId: 'demo-helper', mode: 'all', errorPolicy: 'reply', context: 'off', source: 'admin' });
@@ -184,5 +186,11 @@ describe('the bot removed from a server', () => {
     expect(h.discord.repliesTo(first.id)).toEqual([]);
     expect(await h.bridge.bindings.get('discord', channel.id)).toBeUndefined();
     expect(h.logs.matching(/the bot was removed from a server/)[0]).toMatchObject({ guildId: guild.id, unbound: 1 });
+    // Added back and bound again: its channels are answered again.
+    h.discord.addBotToGuild(guild.id);
+    await until(async () => (await h.bridge.redis.exists(`${h.bridge.config.queue.prefix}:discord:gone:${channel.id}`)) === 0, 'its channel no longer marked gone');
+    await h.bridge.bindings.set('discord', channel.id, { instanceId: 'demo-helper', mode: 'all', errorPolicy: 'reply', context: 'off', source: 'admin' });
+    const back = say(channel, 'after coming back');
+    await h.discord.waitFor(() => h.discord.repliesTo(back.id)[0], 'answered after coming back');
   });
 });

@@ -11,7 +11,7 @@ import { INTENTS } from './gateway-rules.js';
 import type { GatewayStats } from './gateway-stats.js';
 import { RestApi, type GatewayInfo } from './rest.js';
 import { Store, type EmuInteraction, type Fault, type RestCall } from './store.js';
-import { HAS_SNAPSHOT, channelObject, mentionedIds, messageCreateEvent, messageObject, pollObject, snapshotOf, type Json } from './payloads.js';
+import { HAS_SNAPSHOT, channelObject, guildCreate, mentionedIds, messageCreateEvent, messageObject, pollObject, snapshotOf, type Json } from './payloads.js';
 import {
   autocompleteInteraction,
   commandInteraction,
@@ -287,8 +287,14 @@ export class DiscordEmulator extends GatewayControls {
    * an outage), and requests in the guild's channels answer 403 (50001) from now on.
    */
   removeBotFromGuild(guildId: string = this.world.guildId): void {
-    this.store.leftGuilds.add(guildId);
+    this.world.leftGuilds.add(guildId);
     this.gateway.dispatch('GUILD_DELETE', { id: guildId }, { intent: INTENTS.Guilds }, guildId);
+  }
+
+  /** An admin adds the bot back to a guild it was removed from: GUILD_CREATE, and its channels answer again. */
+  addBotToGuild(guildId: string): void {
+    this.world.leftGuilds.delete(guildId);
+    this.gateway.dispatch('GUILD_CREATE', guildCreate(this.world, guildId), { intent: INTENTS.Guilds }, guildId);
   }
 
   /** The next `count` message creates fail with this fault (429 with real rate-limit headers, or a 5xx). */

@@ -5,15 +5,15 @@
  * poster may send there; a locked one refuses with 400, code 50083).
  */
 import type { Store } from './store.js';
-import type { EmuChannel } from './world.js';
+import type { EmuChannel, World } from './world.js';
 import type { Reply } from './rest.js';
 
 const refusal = (status: number, code: number, message: string): Reply => ({ status, body: { message, code } });
 
 /** The refusal any request in `ch` meets, or undefined when the place is still there for the bot. */
-export function placeRefusal(ch: EmuChannel | undefined, store: Store): Reply | undefined {
+export function placeRefusal(ch: EmuChannel | undefined, store: Store, world: World): Reply | undefined {
   if (!ch || store.deletedChannels.has(ch.id) || (ch.parentId !== undefined && store.deletedChannels.has(ch.parentId))) return refusal(404, 10003, 'Unknown Channel');
-  if (ch.guildId !== undefined && store.leftGuilds.has(ch.guildId)) return refusal(403, 50001, 'Missing Access');
+  if (ch.guildId !== undefined && world.leftGuilds.has(ch.guildId)) return refusal(403, 50001, 'Missing Access');
   return undefined;
 }
 

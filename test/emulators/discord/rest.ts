@@ -165,7 +165,7 @@ export class RestApi {
 
   private withChannel(c: Ctx, h: (ch: EmuChannel) => Reply): Reply {
     const ch = allChannels(this.world).find((x) => x.id === c.params[0]);
-    const gone = placeRefusal(ch, this.store);
+    const gone = placeRefusal(ch, this.store, this.world);
     if (gone || !ch) return gone!;
     if (this.store.noAccess.has(ch.id)) return err(403, 50001, 'Missing Access');
     return h(ch);

@@ -58,8 +58,6 @@ export class Store {
   readonly noAccess = new Set<string>();
   /** Channels and threads deleted (`deleteChannel`): every request there answers 404, code 10003. */
   readonly deletedChannels = new Set<string>();
-  /** Guilds the bot was removed from (`removeBotFromGuild`): requests in their channels answer 403, code 50001. */
-  readonly leftGuilds = new Set<string>();
   /** Channels where the bot may not read the history: a reply is refused (code 160002), a plain post is not. */
   readonly noReadHistory = new Set<string>();
   /** Discord's per-channel bucket for message creates, when a test turns it on (`rateLimitMessageCreates`). */

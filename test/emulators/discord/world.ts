@@ -120,6 +120,8 @@ export function createWorld(options: { extraGuilds?: number; rolePermissions?: s
     laterThreads: [] as EmuChannel[],
     /** More guilds (one channel each), spread over shards; the main guild stays `guildId`. */
     extraGuilds: extraGuilds(options.extraGuilds ?? 0),
+    /** Guilds the bot was removed from (`removeBotFromGuild`): not in READY, requests in their channels answer 403 (50001). */
+    leftGuilds: new Set<string>(),
     roles: [
       { id: guildId, name: '@everyone', permissions: rolePermissions, position: 0, managed: false },
       { id: adminRoleId, name: 'agent-admins', permissions: '0', position: 1, managed: false },
@@ -134,9 +136,9 @@ export function allChannels(world: World): EmuChannel[] {
   return [...Object.values(world.channels), ...world.laterThreads, ...world.extraGuilds.map((g) => g.channel)];
 }
 
-/** Every guild ID, the main one first. */
+/** Every guild ID the bot is in, the main one first. */
 export function allGuildIds(world: World): string[] {
-  return [world.guildId, ...world.extraGuilds.map((g) => g.id)];
+  return [world.guildId, ...world.extraGuilds.map((g) => g.id)].filter((id) => !world.leftGuilds.has(id));
 }
 
 /** The shard Discord routes a guild's events to; DMs (no guild) go to shard 0. */
