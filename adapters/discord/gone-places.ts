@@ -5,6 +5,18 @@ import type { Redis } from 'ioredis';
  * only bounds what Redis keeps: messages queued there are long given up on by then.
  */
 const GONE_TTL_SECONDS = 30 * 24 * 3600;
+/**
+ * How long a locked, archived thread counts as closed: long enough for the messages queued there
+ * when it was locked, short enough that a missed unlock (THREAD_UPDATE while no ingress ran)
+ * does not turn later messages away for long.
+ */
+const LOCKED_TTL_SECONDS = 15 * 60;
+
+/** What a post there would meet: Discord's code, and why in plain words. */
+export interface Gone {
+  code: string;
+  why: string;
+}
 
 /**
  * Channels and threads the bot can no longer post in for good, shared through Redis: the ingress
@@ -26,12 +38,18 @@ export class GonePlaces {
     return `${this.prefix}:discord:left-guild:${guildId}`;
   }
 
-  /** `why` in plain words, e.g. "was deleted". */
-  async mark(channelIds: readonly string[], why: string): Promise<void> {
+  /** Deleted for good (`why` in plain words, e.g. "was deleted"): Discord's Unknown Channel. */
+  async mark(channelIds: readonly string[], why: string, code = '10003', ttlSeconds = GONE_TTL_SECONDS): Promise<void> {
     if (channelIds.length === 0) return;
     const batch = this.redis.multi();
-    for (const id of channelIds) batch.set(this.key(id), why, 'EX', GONE_TTL_SECONDS);
+    for (const id of channelIds) batch.set(this.key(id), `${code} ${why}`, 'EX', ttlSeconds);
     await batch.exec();
+  }
+
+  /** THREAD_UPDATE: a thread locked and archived refuses the bot's posts (50083) until it is unlocked or unarchived. */
+  async threadClosed(threadId: string, closed: boolean): Promise<void> {
+    if (closed) await this.mark([threadId], 'is a locked, archived thread', '50083', LOCKED_TTL_SECONDS);
+    else await this.redis.del(this.key(threadId));
   }
 
   /** The bot was removed from the guild: its channels are gone until it is added back. */
@@ -47,7 +65,10 @@ export class GonePlaces {
   }
 
   /** Why nothing can be posted in the channel any more, or undefined when nothing says so. */
-  async why(channelId: string): Promise<string | undefined> {
-    return (await this.redis.get(this.key(channelId))) ?? undefined;
+  async why(channelId: string): Promise<Gone | undefined> {
+    const value = await this.redis.get(this.key(channelId));
+    if (!value) return undefined;
+    const at = value.indexOf(' ');
+    return { code: value.slice(0, at), why: value.slice(at + 1) };
   }
 }

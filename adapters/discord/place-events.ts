@@ -21,6 +21,7 @@ interface PlaceData {
   parent_id?: string | null;
   unavailable?: boolean;
   channels?: Array<{ id: string }>;
+  thread_metadata?: { archived?: boolean; locked?: boolean };
   threads?: Array<{ id: string }>;
 }
 
@@ -34,6 +35,8 @@ interface PlaceData {
  *   what is queued there) and a deleted channel's binding is removed: Discord never reuses its ID.
  * - GUILD_DELETE without `unavailable` (the bot was removed, or the server deleted): as Slack's
  *   uninstall, the server's bindings and queued work are removed, its channels marked gone.
+ * - THREAD_UPDATE: a thread locked and archived, where the bot may not manage threads, takes no
+ *   post: what is queued there is not sent (for a while: see gone-places.ts); unlocked, it is.
  * - GUILD_CREATE: the bot is in the server (again): channels marked when it left are usable.
  */
 export function createPlaceEvents(options: PlaceEventsOptions): (packet: RawPacket, client: Client) => void {
@@ -117,6 +120,13 @@ export function createPlaceEvents(options: PlaceEventsOptions): (packet: RawPack
         const guild = client.guilds.cache.get(d.id);
         const channelIds = guild ? [...guild.channels.cache.keys()] : [];
         void guildLeft(d.id, channelIds).catch(failed('record leaving a server'));
+        return;
+      }
+      case 'THREAD_UPDATE': {
+        if (!d.id) return;
+        const cached = client.channels.cache.get(d.id);
+        const closed = d.thread_metadata?.archived === true && d.thread_metadata.locked === true && !(cached?.isThread() && cached.manageable);
+        void gone.threadClosed(d.id, closed).catch(failed('record a locked thread'));
         return;
       }
       case 'GUILD_CREATE':

@@ -206,15 +206,15 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     },
 
     /**
-     * A channel or thread known gone for good (deleted, or in a server the bot was removed from):
+     * A channel or thread known gone (deleted, in a server the bot was removed from, or a locked thread):
      * the answer could not be posted, so the billed call is not made. A Redis that does not
      * answer lets the message go on (the post then says).
      */
     async ready(target) {
-      const why = await gone.why(target.channelId).catch(() => undefined);
-      if (why === undefined) return;
-      const refused = new PlatformError('discord', 'refused', `Discord channel ${target.channelId} ${why}: its answer could not be posted, so the agent was not asked`, {
-        code: UNKNOWN_CHANNEL,
+      const known = await gone.why(target.channelId).catch(() => undefined);
+      if (known === undefined) return;
+      const refused = new PlatformError('discord', 'refused', `Discord channel ${target.channelId} ${known.why}: its answer could not be posted, so the agent was not asked`, {
+        code: known.code,
       });
       // Its give-up notice and ⚠️ would be refused as well: not sent (see refusalHeld).
       refusedPlaces.set(target.channelId, { error: refused, until: Date.now() + PLACE_REFUSED_FOR_MS });

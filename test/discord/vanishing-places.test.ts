@@ -156,16 +156,25 @@ describe('a thread archived or locked while the call runs', () => {
     expect(thread.archived).toBe(false);
   });
 
-  it('holds: a locked archived thread refuses the reply once (50083), and the bridge gives up without retrying', async () => {
+  it('a locked archived thread refuses the reply once (50083), and what is queued there is not sent to the agent', async () => {
     const thread = h.discord.createThread(h.extra[2]!, 'locked later');
     const m = await heldQuestion(thread, 'locked meanwhile');
+    await queued([say(thread, 'queued before the lock')]);
     h.discord.setThreadArchived(thread, { archived: true, locked: true });
+    await until(async () => (await h.bridge.redis.exists(`${h.bridge.config.queue.prefix}:discord:gone:${thread.id}`)) === 1, 'lock seen by the bridge');
     release();
-    await until(() => h.logs.matching(/gave up on a message/).some((l) => String(l.conversationId).includes(thread.id)), 'given up');
+    await until(() => h.logs.matching(/gave up on a message/).filter((l) => String(l.conversationId).includes(thread.id)).length === 2, 'both given up');
     await barrier('after lock');
+    // One refused post (the held answer), no retry; before, the queued one was billed and refused too.
     expect(posts(thread.id).map((c) => c.status)).toEqual([400]);
     expect(h.discord.repliesTo(m.id)).toEqual([]);
     expect(called('locked meanwhile')).toBe(1);
+    expect(called('queued before the lock')).toBe(0);
+    // Unlocked and unarchived: answered again.
+    h.discord.setThreadArchived(thread, { archived: false, locked: false });
+    await until(async () => (await h.bridge.redis.exists(`${h.bridge.config.queue.prefix}:discord:gone:${thread.id}`)) === 0, 'unlock seen by the bridge');
+    const again = say(thread, 'after the unlock');
+    await h.discord.waitFor(() => h.discord.repliesTo(again.id)[0], 'answered after the unlock');
   });
 });
 
