@@ -33,6 +33,8 @@ const PLACE_REFUSALS: ReadonlySet<string> = new Set(['10003', '50001', '50007', 
 const NO_ACCESS: ReadonlySet<string> = new Set(['10003', '50001']);
 /** Discord's code for a channel or thread that does not exist (deleted). */
 const UNKNOWN_CHANNEL = '10003';
+/** The start of Discord's snowflake clock (2015-01-01). */
+const DISCORD_EPOCH_MS = 1_420_070_400_000;
 /** How long a channel's refusal stands for its notices and reactions (a fix in the channel settings takes effect after). */
 const PLACE_REFUSED_FOR_MS = 60_000;
 /** Pages of 100 read after the question when looking for a chunk a crashed worker may have posted. */
@@ -103,7 +105,7 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
       refusedPlaces.delete(target.channelId);
     } catch (err) {
       const refused = toPlatformError(err, 'message create');
-      if (refused.code && PLACE_REFUSALS.has(refused.code)) refusedPlaces.set(target.channelId, { error: refused, until: Date.now() + PLACE_REFUSED_FOR_MS });
+      if (refused.code && PLACE_REFUSALS.has(refused.code)) refusedPlaces.set(target.channelId, { error: refused, until: Date.now() + PLACE_REFUSED_FOR_MS, at: Date.now() });
       // Deleted for good (Discord never reuses the ID): every worker stops calling the agent for it.
       if (refused.code === UNKNOWN_CHANNEL) {
         void gone.mark([target.channelId], 'was deleted').catch((e: unknown) => logger.debug({ ...errorFields(e) }, 'could not record a deleted channel'));
@@ -126,7 +128,7 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
    * would refuse it as well, and every refused request counts toward the 10,000 in 10 minutes
    * after which Discord bars the IP.
    */
-  const refusedPlaces = new Map<string, { error: PlatformError; until: number }>();
+  const refusedPlaces = new Map<string, { error: PlatformError; until: number; at?: number }>();
   function refusalHeld(channelId: string): PlatformError | undefined {
     const held = refusedPlaces.get(channelId);
     if (held && Date.now() < held.until) return held.error;
@@ -206,19 +208,31 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     },
 
     /**
-     * A channel or thread known gone (deleted, in a server the bot was removed from, or a locked thread):
-     * the answer could not be posted, so the billed call is not made. A Redis that does not
-     * answer lets the message go on (the post then says).
+     * A channel or thread known gone (deleted, in a server the bot was removed from, or a locked
+     * thread), or one that refused this process's last post there within a minute: the answer
+     * could not be posted, so the billed call is not made. A Redis that does not answer lets the
+     * message go on (the post then says).
      */
     async ready(target) {
       const known = await gone.why(target.channelId).catch(() => undefined);
-      if (known === undefined) return;
-      const refused = new PlatformError('discord', 'refused', `Discord channel ${target.channelId} ${known.why}: its answer could not be posted, so the agent was not asked`, {
-        code: known.code,
-      });
-      // Its give-up notice and ⚠️ would be refused as well: not sent (see refusalHeld).
-      refusedPlaces.set(target.channelId, { error: refused, until: Date.now() + PLACE_REFUSED_FOR_MS });
-      throw refused;
+      if (known !== undefined) {
+        const refused = new PlatformError('discord', 'refused', `Discord channel ${target.channelId} ${known.why}: its answer could not be posted, so the agent was not asked`, {
+          code: known.code,
+        });
+        // Its give-up notice and ⚠️ would be refused as well: not sent (see refusalHeld).
+        refusedPlaces.set(target.channelId, { error: refused, until: Date.now() + PLACE_REFUSED_FOR_MS });
+        throw refused;
+      }
+      // Discord refused a post there under a minute ago (Missing Access, Missing Permissions) and
+      // this message was sent before that: it waited behind the refused one, and would be billed
+      // and refused the same way. One sent since may find the place fixed, and goes on.
+      const held = refusedPlaces.get(target.channelId);
+      if (held?.at !== undefined && Date.now() < held.until && sentAt(target.messageId) < held.at) {
+        throw new PlatformError('discord', 'refused', `${held.error.message}, after this message was sent: the agent was not asked for an answer there`, {
+          ...(held.error.status !== undefined ? { status: held.error.status } : {}),
+          ...(held.error.code !== undefined ? { code: held.error.code } : {}),
+        });
+      }
     },
 
     async startWorking(target) {
@@ -271,6 +285,15 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
       return starter ? [...threadLine(starter), { author: '', text: '', isBot: false, gap: true }, ...lines.slice(-(pageSize - 1))] : lines;
     },
   };
+}
+
+/** When a Discord message was sent, from its snowflake ID (ms); 0 for an ID that is not one. */
+function sentAt(messageId: string): number {
+  try {
+    return Number(BigInt(messageId) >> 22n) + DISCORD_EPOCH_MS;
+  } catch {
+    return 0;
+  }
 }
 
 /** A thread's message as a transcript line, or none when it shows nothing. */

@@ -20,7 +20,7 @@ let h: DiscordHarness;
 beforeAll(async () => {
   h = await startDiscordBridge({
     emulator: { extraGuilds: 1 },
-    extraChannels: 4,
+    extraChannels: 5,
     agent: {
       reply: async (_id, message) => {
         if (message.includes('HOLD')) await gate;
@@ -175,6 +175,24 @@ describe('a thread archived or locked while the call runs', () => {
     await until(async () => (await h.bridge.redis.exists(`${h.bridge.config.queue.prefix}:discord:gone:${thread.id}`)) === 0, 'unlock seen by the bridge');
     const again = say(thread, 'after the unlock');
     await h.discord.waitFor(() => h.discord.repliesTo(again.id)[0], 'answered after the unlock');
+  });
+});
+
+describe('the bot loses access to a channel while messages wait', () => {
+  it('gives up on what is queued there without calling the agent, once the answer before it was refused', async () => {
+    const channel = h.extra[4]!;
+    const first = await heldQuestion(channel, 'before access was lost');
+    await queued([say(channel, 'queued before access was lost')]);
+    h.discord.store.noAccess.add(channel.id);
+    release();
+    await until(() => h.logs.matching(/gave up on a message/).filter((l) => String(l.conversationId).includes(channel.id)).length === 2, 'both given up');
+    await barrier('after access lost');
+    // Before: the queued one was billed and refused as well (a second 403 toward Discord's IP ban).
+    expect(called('queued before access was lost')).toBe(0);
+    expect(posts(channel.id).map((c) => c.status)).toEqual([403]);
+    expect(h.discord.repliesTo(first.id)).toEqual([]);
+    const gaveUp = h.logs.matching(/gave up on a message/).filter((l) => String(l.conversationId).includes(channel.id));
+    expect(JSON.stringify(gaveUp.at(-1))).toContain('Missing Access');
   });
 });
 
