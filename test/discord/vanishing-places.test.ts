@@ -75,6 +75,19 @@ describe('a question deleted before it is answered', () => {
     expect(h.discord.repliesTo(after.id)).toHaveLength(1);
   });
 
+  it('is not sent to the agent when deleted while it waits in line in a thread', async () => {
+    const thread = h.discord.createThread(h.extra[0]!, 'a thread with a regret');
+    await heldQuestion(thread, 'first in the thread');
+    const regretted = say(thread, 'regretted in the thread');
+    await queued([regretted]);
+    h.discord.deleteMessage(regretted);
+    await until(() => h.logs.matching(/deleted before it was answered/).some((l) => l.messageId === regretted.id), 'withdrawal logged');
+    release();
+    const next = say(thread, 'next in the thread');
+    await h.discord.waitFor(() => h.discord.repliesTo(next.id)[0], 'next one answered');
+    expect(called('regretted in the thread')).toBe(0);
+  });
+
   it('deleted while its call runs: not asked again, and the billed answer is posted once, as a plain message', async () => {
     const channel = h.extra[0]!;
     const m = await heldQuestion(channel, 'deleted during the call');
