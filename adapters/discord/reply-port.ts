@@ -198,7 +198,9 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     async postNotice(target, text, info) {
       const held = refusalHeld(target.channelId);
       // Nobody is left there to tell: the worker's give-up line already says the channel is gone.
-      if (held?.code === UNKNOWN_CHANNEL) return void logger.debug({ channelId: target.channelId }, 'no notice in a channel that is gone');
+      if (held?.code === UNKNOWN_CHANNEL || (await gone.why(target.channelId).catch(() => undefined))) {
+        return void logger.debug({ channelId: target.channelId }, 'no notice in a channel that is gone');
+      }
       if (held) throw held;
       const content = text.length > DISCORD_MAX_CHARS ? `${text.slice(0, DISCORD_MAX_CHARS - 1)}…` : text;
       // A give-up notice a stopped worker may have posted: known as a chunk 0 is (a reply to the

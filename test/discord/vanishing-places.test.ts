@@ -226,6 +226,9 @@ describe('the bot removed from a server', () => {
     expect(h.discord.repliesTo(first.id)).toEqual([]);
     expect(await h.bridge.bindings.get('discord', channel.id)).toBeUndefined();
     expect(h.logs.matching(/the bot was removed from a server/)[0]).toMatchObject({ guildId: guild.id, unbound: 1 });
+    // One line per message given up: no refused notice attempted there, nor a line about it.
+    const refs = new Set(h.logs.matching(/gave up on a message/).filter((l) => String(l.conversationId).includes(channel.id)).map((l) => l.ref));
+    expect(h.logs.matching(/could not tell the user/).filter((l) => refs.has(l.ref))).toEqual([]);
     // Added back and bound again: its channels are answered again.
     h.discord.addBotToGuild(guild.id);
     await until(async () => (await h.bridge.redis.exists(`${h.bridge.config.queue.prefix}:discord:gone:${channel.id}`)) === 0, 'its channel no longer marked gone');
