@@ -216,6 +216,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       dropLog,
       audit,
       queueStats: () => queue.counts(),
+      unfinishedIn: (platform, channelId) => queue.unfinishedIn(platform, channelId),
       logger,
       secrets,
       ...(fingerprints ? { credentialFingerprints: fingerprints } : {}),

@@ -79,10 +79,16 @@ export function createCachedBindingStore(options: BindingCacheOptions): CachedBi
       await feed.announce(key(platform, channelId));
     },
 
-    async remove(platform, channelId) {
-      const wasInForce = await store.remove(platform, channelId);
+    async update(platform, channelId, change) {
+      const done = await store.update(platform, channelId, change);
       await feed.announce(key(platform, channelId));
-      return wasInForce;
+      return done;
+    },
+
+    async remove(platform, channelId) {
+      const previous = await store.remove(platform, channelId);
+      await feed.announce(key(platform, channelId));
+      return previous;
     },
 
     list: (platform) => store.list(platform),

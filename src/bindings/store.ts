@@ -41,6 +41,22 @@ const bindingSchema = z.object({
 /** Stored when a default is removed, so the `BINDINGS` entry stays masked. */
 const tombstoneSchema = z.object({ removed: z.literal(true), at: z.number() });
 
+/** Attempts of a change that other changes keep overtaking before it is refused. */
+const MAX_ATTEMPTS = 20;
+
+/**
+ * KEYS[1] the bindings hash. ARGV: field, its value as read ('' = absent), fallback field ('' =
+ * none), its value as read, `set` or `del`, the new value. Writes only if both still hold what
+ * was read; returns 1 if it wrote, else 0.
+ */
+const COMPARE_AND_WRITE = `
+local function unchanged(f, seen) return (redis.call('HGET', KEYS[1], f) or '') == seen end
+if not unchanged(ARGV[1], ARGV[2]) then return 0 end
+if ARGV[3] ~= '' and not unchanged(ARGV[3], ARGV[4]) then return 0 end
+if ARGV[5] == 'del' then redis.call('HDEL', KEYS[1], ARGV[1]) else redis.call('HSET', KEYS[1], ARGV[1], ARGV[6]) end
+return 1
+`;
+
 type Stored = { kind: 'binding'; binding: Binding } | { kind: 'tombstone' } | { kind: 'none' };
 
 /** The binding a `BINDINGS` entry stands for. */
@@ -87,10 +103,33 @@ export function createBindingStore(options: BindingStoreOptions): BindingStore {
   async function read(platform: Platform, channelId: string) {
     const name = field(platform, channelId);
     const fallback = fallbackChannelOf(channelId);
-    if (!fallback) return { name, stored: decode(name, await redis.hget(key, name)), fallbackBinding: undefined };
+    if (!fallback) {
+      const own = await redis.hget(key, name);
+      return { name, own, stored: decode(name, own), fallbackName: undefined, shared: null, fallbackBinding: undefined };
+    }
     const fallbackName = field(platform, fallback);
     const [own, shared] = await redis.hmget(key, name, fallbackName);
-    return { name, stored: decode(name, own), fallbackBinding: resolve(fallbackName, decode(fallbackName, shared)) };
+    return { name, own, stored: decode(name, own), fallbackName, shared, fallbackBinding: resolve(fallbackName, decode(fallbackName, shared)) };
+  }
+
+  /**
+   * Writes `value` (null: deletes the field) only if neither the channel's field nor its
+   * fallback's changed since `r` was read; false if one did (the caller reads again).
+   */
+  async function writeIfUnchanged(r: Awaited<ReturnType<typeof read>>, value: string | null): Promise<boolean> {
+    const args = [r.name, r.own ?? '', r.fallbackName ?? '', r.shared ?? '', value === null ? 'del' : 'set', value ?? ''];
+    return (await redis.eval(COMPARE_AND_WRITE, 1, key, ...args)) === 1;
+  }
+
+  /** Reads, lets `decide` pick what to write, and writes it unless another change came in between. */
+  async function atomically<T>(platform: Platform, channelId: string, decide: (r: Awaited<ReturnType<typeof read>>) => { value: string | null; result: T }): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      const r = await read(platform, channelId);
+      const { value, result } = decide(r);
+      if (await writeIfUnchanged(r, value)) return result;
+      // Only admins change bindings, a few at a time: losing this often means something is wrong.
+      if (attempt >= MAX_ATTEMPTS) throw new Error(`binding of ${r.name} kept changing; gave up after ${MAX_ATTEMPTS} attempts`);
+    }
   }
 
   /** The channel's own entry (or tombstone, or `BINDINGS` default), else its fallback's. */
@@ -109,16 +148,23 @@ export function createBindingStore(options: BindingStoreOptions): BindingStore {
       await redis.hset(key, field(platform, channelId), JSON.stringify(valid));
     },
 
-    async remove(platform, channelId) {
-      const r = await read(platform, channelId);
-      const wasInForce = inForce(r) !== undefined;
-      // Deleting the entry would let a default (or the shared `dm` binding) apply again: mask it.
-      if (defaults.has(r.name) || r.fallbackBinding) {
-        await redis.hset(key, r.name, JSON.stringify({ removed: true, at: Date.now() }));
-      } else {
-        await redis.hdel(key, r.name);
-      }
-      return wasInForce;
+    update(platform, channelId, change) {
+      return atomically(platform, channelId, (r) => {
+        const previous = inForce(r);
+        const next = change(previous);
+        const binding = next && bindingSchema.parse(next);
+        // Nothing to store: writing back what was read keeps the check (and changes nothing).
+        return { value: binding ? JSON.stringify(binding) : (r.own ?? null), result: { previous, binding } };
+      });
+    },
+
+    remove(platform, channelId) {
+      return atomically(platform, channelId, (r) => {
+        const previous = inForce(r);
+        // Deleting the entry would let a default (or the shared `dm` binding) apply again: mask it.
+        const mask = defaults.has(r.name) || r.fallbackBinding !== undefined;
+        return { value: mask ? JSON.stringify({ removed: true, at: Date.now() }) : null, result: previous };
+      });
     },
 
     async list(platform) {

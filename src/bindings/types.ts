@@ -21,6 +21,13 @@ export interface Binding {
   updatedAt?: number;
 }
 
+/** What {@link BindingStore.update} did: the binding in force before, and the one it stored. */
+export interface BindingChange {
+  previous: Binding | undefined;
+  /** Undefined when `change` stored nothing. */
+  binding: Binding | undefined;
+}
+
 /**
  * Channel → instance map. A thread uses its channel's binding; direct messages use their
  * workspace's `dm:<workspace>` (see dm.ts), which falls back to the deployment-wide `dm`.
@@ -28,7 +35,15 @@ export interface Binding {
 export interface BindingStore {
   get(platform: Platform, channelId: string): Promise<Binding | undefined>;
   set(platform: Platform, channelId: string, binding: Binding): Promise<void>;
-  /** Removes the binding (a BINDINGS default is masked). Returns whether one was in force. */
-  remove(platform: Platform, channelId: string): Promise<boolean>;
+  /**
+   * Changes the binding in one step against concurrent changes (two admins, two processes):
+   * `change` gets the binding in force and returns the one to store (undefined: store nothing),
+   * and is called again if another change landed in between. Returns the binding it replaced
+   * and the one stored, so
+   * an admin is told what the binding really was, never what another admin's change erased.
+   */
+  update(platform: Platform, channelId: string, change: (current: Binding | undefined) => Binding | undefined): Promise<BindingChange>;
+  /** Removes the binding (a BINDINGS default is masked). Returns the one that was in force, if any. */
+  remove(platform: Platform, channelId: string): Promise<Binding | undefined>;
   list(platform?: Platform): Promise<Array<{ platform: Platform; channelId: string; binding: Binding }>>;
 }

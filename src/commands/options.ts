@@ -5,6 +5,7 @@ import type { AgentApi } from '../agent-api/types.js';
 import type { AgentAccounts } from '../accounts/agent-accounts.js';
 import type { AuditLog } from '../audit/audit-log.js';
 import type { BindingStore } from '../bindings/types.js';
+import type { Platform } from '../core/conversation.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
 import type { Logger, SecretRegistry } from '../logger.js';
 import type { Quota } from '../quota/quota.js';
@@ -28,6 +29,12 @@ export interface CommandsOptions {
   dropLog: DropLog;
   audit: AuditLog;
   queueStats: () => Promise<QueueStats>;
+  /**
+   * Messages of a binding channel not finished yet (ChatQueue.unfinishedIn): `bind` and
+   * `unbind` tell the admin how many are still answered by the instance they were sent under.
+   * Unset: not counted, and said without a number.
+   */
+  unfinishedIn?: (platform: Platform, channelId: string) => Promise<number>;
   /** Slack assistant suggested prompts per binding (`set prompts`). */
   prompts?: SuggestedPromptStore;
   /** Votes on replies (`feedback`). */
@@ -75,7 +82,7 @@ export interface CommandsOptions {
 
 /** The options with defaults applied, as the handler files receive them. */
 export interface CommandsDeps
-  extends Required<Omit<CommandsOptions, 'secrets' | 'prompts' | 'feedback' | 'accounts' | 'credentialFingerprints'>>,
-    Pick<CommandsOptions, 'prompts' | 'feedback' | 'accounts' | 'credentialFingerprints'> {
+  extends Required<Omit<CommandsOptions, 'secrets' | 'prompts' | 'feedback' | 'accounts' | 'credentialFingerprints' | 'unfinishedIn'>>,
+    Pick<CommandsOptions, 'prompts' | 'feedback' | 'accounts' | 'credentialFingerprints' | 'unfinishedIn'> {
   secrets: SecretRegistry;
 }

@@ -184,6 +184,11 @@ export class ChatQueue {
     return this.mailbox.withdraw(conversationId, messageId, JSON.stringify({ ref, withdrawn: true } satisfies GaveUp));
   }
 
+  /** Messages of a binding channel not finished yet: each keeps the instance it was accepted under. */
+  unfinishedIn(platform: ChatMessage['platform'], channelId: string): Promise<number> {
+    return this.mailbox.unfinishedIn(platform, channelId);
+  }
+
   /** Whether the bot answered in this conversation (a thread's follow-ups need no mention then). */
   isAnswered(conversationId: string): Promise<boolean> {
     return this.mailbox.isAnswered(conversationId);

@@ -320,6 +320,14 @@ export class Mailbox {
     return (await scripts.retakeLock(this.redis, [k.jobLock(fence.jobId), k.stalled, k.active], [fence.token, lockMs, fence.jobId])) === 1;
   }
 
+  /**
+   * How many messages accepted under a binding channel are unfinished (waiting, or being
+   * answered); entries older than a message's lifetime belong to messages that expired.
+   */
+  unfinishedIn(platform: ChatMessage['platform'], channelId: string): Promise<number> {
+    return this.redis.zcount(this.keys.channelPending(platform, channelId), Date.now() - this.messageTtl * 1000, '+inf');
+  }
+
   /** Whether the bot already answered in this conversation (a thread). */
   async isAnswered(conversationId: string): Promise<boolean> {
     return (await this.redis.exists(this.keys.answered(conversationId))) === 1;

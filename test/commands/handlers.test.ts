@@ -94,7 +94,7 @@ describe('cachedInstances', () => {
 describe('unexpected failures', () => {
   it('become a reply with a reference ID that is also in the log', async () => {
     const t = setup(redis, prefix);
-    t.bindings.get = async () => {
+    t.bindings.get = t.bindings.update = t.bindings.remove = async () => {
       throw new Error('Connection is closed.');
     };
     for (const r of [await t.commands.bind(caller, 'inst_a'), await t.commands.unbind(caller), await t.commands.set(caller, 'errors', 'silent'), await t.commands.why(caller)]) {

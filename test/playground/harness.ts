@@ -112,7 +112,17 @@ export async function startHarness(env: Record<string, string> = {}): Promise<Ha
   const bindings: BindingStore = {
     get: async (_p, c) => h.bindings.get(c),
     set: async (_p, c, b) => void h.bindings.set(c, b),
-    remove: async (_p, c) => h.bindings.delete(c),
+    update: async (_p, c, change) => {
+      const previous = h.bindings.get(c);
+      const binding = change(previous);
+      if (binding) h.bindings.set(c, binding);
+      return { previous, binding };
+    },
+    remove: async (_p, c) => {
+      const previous = h.bindings.get(c);
+      h.bindings.delete(c);
+      return previous;
+    },
     list: async () => [...h.bindings].map(([channelId, binding]) => ({ platform: 'web' as const, channelId, binding })),
   };
   const queueInfo: QueueInfo = {
