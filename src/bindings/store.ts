@@ -42,7 +42,7 @@ const bindingSchema = z.object({
 const tombstoneSchema = z.object({ removed: z.literal(true), at: z.number() });
 
 /** Attempts of a change that other changes keep overtaking before it is refused. */
-const MAX_ATTEMPTS = 20;
+const MAX_ATTEMPTS = 50;
 
 /**
  * KEYS[1] the bindings hash. ARGV: field, its value as read ('' = absent), fallback field ('' =
@@ -129,6 +129,8 @@ export function createBindingStore(options: BindingStoreOptions): BindingStore {
       if (await writeIfUnchanged(r, value)) return result;
       // Only admins change bindings, a few at a time: losing this often means something is wrong.
       if (attempt >= MAX_ATTEMPTS) throw new Error(`binding of ${r.name} kept changing; gave up after ${MAX_ATTEMPTS} attempts`);
+      // A short random pause, so changes that collided do not collide again in step.
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(attempt, 10) * 2));
     }
   }
 
