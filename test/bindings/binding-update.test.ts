@@ -73,4 +73,21 @@ describe('BindingStore.update and remove: one atomic change each', () => {
     expect(done.previous).toMatchObject({ instanceId: 'inst_other' });
     expect(done.binding).toMatchObject({ instanceId: 'inst_ta', errorPolicy: 'reaction' });
   });
+
+  it('a setting whose channel is unbound between its read and its write is not written (the binding stays gone)', async () => {
+    const p = `${prefix}:set-unbind`;
+    const store = storeOf(p, []);
+    const conn = conns.at(-1)!;
+    await store.set('slack', 'C1', admin('inst_a'));
+    const seen: Array<string | undefined> = [];
+    const done = await store.update('slack', 'C1', (current) => {
+      seen.push(current?.instanceId);
+      // The first time, an unbind elsewhere lands between this read and the write.
+      if (seen.length === 1) void conn.hdel(`${p}:bindings`, 'slack:C1');
+      return current && { ...current, errorPolicy: 'silent' };
+    });
+    expect(seen).toEqual(['inst_a', undefined]);
+    expect(done).toEqual({ previous: undefined, binding: undefined });
+    expect(await redis.hexists(`${p}:bindings`, 'slack:C1')).toBe(0);
+  });
 });
