@@ -71,7 +71,7 @@ export function createPlaceEvents(options: PlaceEventsOptions): (packet: RawPack
     // A channel's threads go with it (Discord sends no THREAD_DELETE for them).
     const threads = thread ? [] : [...client.channels.cache.values()].filter((c) => c.isThread() && c.parentId === id).map((c) => c.id);
     await gone.mark([id, ...threads], 'was deleted');
-    const unbound = !thread && (await ctx.bindings.remove('discord', id));
+    const unbound = !thread && (await ctx.bindings.remove('discord', id)) !== undefined;
     logger.info(
       { channelId: id, guildId: d.guild_id, threads: threads.length, unbound },
       `discord: ${thread ? 'a thread' : 'a channel'} was deleted: messages queued there are not sent to the agent${unbound ? ', and its binding was removed' : ''}`,

@@ -44,10 +44,10 @@ export function registerChannelLifeListeners(app: App, deps: ChannelLifeDeps): v
       deps.logger.warn({ channel, ...errorFields(err) }, 'could not record that a Slack channel went away: its queued messages may still be sent to the agent');
     }
     if (code !== 'channel_not_found') return deps.logger.info({ channel, code }, `${GONE_WORDS[code]}: its queued messages will not be sent to the agent`);
-    const unbound = await deps.bindings.remove('slack', channel).catch((err: unknown) => {
+    const unbound = (await deps.bindings.remove('slack', channel).catch((err: unknown) => {
       deps.logger.warn({ channel, ...errorFields(err) }, 'could not remove the binding of a deleted Slack channel');
-      return false;
-    });
+      return undefined;
+    })) !== undefined;
     deps.logger.info({ channel, code, unbound }, `${GONE_WORDS[code]}: its queued messages will not be sent to the agent${unbound ? ', and its binding was removed' : ''}`);
     if (unbound) {
       await deps.audit
