@@ -1,4 +1,5 @@
-import type { ChainableCommander, Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { writeAnnounced, type MarkWriter } from '../../src/announced-marks.js';
 import type { Config } from '../../src/config/load.js';
 import { bullPrefix } from '../../src/redis.js';
 
@@ -28,42 +29,25 @@ export const GONE_WORDS: Readonly<Record<GoneCode, string>> = {
 
 const TTL_S = 30 * 24 * 3600;
 const CODES: ReadonlySet<string> = new Set<GoneCode>(['not_in_channel', 'is_archived', 'channel_not_found']);
-const asCode = (code: unknown): GoneCode | undefined => (typeof code === 'string' && CODES.has(code) ? (code as GoneCode) : undefined);
+export const asCode = (code: unknown): GoneCode | undefined => (typeof code === 'string' && CODES.has(code) ? (code as GoneCode) : undefined);
 
-const goneKey = (config: Readonly<Config>, channel: string) => `${bullPrefix(config)}:slack:channel-gone:${channel}`;
+export const goneKey = (config: Readonly<Config>, channel: string) => `${bullPrefix(config)}:slack:channel-gone:${channel}`;
 /** Where each mark and clear is announced (the channel's ID), for the workers' caches (gone-cache.ts). */
 export const goneChangedChannel = (config: Readonly<Config>) => `${bullPrefix(config)}:slack:channels-gone:changed`;
-
-/** Runs a MULTI; a command's error is thrown as the command's would be. */
-async function exec(multi: ChainableCommander): Promise<unknown[]> {
-  const replies = await multi.exec();
-  if (!replies) throw new Error('Redis discarded the transaction');
-  for (const [err] of replies) if (err) throw err;
-  return replies.map(([, value]) => value);
-}
 
 /**
  * The marks in Redis. A mark and a clear are announced in the same step as they are written, so
  * a worker's cache (gone-cache.ts) never holds one longer than its announcement takes to arrive.
+ * `write` is the cache's when it writes (it drops its own entry at once as well).
  */
-export function createGoneChannels(redis: Redis, config: Readonly<Config>): GoneChannels {
+export function createGoneChannels(redis: Redis, config: Readonly<Config>, write: MarkWriter = writeAnnounced(redis, goneChangedChannel(config))): GoneChannels {
   const key = (channel: string) => goneKey(config, channel);
-  const changed = goneChangedChannel(config);
   return {
     mark: async (channel, code) => {
-      const [previous] = await exec(redis.multi().set(key(channel), code, 'EX', TTL_S, 'GET').publish(changed, channel));
+      const [previous] = await write([channel], (m) => m.set(key(channel), code, 'EX', TTL_S, 'GET'));
       return previous === code;
     },
-    clear: async (channel) => void (await exec(redis.multi().del(key(channel)).publish(changed, channel))),
+    clear: async (channel) => void (await write([channel], (m) => m.del(key(channel)))),
     get: async (channel) => asCode(await redis.get(key(channel))),
   };
-}
-
-/** A channel's mark and when it lapses (`Infinity`: no mark, nothing lapses), read in one round trip. */
-export async function readMark(redis: Redis, config: Readonly<Config>, channel: string): Promise<{ code: GoneCode | undefined; until: number }> {
-  const now = Date.now();
-  const [code, ttlMs] = await exec(redis.multi().get(goneKey(config, channel)).pttl(goneKey(config, channel)));
-  const mark = asCode(code);
-  if (!mark) return { code: undefined, until: Infinity };
-  return { code: mark, until: typeof ttlMs === 'number' && ttlMs > 0 ? now + ttlMs : now };
 }
