@@ -351,7 +351,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       await queue.close().catch(() => {});
       // The worker's connection may still carry commands of jobs cut off by the timeout.
       workerRedis?.disconnect();
-      // The ports' subscriptions (Slack's gone channels) are duplicates of `redis`: closed with it.
+      // The ports' subscriptions (Slack's gone channels, Discord's gone places) are duplicates of `redis`: closed with it.
       await Promise.allSettled([bindings.close(), fingerprints?.close(), ...Object.values(ports).map((p) => p?.close?.()), redis.quit(), bullRedis.quit()]);
       releaseRedactor?.();
       logger.info('stopped');

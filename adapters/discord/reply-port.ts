@@ -70,7 +70,7 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
   const rest: RestLike = options.rest ?? createRest(discord);
   const logger = deps.logger.child({ platform: 'discord' });
   const firstReactionRefusal = oncePer(REACTION_REFUSED_WARN_MS);
-  const gone = new GonePlaces(deps.redis, deps.config.queue.prefix);
+  const gone = new GonePlaces(deps.redis, deps.config.queue.prefix, { logger });
   const typing = new TypingKeeper(
     async (channelId) => {
       await rest.post(Routes.channelTyping(channelId));
@@ -266,6 +266,9 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
         }
       }
     },
+
+    // The gone places' subscription (opened by the first `ready`).
+    close: () => gone.close(),
 
     async fetchThread(target, limit): Promise<ThreadMessage[]> {
       if (!target.threadId || limit <= 0) return [];

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCachedGoneChannels, type CachedGoneChannels } from '../../adapters/slack/gone-cache.js';
@@ -7,42 +6,23 @@ import type { Config } from '../../src/config/load.js';
 import { bullPrefix } from '../../src/redis.js';
 import { invalidations } from '../support/invalidations.js';
 import { cleanup, REDIS_URL, testRedis } from '../support/redis-helpers.js';
+import { watchRedisCommands, type CommandWatch } from '../support/redis-monitor.js';
 import { botMention, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
 
 const { redis, prefix } = testRedis();
-const monitors: Redis[] = [];
 const opened: Array<{ cache: CachedGoneChannels; conn: Redis }> = [];
 afterAll(async () => {
   for (const o of opened) {
     await o.cache.close();
     await o.conn.quit();
   }
-  for (const m of monitors) m.disconnect();
+  (await watcher)?.stop();
   await cleanup(redis, prefix);
 });
 
-/**
- * Every command Redis runs, as MONITOR reports it (one watcher for the file, started while Redis
- * is quiet: ioredis mistakes a monitored command for a reply when MONITOR starts under traffic). `settled` makes sure every command sent
- * before it (by anyone) has been reported: Redis runs commands one at a time and reports each as
- * it runs it, so once a marker sent afterwards is reported, they all are.
- */
-let watcher: ReturnType<typeof startWatching> | undefined;
-const watchCommands = () => (watcher ??= startWatching());
-async function startWatching() {
-  const monitor = await redis.monitor();
-  monitors.push(monitor);
-  const commands: string[][] = [];
-  monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
-  return {
-    getsOf: (key: string) => commands.filter((c) => c[0]?.toLowerCase() === 'get' && c[1] === key).length,
-    settled: async () => {
-      const marker = `settled-${randomUUID()}`;
-      await redis.echo(marker);
-      await until(() => commands.some((c) => c[1] === marker), 'MONITOR caught up');
-    },
-  };
-}
+/** One watcher for the file, started while Redis is quiet (see watchRedisCommands). */
+let watcher: Promise<CommandWatch> | undefined;
+const watchCommands = () => (watcher ??= watchRedisCommands(redis));
 
 const configOf = (p: string) => ({ redis: { clusterNodes: [] }, queue: { prefix: p } }) as unknown as Config;
 const keyOf = (p: string, channel: string) => `${p}:slack:channel-gone:${channel}`;

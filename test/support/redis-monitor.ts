@@ -1,0 +1,35 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { until } from './until.js';
+
+export interface CommandWatch {
+  /** How many GETs of `key` Redis has run since the watch started. */
+  getsOf(key: string): number;
+  /**
+   * Resolves once every command sent before it (by anyone) has been reported: Redis runs commands
+   * one at a time and reports each as it runs it, so once a marker sent afterwards is reported,
+   * they all are.
+   */
+  settled(): Promise<void>;
+  /** Ends the watch (its MONITOR connection). */
+  stop(): void;
+}
+
+/**
+ * Every command Redis runs, as MONITOR reports it. Start one per test file while Redis is quiet
+ * (ioredis mistakes a monitored command for a reply when MONITOR starts under traffic).
+ */
+export async function watchRedisCommands(redis: Redis): Promise<CommandWatch> {
+  const monitor = await redis.monitor();
+  const commands: string[][] = [];
+  monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
+  return {
+    getsOf: (key) => commands.filter((c) => c[0]?.toLowerCase() === 'get' && c[1] === key).length,
+    settled: async () => {
+      const marker = `settled-${randomUUID()}`;
+      await redis.echo(marker);
+      await until(() => commands.some((c) => c[1] === marker), 'MONITOR caught up');
+    },
+    stop: () => monitor.disconnect(),
+  };
+}
