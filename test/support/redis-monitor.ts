@@ -11,6 +11,8 @@ export interface CommandWatch {
    * they all are.
    */
   settled(): Promise<void>;
+  /** How many GETs of `key` Redis runs for `run` (and anyone else meanwhile). */
+  getsDuring(key: string, run: () => Promise<unknown>): Promise<number>;
   /** Ends the watch (its MONITOR connection). */
   stop(): void;
 }
@@ -23,13 +25,27 @@ export async function watchRedisCommands(redis: Redis): Promise<CommandWatch> {
   const monitor = await redis.monitor();
   const commands: string[][] = [];
   monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
+  const getsOf = (key: string) => commands.filter((c) => c[0]?.toLowerCase() === 'get' && c[1] === key).length;
+  const settled = async () => {
+    const marker = `settled-${randomUUID()}`;
+    await redis.echo(marker);
+    await until(() => commands.some((c) => c[1] === marker), 'MONITOR caught up');
+  };
   return {
-    getsOf: (key) => commands.filter((c) => c[0]?.toLowerCase() === 'get' && c[1] === key).length,
-    settled: async () => {
-      const marker = `settled-${randomUUID()}`;
-      await redis.echo(marker);
-      await until(() => commands.some((c) => c[1] === marker), 'MONITOR caught up');
+    getsOf,
+    settled,
+    async getsDuring(key, run) {
+      await settled();
+      const before = getsOf(key);
+      await run();
+      await settled();
+      return getsOf(key) - before;
     },
     stop: () => monitor.disconnect(),
   };
+}
+
+/** Whether Redis has a client connection named `name` (CLIENT LIST): a cache's subscription. */
+export async function hasConnectionNamed(redis: Redis, name: string): Promise<boolean> {
+  return ((await redis.client('LIST')) as string).split('\n').some((line) => line.includes(` name=${name} `));
 }
