@@ -42,7 +42,8 @@ export interface InvalidationFeed {
  * arrives (not after a TTL). The cache is only trusted while the subscription is up: while it is
  * down (Redis restarting) lookups go to Redis, and the cache is emptied when it comes back,
  * since announcements made in between were missed. A lookup that raced an announcement is not
- * kept. Used by the binding cache (src/bindings/cache.ts) and Slack's gone channels.
+ * kept. Used by the binding cache (src/bindings/cache.ts) and announced-marks.ts (Slack's gone
+ * channels, Discord's gone places).
  */
 export function createInvalidationFeed(options: InvalidationFeedOptions): InvalidationFeed {
   const { channel } = options;
