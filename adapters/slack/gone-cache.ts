@@ -12,7 +12,15 @@ export interface GoneCacheOptions {
   onInvalidate?: (channel: string | undefined) => void;
 }
 
-export interface CachedGoneChannels extends GoneChannels {
+/** What this worker heard announced (gone marks made or cleared), in order: for refusals it remembers. */
+export interface GoneNews {
+  /** A point in the news heard so far (it only grows). */
+  news(): number;
+  /** Whether a mark or clear of `channel` was announced to this worker after point `since` (forgotten past `maxEntries` channels). */
+  heardSince(channel: string, since: number): boolean;
+}
+
+export interface CachedGoneChannels extends GoneChannels, GoneNews {
   /** Resolves once the subscription is live (it starts with the first lookup). */
   ready(): Promise<void>;
   /** Ends the subscription (idempotent). */
@@ -31,6 +39,18 @@ export interface CachedGoneChannels extends GoneChannels {
  * asks (an ingress-only one) never opens it.
  */
 export function createCachedGoneChannels(redis: Redis, config: Readonly<Config>, options: GoneCacheOptions = {}): CachedGoneChannels {
+  const maxEntries = options.maxEntries ?? 10_000;
+  // Each channel's latest announcement (its point in the news), the oldest forgotten first.
+  let heard = 0;
+  const lastNews = new Map<string, number>();
+  const onInvalidate = (channel: string | undefined) => {
+    if (channel !== undefined) {
+      lastNews.delete(channel);
+      if (lastNews.size >= maxEntries) lastNews.delete(lastNews.keys().next().value!);
+      lastNews.set(channel, ++heard);
+    }
+    options.onInvalidate?.(channel);
+  };
   const marks = createAnnouncedMarks({
     redis,
     key: (channel) => goneKey(config, channel),
@@ -38,8 +58,8 @@ export function createCachedGoneChannels(redis: Redis, config: Readonly<Config>,
     connectionName: `${goneChangedChannel(config)}:cache`,
     what: 'Slack gone-channel cache',
     logger: options.logger,
-    maxEntries: options.maxEntries,
-    onInvalidate: options.onInvalidate,
+    maxEntries,
+    onInvalidate,
   });
   const store = createGoneChannels(redis, config, marks.write);
   return {
@@ -47,6 +67,8 @@ export function createCachedGoneChannels(redis: Redis, config: Readonly<Config>,
     // Written with the cache's writer: announced in the same MULTI, and dropped here at once.
     mark: (channel, code) => store.mark(channel, code),
     clear: (channel) => store.clear(channel),
+    news: () => heard,
+    heardSince: (channel, since) => (lastNews.get(channel) ?? 0) > since,
     ready: () => marks.ready(),
     close: () => marks.close(),
   };

@@ -1,6 +1,7 @@
 import type { WebClient } from '@slack/web-api';
 import { PlatformError } from '../../src/core/errors.js';
 import { toPlatformError } from './errors.js';
+import type { GoneNews } from './gone-cache.js';
 import { GONE_WORDS, type GoneChannels, type GoneCode } from './gone-channels.js';
 
 /** Refusals that say the bot cannot post in that channel any more (removed, archived, deleted). */
@@ -16,12 +17,14 @@ const MAX_CHANNELS = 1_000;
  * is taken at its word for `tokenRecheckMs`, then `auth.test` is asked again; a channel the bot
  * was removed from, or that was archived or deleted, is asked about (`conversations.info`) for
  * each later message there until the bot is back; so is one the ingress heard went away (Slack's
- * event, gone-channels.ts). Nothing is asked unless Slack refused or said so first. A check Slack
+ * event, gone-channels.ts). A refusal is forgotten when a mark or clear of its channel is
+ * announced after it (Slack's later event says more). Nothing is asked unless Slack refused or said so first. A check Slack
  * does not answer (rate limited, a missing scope) lets the message go on, unless Slack's event said.
  */
 export class PostReadiness {
   private refusedToken: { at: number; error: PlatformError } | undefined;
-  private readonly refusedChannels = new Map<string, PlatformError>();
+  /** Each refusal with the point in the gone marks' news it was met at (see `standing`). */
+  private readonly refusedChannels = new Map<string, { error: PlatformError; news: number }>();
   /** When `conversations.info` last said a channel is still gone. */
   private readonly confirmedAt = new Map<string, number>();
 
@@ -29,7 +32,7 @@ export class PostReadiness {
     private readonly client: WebClient,
     private readonly tokenRecheckMs: number,
     /** Channels the ingress heard went away (channel-life.ts): checked as a refusal would be. Cached (gone-cache.ts): no Redis round trip per message. */
-    private readonly gone?: GoneChannels,
+    private readonly gone?: GoneChannels & GoneNews,
     private readonly goneRecheckMs = GONE_RECHECK_MS,
   ) {}
 
@@ -39,13 +42,26 @@ export class PostReadiness {
     else if (e.kind === 'refused' && e.code !== undefined && CHANNEL_GONE.has(e.code)) {
       this.refusedChannels.delete(channel);
       if (this.refusedChannels.size >= MAX_CHANNELS) this.refusedChannels.delete(this.refusedChannels.keys().next().value!);
-      this.refusedChannels.set(channel, e);
+      this.refusedChannels.set(channel, { error: e, news: this.gone?.news() ?? 0 });
     }
   }
 
   /** What Slack refused in this channel (`is_archived`, ...) if no check since said it is back (no call made). */
   refusedIn(channel: string): string | undefined {
-    return this.refusedChannels.get(channel)?.code;
+    return this.standing(channel)?.code;
+  }
+
+  /**
+   * The refusal remembered for `channel`, unless a mark or clear of it was announced since:
+   * Slack's later event speaks for the channel then (its mark, or none: unarchived, the bot
+   * invited back), so the first message after it gets its working reaction before any check.
+   */
+  private standing(channel: string): PlatformError | undefined {
+    const refusal = this.refusedChannels.get(channel);
+    if (!refusal) return undefined;
+    if (!this.gone?.heardSince(channel, refusal.news)) return refusal.error;
+    this.refusedChannels.delete(channel);
+    return undefined;
   }
 
   /** The same, or what the ingress heard (the worker's cache of the marks, no Slack call): for the working signal. */
@@ -63,7 +79,7 @@ export class PostReadiness {
   async check(channel: string): Promise<void> {
     await this.checkToken();
     const code = await this.gone?.get(channel).catch(() => undefined);
-    const refusal = this.refusedChannels.get(channel) ?? (code ? this.fromMark(channel, code) : undefined);
+    const refusal = this.standing(channel) ?? (code ? this.fromMark(channel, code) : undefined);
     if (!refusal) return;
     const confirmed = this.confirmedAt.get(channel);
     if (code && confirmed !== undefined && Date.now() - confirmed < this.goneRecheckMs) throw refusal;

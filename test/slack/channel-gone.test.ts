@@ -78,6 +78,8 @@ describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes
     const back = await say(h, { channel: ARCHIVED, text: `${botMention(h)} archived two` });
     await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && c.params.thread_ts === back.ts, 15_000);
     expect(calledWith('archived two')).toHaveLength(1);
+    // Its working reaction too: the unarchive lifted the refusal the worker remembered.
+    await h.slack.waitForCall('reactions.add', (c) => c.response.ok === true && c.params.timestamp === back.ts);
   }, 30_000);
 
   it('the bot removed while the agent works: that answer is refused once (no retry, no second call), the message queued behind it is not sent', async () => {
