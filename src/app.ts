@@ -332,6 +332,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         audit,
         dropQueuedWork: (platform, workspaceId) => queue.dropWorkspace(platform, workspaceId),
         withdrawMessage: (conversation, messageId) => queue.withdraw(encodeConversationId(conversation), messageId, newReference()),
+        queuedIdsStartingWith: (conversation, prefix) => queue.idsStartingWith(encodeConversationId(conversation), prefix),
         forgetAccount: (platform, workspaceId) => accounts.forget(platform, workspaceId),
         feedback,
         metrics,

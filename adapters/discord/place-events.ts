@@ -2,12 +2,13 @@ import type { Client } from 'discord.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import type { ConversationRef } from '../../src/core/conversation.js';
 import { errorFields } from '../../src/logger.js';
+import { ASK_PREFIX, askTargetOf } from './commands/ask-agent.js';
 import type { RawPacket } from './gateway-sessions.js';
 import type { GonePlaces } from './gone-places.js';
 import type { KeyedSerial } from './serial.js';
 
 export interface PlaceEventsOptions {
-  ctx: Pick<AdapterContext, 'bindings' | 'logger' | 'audit' | 'dropQueuedWork' | 'withdrawMessage'>;
+  ctx: Pick<AdapterContext, 'bindings' | 'logger' | 'audit' | 'dropQueuedWork' | 'withdrawMessage' | 'queuedIdsStartingWith'>;
   gone: GonePlaces;
   /** The per-channel order MESSAGE_CREATE is handled in: a deletion is handled after its create. */
   serial: KeyedSerial;
@@ -30,7 +31,8 @@ interface PlaceData {
  * MESSAGE_DELETE of an uncached message, and has forgotten a deleted guild's channels by the time
  * its own events fire):
  * - MESSAGE_DELETE(_BULK): the question is withdrawn, so the agent is not asked it (as Slack's
- *   `message_deleted`); an answer already under way still goes out, as a plain message.
+ *   `message_deleted`), and so is every "Ask the agent" about it still waiting (its author may
+ *   have deleted it for what it held); an answer already under way still goes out, as a plain message.
  * - CHANNEL_DELETE, THREAD_DELETE: the place is marked gone for every worker (no billed call for
  *   what is queued there) and a deleted channel's binding is removed: Discord never reuses its ID.
  * - GUILD_DELETE without `unavailable` (the bot was removed, or the server deleted): as Slack's
@@ -54,16 +56,27 @@ export function createPlaceEvents(options: PlaceEventsOptions): (packet: RawPack
       channelId: parentId ?? d.channel_id,
       ...(parentId ? { threadId: d.channel_id } : {}),
     };
-    for (const messageId of ids) {
-      const outcome = await ctx.withdrawMessage(conversation, messageId);
-      if (outcome === 'absent' || outcome === 'answered') continue;
+    const withdrawOne = async (messageId: string) => {
+      const outcome = await ctx.withdrawMessage!(conversation, messageId);
+      if (outcome === 'absent' || outcome === 'answered') return;
       logger.info(
         { messageId, channelId: d.channel_id, guildId: d.guild_id, outcome },
         outcome === 'withdrawn'
           ? 'discord: a message was deleted before it was answered: the agent will not be asked it'
           : 'discord: a message was deleted while the agent worked on it: its answer is posted as a plain message, not asked again',
       );
-    }
+    };
+    for (const messageId of ids) await withdrawOne(messageId);
+    // Then the asks about them: a failed lookup does not keep the messages themselves from the agent.
+    for (const messageId of await asksAbout(conversation, ids)) await withdrawOne(messageId);
+  }
+
+  /** The "Ask the agent" questions about these messages still queued (one scan of the conversation's records). */
+  async function asksAbout(conversation: ConversationRef, ids: string[]): Promise<string[]> {
+    if (!ctx.queuedIdsStartingWith || ids.length === 0) return [];
+    const deleted = new Set(ids);
+    const asks = await ctx.queuedIdsStartingWith(conversation, ASK_PREFIX);
+    return asks.filter((id) => deleted.has(askTargetOf(id) ?? ''));
   }
 
   async function channelDeleted(client: Client, d: PlaceData, thread: boolean): Promise<void> {

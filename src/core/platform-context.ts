@@ -80,6 +80,11 @@ export interface AdapterContext {
    * nothing is posted for it, unless its answer is recorded already (see Mailbox.withdraw).
    */
   withdrawMessage?(conversation: ConversationRef, messageId: string): Promise<WithdrawResult>;
+  /**
+   * The IDs of a conversation's unfinished messages that start with `prefix`: the "Ask the agent"
+   * questions about a message just deleted, to withdraw them too. A scan: for a deletion only.
+   */
+  queuedIdsStartingWith?(conversation: ConversationRef, prefix: string): Promise<string[]>;
   /** Deletes a workspace's own agent account, if it has one (an uninstall; per-workspace accounts). */
   forgetAccount?(platform: Platform, workspaceId: string): Promise<void>;
   /** Where feedback button clicks are recorded (absent in tests that do not need it). */

@@ -184,6 +184,11 @@ export class ChatQueue {
     return this.mailbox.withdraw(conversationId, messageId, JSON.stringify({ ref, withdrawn: true } satisfies GaveUp));
   }
 
+  /** The IDs of a conversation's unfinished messages that start with `prefix` (e.g. the asks about a deleted message). */
+  idsStartingWith(conversationId: string, prefix: string): Promise<string[]> {
+    return this.mailbox.idsStartingWith(conversationId, prefix);
+  }
+
   /** Messages of a binding channel not finished yet: each keeps the instance it was accepted under. */
   unfinishedIn(platform: ChatMessage['platform'], channelId: string): Promise<number> {
     return this.mailbox.unfinishedIn(platform, channelId);

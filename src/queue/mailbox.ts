@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { luaScript } from './lua-script.js';
 import { queueKeys, type QueueKeys } from './keys.js';
 import type { ChatMessage, MessageProgress } from './types.js';
+import { recordIdsStartingWith } from './record-ids.js';
 import { acquireResult, startMark, toHead, type AcquireReply } from './mailbox-heads.js';
 
 export { ownedUntil } from './mailbox-heads.js';
@@ -250,6 +251,11 @@ export class Mailbox {
   async withdraw(conversationId: string, messageId: string, mark: string): Promise<WithdrawResult> {
     const r = Number(await scripts.withdraw(this.redis, [this.keys.messages(conversationId)], [messageId, mark]));
     return r === 2 ? 'withdrawn' : r === 3 ? 'withdrawn_during_call' : r === 1 ? 'answered' : 'absent';
+  }
+
+  /** The IDs of the conversation's unfinished messages that start with `prefix` (a scan: for a deletion, not the message path). */
+  idsStartingWith(conversationId: string, prefix: string): Promise<string[]> {
+    return recordIdsStartingWith(this.redis, this.keys.messages(conversationId), prefix);
   }
 
   /** Moves the lease from a holder that is gone (its job finished or failed) to `holder`. */

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ASK_ANSWERS, askMessageId } from '../../adapters/discord/commands/ask-agent.js';
 import { mention, messageCreates, startDiscordBridge, until, type DiscordHarness } from './harness.js';
 import type { EmuChannel, Json } from '../emulators/discord/index.js';
 
@@ -86,6 +87,27 @@ describe('a question deleted before it is answered', () => {
     const next = say(thread, 'next in the thread');
     await h.discord.waitFor(() => h.discord.repliesTo(next.id)[0], 'next one answered');
     expect(called('regretted in the thread')).toBe(0);
+  });
+
+  it('"Ask the agent" about a message deleted while the ask waits in line: the agent is not asked it, and the asker is told nothing more', async () => {
+    const channel = h.extra[0]!;
+    const first = await heldQuestion(channel, 'first before the ask');
+    const target = h.discord.sendMessage({ author: w().users.bob, channel, content: 'my password is hunter2, oops' });
+    const ask = h.discord.runMessageCommand({ user: w().users.alice, channel, target });
+    expect(await h.discord.waitFor(() => ask.original?.content || undefined, 'ask queued')).toBe(ASK_ANSWERS.queued('demo-helper'));
+    const askId = askMessageId(String(target.id), String(w().users.alice.id));
+    h.discord.deleteMessage(target);
+    await until(() => h.logs.matching(/deleted before it was answered/).some((l) => l.messageId === askId), 'ask withdrawn');
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(first.id)[0], 'first answered');
+    await barrier('after the withdrawn ask');
+    const after = say(channel, 'after the withdrawn ask');
+    await h.discord.waitFor(() => h.discord.repliesTo(after.id)[0], 'next one answered');
+    expect(called('hunter2')).toBe(0);
+    expect(h.discord.botMessages(channel.id).some((m) => String(m.content).includes('hunter2'))).toBe(false);
+    // What the asker was told when asking stands: no edit, no follow-up about the withdrawal.
+    expect(ask.original?.content).toBe(ASK_ANSWERS.queued('demo-helper'));
+    expect(ask.followups).toEqual([]);
   });
 
   it('deleted while its call runs: not asked again, and the billed answer is posted once, as a plain message', async () => {

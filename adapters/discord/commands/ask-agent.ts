@@ -41,7 +41,15 @@ export const ASK_ANSWERS = {
  * first answer stands), while two people asking get an answer each.
  */
 export function askMessageId(targetId: string, userId: string): string {
-  return `ask-${targetId}-${userId}`;
+  return `${ASK_PREFIX}${targetId}-${userId}`;
+}
+
+/** What every ask's ID starts with. */
+export const ASK_PREFIX = 'ask-';
+
+/** The message an ask (by its ID) is about. */
+export function askTargetOf(messageId: string): string | undefined {
+  return messageId.startsWith(ASK_PREFIX) ? messageId.slice(ASK_PREFIX.length).split('-')[0] : undefined;
 }
 
 /**
