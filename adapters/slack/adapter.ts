@@ -240,7 +240,7 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   const handleMessage = createMessageHandler(messageDeps);
   registerMessageListeners(app, handleMessage);
   const withdraw = ctx.withdrawMessage;
-  if (withdraw) registerDeletionListener(app, { withdraw: (conversation, id) => withdraw(conversation, id), logger });
+  if (withdraw) registerDeletionListener(app, { withdraw: (conversation, id) => withdraw(conversation, id), queuedIdsStartingWith: ctx.queuedIdsStartingWith?.bind(ctx), logger });
   registerChannelLifeListeners(app, { gone: createGoneChannels(ctx.redis, ctx.config), bindings: ctx.bindings, logger, audit: ctx.audit });
   const assistantThreads = createAssistantThreads(ctx.redis, storePrefix, ctx.config.threadContext);
   if (installations) {

@@ -51,6 +51,9 @@ export const notBoundForShortcut =
  * instance bound to its channel, and the answer lands in that message's thread. One ask per
  * user per message: a second click is a duplicate, never a second billed call.
  */
+/** What the IDs of the asks about one message start with (one ask per person per message). */
+export const askIdPrefix = (channel: string, messageTs: string) => `${channel}:${messageTs}:ask:`;
+
 export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
   // "Ask the agent" set up as a global shortcut (in the app's settings, not from the manifest):
   // there is no message to ask about. Without an ack Slack shows the user an error after 3 s;
@@ -123,7 +126,7 @@ export function registerAskShortcut(app: App, deps: AskShortcutDeps): void {
         .catch((err: unknown) => deps.logger.warn({ code: slackErrorCode(err) }, 'could not explain a shortcut on a message with no text'));
       return;
     }
-    const messageId = `${channel}:${messageTs}:ask:${asker}`;
+    const messageId = `${askIdPrefix(channel, messageTs)}${asker}`;
     if (!(await deps.seen.first('slack', messageId))) {
       deps.logger.debug({ messageId }, 'Ask the agent: this user already asked about this message');
       return;

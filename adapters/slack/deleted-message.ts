@@ -2,10 +2,13 @@ import type { App } from '@slack/bolt';
 import type { ConversationRef } from '../../src/core/conversation.js';
 import type { WithdrawResult } from '../../src/queue/mailbox.js';
 import { errorFields, type Logger } from '../../src/logger.js';
+import { askIdPrefix } from './ask-shortcut.js';
 import { normaliseSlackEvent } from './normalise.js';
 
 export interface DeletionDeps {
   withdraw: (conversation: ConversationRef, messageId: string) => Promise<WithdrawResult>;
+  /** The queued message IDs of a conversation that start with a prefix (the "Ask the agent" questions about a message). */
+  queuedIdsStartingWith?: ((conversation: ConversationRef, prefix: string) => Promise<string[]>) | undefined;
   logger: Logger;
 }
 
@@ -13,17 +16,11 @@ export interface DeletionDeps {
  * `message_deleted`: someone deleted a message the bot has not answered yet (a question sent by
  * mistake, a secret pasted into it). The agent is not asked it, and nothing is posted under it;
  * an answer already written is still posted (the call is billed). Its conversation is the one
- * the message had: `previous_message` says whether it was a thread reply.
+ * the message had: `previous_message` says whether it was a thread reply. Each "Ask the agent"
+ * about it still waiting is withdrawn too: what the message held is not sent that way either.
  */
 export function registerDeletionListener(app: App, deps: DeletionDeps): void {
-  app.event('message', async ({ body, event }) => {
-    const e = event as { subtype?: string; channel?: unknown; channel_type?: unknown; deleted_ts?: unknown; previous_message?: Record<string, unknown> };
-    if (e.subtype !== 'message_deleted' || typeof e.deleted_ts !== 'string') return;
-    // The deleted message as it was, normalised as any message is (its conversation and ID).
-    const previous = { user: 'U0DELETED', ...e.previous_message, type: 'message', subtype: undefined, edited: undefined, channel: e.channel, channel_type: e.channel_type, ts: e.deleted_ts };
-    const result = normaliseSlackEvent({ ...(body as object), event: previous }, { userId: '' });
-    if (result.kind !== 'message') return;
-    const { conversation, messageId } = result.message;
+  const withdraw = async (conversation: ConversationRef, messageId: string) => {
     try {
       const outcome = await deps.withdraw(conversation, messageId);
       if (outcome === 'absent' || outcome === 'answered') return;
@@ -34,5 +31,24 @@ export function registerDeletionListener(app: App, deps: DeletionDeps): void {
     } catch (err) {
       deps.logger.warn({ messageId, ...errorFields(err) }, 'could not withdraw a deleted message: it may still be answered');
     }
+  };
+
+  app.event('message', async ({ body, event }) => {
+    const e = event as { subtype?: string; channel?: unknown; channel_type?: unknown; deleted_ts?: unknown; previous_message?: Record<string, unknown> };
+    if (e.subtype !== 'message_deleted' || typeof e.deleted_ts !== 'string') return;
+    // The deleted message as it was, normalised as any message is (its conversation and ID).
+    const previous = { user: 'U0DELETED', ...e.previous_message, type: 'message', subtype: undefined, edited: undefined, channel: e.channel, channel_type: e.channel_type, ts: e.deleted_ts };
+    const result = normaliseSlackEvent({ ...(body as object), event: previous }, { userId: '' });
+    if (result.kind !== 'message') return;
+    const { conversation, messageId } = result.message;
+    await withdraw(conversation, messageId);
+    if (!deps.queuedIdsStartingWith) return;
+    // An ask's conversation always names a thread: the message's own when it is in none (a DM's top level).
+    const asked = { ...conversation, threadId: conversation.threadId ?? e.deleted_ts };
+    const asks = await deps.queuedIdsStartingWith(asked, askIdPrefix(conversation.channelId, e.deleted_ts)).catch((err: unknown) => {
+      deps.logger.warn({ messageId, ...errorFields(err) }, 'could not look for "Ask the agent" questions about a deleted message: they may still be answered');
+      return [];
+    });
+    for (const id of asks) await withdraw(asked, id);
   });
 }
