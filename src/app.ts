@@ -25,6 +25,7 @@ import { createDropLog } from './diagnostics/drop-log.js';
 import { mountDashboard } from './http/dashboard.js';
 import { createHttpServer } from './http/server.js';
 import { createIngress } from './ingress/ingress.js';
+import { createEditedMessages } from './ingress/edited-message.js';
 import { createSeenLedger } from './ingress/seen-ledger.js';
 import { DEFAULT_VOCABULARY } from './ingress/notices.js';
 import { createInstanceLabel, learnInstancesFrom } from './instance-label.js';
@@ -248,6 +249,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     vocabularies,
   });
 
+  // Edits of waiting messages: not through the ingress (no quota, no new job), only its checks.
+  const editMessage = createEditedMessages({ queue, bindings, ports, logger, maxMessageChars: config.maxMessageChars });
+
   const agentReady = agentReadiness(agentApi);
   let stopping: Promise<void> | undefined;
   const http = createHttpServer({
@@ -333,6 +337,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         dropQueuedWork: (platform, workspaceId) => queue.dropWorkspace(platform, workspaceId),
         withdrawMessage: (conversation, messageId) => queue.withdraw(encodeConversationId(conversation), messageId, newReference()),
         queuedIdsStartingWith: (conversation, prefix) => queue.idsStartingWith(encodeConversationId(conversation), prefix),
+        editMessage,
         forgetAccount: (platform, workspaceId) => accounts.forget(platform, workspaceId),
         feedback,
         metrics,

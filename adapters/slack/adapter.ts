@@ -33,6 +33,7 @@ import { authorizeWithRefreshLock, createInstallationTokens, createInstallProvid
 import { oauthReceiverOptions } from './oauth.js';
 import { registerUninstallListeners } from './uninstall.js';
 import { registerDeletionListener } from './deleted-message.js';
+import { registerEditListener } from './edited-message.js';
 import { registerChannelLifeListeners } from './channel-life.js';
 import { createGoneChannels } from './gone-channels.js';
 import { answerUnreadable, authorizationErrors } from './authorize-errors.js';
@@ -241,6 +242,8 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   registerMessageListeners(app, handleMessage);
   const withdraw = ctx.withdrawMessage;
   if (withdraw) registerDeletionListener(app, { withdraw: (conversation, id) => withdraw(conversation, id), queuedIdsStartingWith: ctx.queuedIdsStartingWith?.bind(ctx), logger });
+  const editMessage = ctx.editMessage;
+  if (editMessage) registerEditListener(app, { ...messageDeps, edit: (m) => editMessage(m) });
   registerChannelLifeListeners(app, { gone: createGoneChannels(ctx.redis, ctx.config), bindings: ctx.bindings, logger, audit: ctx.audit });
   const assistantThreads = createAssistantThreads(ctx.redis, storePrefix, ctx.config.threadContext);
   if (installations) {

@@ -245,7 +245,7 @@ export async function handOver(
 }
 
 /** Mentions by ID named (mention-names.ts), the sender's own words apart from a forward's so `ownChars` still holds. */
-async function withPeopleNamed(message: IncomingMessage, users: UserDirectory): Promise<IncomingMessage> {
+export async function withPeopleNamed(message: IncomingMessage, users: UserDirectory): Promise<IncomingMessage> {
   if (message.ownChars === undefined) return { ...message, text: await nameMentionedPeople(message.text, users) };
   const [own, rest] = await Promise.all([
     nameMentionedPeople(message.text.slice(0, message.ownChars), users),

@@ -10,6 +10,8 @@ import type { ArgumentStyle } from '../commands/registry.js';
 import type { ReplyPort } from './reply-port.js';
 import type { ConversationRef } from './conversation.js';
 import type { WithdrawResult } from '../queue/mailbox.js';
+import type { EditOutcome } from '../ingress/edited-message.js';
+import type { IncomingMessage } from './message.js';
 import type { Adapter } from './adapter.js';
 import type { Platform } from './conversation.js';
 import type { BindingStore } from '../bindings/types.js';
@@ -85,6 +87,11 @@ export interface AdapterContext {
    * questions about a message just deleted, to withdraw them too. A scan: for a deletion only.
    */
   queuedIdsStartingWith?(conversation: ConversationRef, prefix: string): Promise<string[]>;
+  /**
+   * Its sender edited a message (normalised as a new one): until its agent call starts, the
+   * agent gets the edited text, or nothing when the edit no longer asks the bot (src/ingress/edited-message.ts).
+   */
+  editMessage?(message: IncomingMessage): Promise<EditOutcome>;
   /** Deletes a workspace's own agent account, if it has one (an uninstall; per-workspace accounts). */
   forgetAccount?(platform: Platform, workspaceId: string): Promise<void>;
   /** Where feedback button clicks are recorded (absent in tests that do not need it). */

@@ -2,6 +2,7 @@ import { Queue, type ConnectionOptions } from 'bullmq';
 import type { QueueCounts } from '../core/platform-context.js';
 import type { Redis } from 'ioredis';
 import { Mailbox, type WithdrawResult } from './mailbox.js';
+import { editStoredMessage, storedMessage, type EditResult } from './edit-message.js';
 import { luaScript } from './lua-script.js';
 import { PushAdd, pushAddLua } from './push-add.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData, type ChatMessage, type GaveUp } from './types.js';
@@ -187,6 +188,19 @@ export class ChatQueue {
   /** The IDs of a conversation's unfinished messages that start with `prefix` (e.g. the asks about a deleted message). */
   idsStartingWith(conversationId: string, prefix: string): Promise<string[]> {
     return this.mailbox.idsStartingWith(conversationId, prefix);
+  }
+
+  /**
+   * Its sender edited a message: while its agent call has not started, the call sends `text`, or
+   * nothing at all when `text` is undefined (the edit no longer asks the bot). See edit-message.ts.
+   */
+  edit(conversationId: string, messageId: string, text: string | undefined, ref: string): Promise<EditResult> {
+    return editStoredMessage(this.options.redis, this.mailbox.keys, conversationId, messageId, text, ref);
+  }
+
+  /** A message as stored while it waits (or is being answered); undefined once finished or never stored. */
+  stored(conversationId: string, messageId: string): Promise<ChatMessage | undefined> {
+    return storedMessage(this.options.redis, this.mailbox.keys, conversationId, messageId);
   }
 
   /** Messages of a binding channel not finished yet: each keeps the instance it was accepted under. */

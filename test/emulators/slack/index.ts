@@ -2,7 +2,7 @@ import { SocketModeServer } from './socket-mode.js';
 import { MANIFEST_SCOPES, SlackState, type EmulatedChannel, type EmulatedUser, type EmulatorIdentity } from './state.js';
 import { OAuthServer, type OAuthApp } from './oauth.js';
 import { archiveChannel, deleteChannel, inviteBot, removeBot, unarchiveChannel } from './channel-life.js';
-import { eventEnvelope, slashCommand, userMessage, viewSubmission, type EventTeam, type Json, type SlashCommandOptions, type UserMessageOptions } from './payloads.js';
+import { editedMessage, eventEnvelope, slashCommand, userMessage, viewSubmission, type EventTeam, type Json, type SlashCommandOptions, type UserMessageOptions } from './payloads.js';
 import { formBody, interactionBody, sendSigned, type SignatureMode } from './sender.js';
 import { startWebApi } from './web-api.js';
 import { assistantContextChanged, assistantMessage, assistantMethods, assistantThreadStarted, feedbackClick, globalShortcut, messageShortcut, shownAssistantStatus } from './assistant.js';
@@ -171,6 +171,8 @@ export async function startSlackEmulator(options: SlackEmulatorOptions = {}) {
       const now = state.nextTs();
       return { type: 'message', subtype: 'message_deleted', hidden: true, channel, ts: now, event_ts: now, deleted_ts: ts, channel_type: channel.startsWith('D') ? 'im' : 'channel', ...(previous ? { previous_message: previous } : {}) };
     },
+    /** Its author edits a message: the `message_changed` event Slack sends (payloads.ts editedMessage). */
+    editMessage: (channel: string, ts: string, text: string, blocks?: unknown[]) => editedMessage(state, channel, ts, text, blocks),
     viewSubmission: (viewId: string, user: string, values: Record<string, Record<string, string>>, team?: string) => viewSubmission(state, viewId, user, values, team),
     /** Slack's file host: `files.add(...)` gives a `files[]` entry; `files.downloads` records each GET. */
     files: fileHost,

@@ -163,3 +163,40 @@ export function viewSubmission(state: SlackState, viewId: string, user: string, 
     is_enterprise_install: false,
   };
 }
+
+/**
+ * Its author edits a stored message: its text (and blocks: Slack rebuilds them from the edit,
+ * none kept from before) change, and this is the `message_changed` event Slack sends: hidden,
+ * the message as it is now (with `edited`) and as it was, its `ts` the original one.
+ */
+export function editedMessage(state: SlackState, channel: string, ts: string, text: string, blocks?: unknown[]): Json {
+  const m = state.findMessage(channel, ts);
+  if (!m) throw new Error(`message_changed: no message ${ts} in ${channel} (Slack edits only a message that exists)`);
+  if (!m.user) throw new Error('message_changed: only a person edits their message here');
+  const shown = (s: typeof m): Json => ({
+    type: 'message',
+    user: s.user,
+    text: s.text,
+    ts: s.ts,
+    team: state.identity.teamId,
+    ...(s.thread_ts ? { thread_ts: s.thread_ts } : {}),
+    ...(s.blocks ? { blocks: s.blocks } : {}),
+    ...(s.files ? { files: s.files } : {}),
+  });
+  const before = shown(m);
+  const now = state.nextTs();
+  m.text = text;
+  if (blocks) m.blocks = blocks;
+  else delete m.blocks;
+  return {
+    type: 'message',
+    subtype: 'message_changed',
+    hidden: true,
+    channel,
+    channel_type: channel.startsWith('D') ? 'im' : 'channel',
+    ts: now,
+    event_ts: now,
+    message: { ...shown(m), edited: { user: m.user, ts: now } },
+    previous_message: before,
+  };
+}

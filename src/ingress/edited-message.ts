@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import type { BindingStore } from '../bindings/types.js';
+import { encodeConversationId } from '../core/conversation.js';
+import type { IncomingMessage } from '../core/message.js';
+import type { ReplyPorts } from '../core/reply-port.js';
+import { hasVisibleText } from '../core/visible-text.js';
+import { errorFields, type Logger } from '../logger.js';
+import type { ChatQueue } from '../queue/chat-queue.js';
+import type { EditResult } from '../queue/edit-message.js';
+import { fittedText } from './forwarded-fit.js';
+import { notices } from './notices.js';
+
+/** What an edit did: see EditResult; `ignored` when the edit is not one the bridge acts on. */
+export type EditOutcome = EditResult | 'ignored';
+
+export interface EditedMessagesOptions {
+  queue: Pick<ChatQueue, 'edit' | 'stored' | 'isAnswered'>;
+  bindings: Pick<BindingStore, 'get'>;
+  ports: ReplyPorts;
+  logger: Logger;
+  maxMessageChars: number;
+}
+
+/**
+ * Its sender edited a message (Slack's `message_changed`, Discord's MESSAGE_UPDATE), normalised
+ * as a new message is. Only a message that waits in the mailbox is touched, and only until its
+ * agent call starts (the same atomic step the worker's read takes, see scripts/edit-1.lua):
+ * - still asking the bot: the agent gets the edited text, after the checks a new message gets
+ *   (nothing visible left: withdrawn; too long: withdrawn, and the sender is told as for a new
+ *   one; a long forward shortened to fit);
+ * - no longer asking it (the mention removed, in a channel that answers only mentions):
+ *   withdrawn, as a deletion is. Nothing is posted.
+ * An edit never makes a message the bot did not take in into a question (most chat bots
+ * ignore edits for triggering: adding a mention later asks nothing), and never re-asks one
+ * whose call started: the agent answers the text it got (the API is billed per call). The
+ * text is never logged: an edit is often a secret taken out.
+ */
+export function createEditedMessages(options: EditedMessagesOptions): (m: IncomingMessage) => Promise<EditOutcome> {
+  const { queue, logger } = options;
+
+  /** Whether the edited message still asks the bot, as the ingress would decide for a new one. */
+  async function stillAsks(m: IncomingMessage, conversationId: string): Promise<boolean> {
+    if (m.isDirect || m.mentionsBot || m.repliesToBot) return true;
+    // Without the Message Content intent a message that no longer mentions the bot is unreadable.
+    if (m.contentMissing) return false;
+    const binding = await options.bindings.get(m.platform, m.instanceChannelId ?? m.bindingChannelId);
+    if (binding?.mode === 'all') return true;
+    return m.conversation.threadId !== undefined && (await queue.isAnswered(conversationId));
+  }
+
+  function tell(m: IncomingMessage, text: string): void {
+    const port = options.ports[m.platform];
+    void port?.postNotice(m.reply, text).catch((err: Error) => logger.warn({ ...errorFields(err) }, 'could not post a notice'));
+  }
+
+  return async function onEdit(m) {
+    if (m.fromSelf || m.fromBot) return 'ignored';
+    const conversationId = encodeConversationId(m.conversation);
+    const stored = await queue.stored(conversationId, m.messageId);
+    // Never taken in (an edit asks nothing new), or finished already.
+    if (!stored) return 'absent';
+    // "Ask the agent" asked about the message with a heading of its own: that question stands.
+    if (stored.origin === 'shortcut') return 'ignored';
+    let text: string | undefined;
+    let tooLong: number | undefined;
+    if (await stillAsks(m, conversationId)) {
+      const fitted = hasVisibleText(m.text) ? fittedText(m, options.maxMessageChars) : undefined;
+      if (fitted && 'refused' in fitted) tooLong = fitted.refused;
+      else text = fitted?.text;
+    }
+    if (text === stored.text) return 'ignored';
+    const outcome = await queue.edit(conversationId, m.messageId, text, randomUUID());
+    const ids = { platform: m.platform, messageId: m.messageId, channelId: m.bindingChannelId, outcome };
+    if (outcome === 'edited') logger.info(ids, 'a waiting message was edited: the agent will be asked the edited text');
+    if (outcome === 'withdrawn') {
+      const why = tooLong !== undefined ? 'too long' : text === undefined && hasVisibleText(m.text) ? 'no longer addressed to the bot' : 'left empty';
+      logger.info({ ...ids, why }, `a waiting message was edited (${why}): the agent will not be asked it`);
+      // The sender still waits for an answer: say why none comes, as for a new message.
+      if (tooLong !== undefined) tell(m, notices.tooLong(tooLong, options.maxMessageChars));
+    }
+    if (outcome === 'too_late') logger.info(ids, 'a message was edited after its agent call started: the agent got the text from before');
+    return outcome;
+  };
+}
