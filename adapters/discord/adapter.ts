@@ -20,6 +20,7 @@ import { createFeedbackStore } from '../../src/feedback/index.js';
 import { bullPrefix } from '../../src/redis.js';
 import { KeyedSerial } from './serial.js';
 import { createMessageIntake } from './message-intake.js';
+import { createMessageEdit } from './message-edit.js';
 import type { RawPacket } from './gateway-sessions.js';
 import { createSessionHandover } from './session-handover.js';
 import { GonePlaces } from './gone-places.js';
@@ -104,6 +105,7 @@ export function createDiscordAdapter(
   });
 
   const onMessage = createMessageIntake({ ctx, allowBots: discord.allowBots, limits });
+  const onEdit = createMessageEdit({ ctx, allowBots: discord.allowBots, limits });
   const serial = new KeyedSerial();
   const onPlaceEvent = createPlaceEvents({ ctx, gone: new GonePlaces(ctx.redis, ctx.config.queue.prefix), serial });
   const shardStates = new ShardStates(ctx.metrics?.registry);
@@ -177,6 +179,12 @@ export function createDiscordAdapter(
         .run(message.channelId, () => onMessage(message, withContent))
         .catch((err: unknown) => logger.error({ ...errorFields(err), messageId: message.id }, 'discord message handling failed'));
       handover.track(message.id, done);
+    });
+    // An edit is handled after its message's create (same channel, in order).
+    c.on(Events.MessageUpdate, (old, updated) => {
+      void serial
+        .run(updated.channelId, () => onEdit(old, updated, withContent))
+        .catch((err: unknown) => logger.warn({ ...errorFields(err), messageId: updated.id }, 'discord message edit handling failed'));
     });
     c.on(Events.InteractionCreate, (interaction) => void onInteraction(interaction));
     c.on(Events.Error, (err) => logger.error({ ...errorFields(err) }, 'discord client error'));

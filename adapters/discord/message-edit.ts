@@ -1,0 +1,54 @@
+import type { Message, OmitPartialGroupDMChannel, PartialMessage } from 'discord.js';
+import { errorFields } from '../../src/logger.js';
+import { withTimeout } from '../../src/core/with-timeout.js';
+import type { AdapterContext } from '../../src/core/platform-context.js';
+import { normaliseMessage } from './normalise-message.js';
+import { withAttachments, type AttachmentLimits } from './attachments.js';
+
+/** A replied-to message not in the cache is fetched; past this it is let go. */
+const LOOKUP_MS = 3_000;
+
+export interface MessageEditOptions {
+  ctx: Pick<AdapterContext, 'editMessage' | 'logger'>;
+  /** DISCORD_ALLOW_BOTS. */
+  allowBots: boolean;
+  limits: AttachmentLimits;
+}
+
+type Updated = OmitPartialGroupDMChannel<Message | PartialMessage>;
+
+/**
+ * MESSAGE_UPDATE where its author edited the message (`edited_timestamp` moved and its content
+ * changed: Discord sends partial updates for link embeds and pins too, which are not edits),
+ * as discord.js merged it into the cached message: normalised as a new message (files read
+ * again for one addressed to the bot), then to the ingress's edit (src/ingress/edited-message.ts),
+ * which replaces the waiting question's text or withdraws it before its agent call. A message
+ * no longer cached (over 50 newer in its channel, or an hour old) gets no event from discord.js:
+ * it is answered as first sent. Run in the channel's order, after the message's own create.
+ */
+export function createMessageEdit(options: MessageEditOptions): (old: Updated, updated: Updated, withContent: boolean) => Promise<void> {
+  const { ctx, allowBots, limits } = options;
+  return async function onEdit(old, updated, withContent) {
+    const edit = ctx.editMessage;
+    const botUserId = updated.client.user?.id;
+    if (!edit || !botUserId || updated.partial || old.partial) return;
+    if (updated.editedTimestamp === null || updated.editedTimestamp === old.editedTimestamp) return;
+    if (old.content === updated.content && old.attachments.size === updated.attachments.size) return;
+    try {
+      let incoming = await normaliseMessage(updated, {
+        botUserId,
+        allowBots,
+        contentIntent: withContent,
+        repliedAuthor: async (m) => (await withTimeout(m.fetchReference(), LOOKUP_MS, () => undefined))?.author.id,
+      });
+      if (!incoming) return;
+      if (updated.attachments.size > 0 && (incoming.isDirect || incoming.mentionsBot || incoming.repliesToBot)) {
+        ({ message: incoming } = await withAttachments(incoming, updated, limits));
+      }
+      await edit(incoming);
+    } catch (err) {
+      // The text is not logged: the edit may have taken a secret out.
+      ctx.logger.warn({ messageId: updated.id, ...errorFields(err) }, 'discord: could not apply an edit to a waiting message: it may be answered as first sent');
+    }
+  };
+}

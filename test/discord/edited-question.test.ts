@@ -1,0 +1,92 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mention, startDiscordBridge, until, type DiscordHarness } from './harness.js';
+import type { EmuChannel, Json } from '../emulators/discord/index.js';
+
+/**
+ * Someone edits a question while it waits in line behind a slow one (a password pasted by
+ * mistake, taken out again): Discord sends MESSAGE_UPDATE. Until its agent call starts, the
+ * agent gets the edited text, or nothing when the edit no longer asks the bot; once the call
+ * started, the edit changes nothing and nothing is asked twice.
+ */
+
+/** Agent calls whose message holds `HOLD` wait until released (one gate per test). */
+let release: () => void = () => {};
+let gate: Promise<void> = Promise.resolve();
+
+let h: DiscordHarness;
+beforeAll(async () => {
+  h = await startDiscordBridge({
+    extraChannels: 2,
+    agent: {
+      reply: async (_id, message) => {
+        if (message.includes('HOLD')) await gate;
+        return `echo: ${message}`;
+      },
+    },
+  });
+});
+afterAll(async () => {
+  release();
+  await h?.close();
+});
+
+const w = () => h.discord.world;
+const called = (text: string) => h.agent.chatCalls().filter((c) => c.message.includes(text)).length;
+const say = (channel: EmuChannel, content: string): Json => h.discord.sendMessage({ author: w().users.alice, channel, content });
+async function heldQuestion(channel: EmuChannel, content: string, before = ''): Promise<Json> {
+  gate = new Promise((resolve) => (release = resolve));
+  const m = say(channel, `${before}HOLD ${content}`);
+  await until(() => called(content) === 1, `agent call of "${content}" under way`);
+  return m;
+}
+async function queued(m: Json): Promise<void> {
+  await until(() => h.logs.matching(/discord message handled/).some((l) => l.messageId === m.id && l.status === 'queued'), 'queued');
+}
+
+describe('Discord: a question edited before it is answered', () => {
+  it('the secret edited out of a waiting question never reaches the agent, nor the log', async () => {
+    const channel = h.extra[0]!;
+    const first = await heldQuestion(channel, 'first in line');
+    const secret = say(channel, 'log in with password hunter2 please');
+    await queued(secret);
+    h.discord.editMessage(secret, 'log in with password [removed] please');
+    await until(() => h.logs.matching(/was edited: the agent will be asked the edited text/).some((l) => l.messageId === secret.id), 'edit applied');
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(first.id)[0], 'first answered');
+    await h.discord.waitFor(() => h.discord.repliesTo(secret.id)[0], 'edited one answered');
+    // Before: the agent was asked (and billed for) the original, secret included.
+    expect(called('hunter2')).toBe(0);
+    expect(called('[removed]')).toBe(1);
+    expect(h.discord.repliesTo(secret.id).map((m) => m.content)).toEqual(['echo: log in with password [removed] please']);
+    expect(h.logs.text).not.toContain('hunter2');
+  });
+
+  it('a question whose mention is edited out while it waits is not asked', async () => {
+    const general = w().channels.general;
+    const first = await heldQuestion(general, 'slow one', `${mention(h.discord)} `);
+    const regretted = say(general, `${mention(h.discord)} and my token is abc-oops`);
+    await queued(regretted);
+    h.discord.editMessage(regretted, 'never mind, and my token is gone');
+    await until(() => h.logs.matching(/no longer addressed to the bot/).some((l) => l.messageId === regretted.id), 'withdrawal logged');
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(first.id)[0], 'first answered');
+    const next = say(general, `${mention(h.discord)} next one`);
+    await h.discord.waitFor(() => h.discord.repliesTo(next.id)[0], 'next one answered');
+    expect(called('abc-oops')).toBe(0);
+    expect(called('token is gone')).toBe(0);
+    expect(h.discord.repliesTo(regretted.id)).toEqual([]);
+  });
+
+  it('an edit after the call started changes nothing: one call, one answer', async () => {
+    const channel = h.extra[1]!;
+    const running = await heldQuestion(channel, 'running question');
+    h.discord.editMessage(running, 'HOLD running question, edited');
+    await until(() => h.logs.matching(/edited after its agent call started/).some((l) => l.messageId === running.id), 'edit refused');
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(running.id)[0], 'answered');
+    const next = say(channel, 'after it');
+    await h.discord.waitFor(() => h.discord.repliesTo(next.id)[0], 'next one answered');
+    expect(called('running question')).toBe(1);
+    expect(h.discord.repliesTo(running.id).map((m) => m.content)).toEqual(['echo: HOLD running question']);
+  });
+});
