@@ -28,16 +28,18 @@ export function registerEditListener(app: App, deps: EditDeps): void {
     if (e.subtype !== 'message_changed' || !edited || typeof edited !== 'object' || !edited.edited) return;
     if (e.previous_message && e.previous_message.text === edited.text) return;
     const ctx = context as SlackEventContext;
-    const identity =
-      deps.multiWorkspace && ctx.botUserId
-        ? { userId: ctx.botUserId, ...(ctx.botId ? { botId: ctx.botId } : {}), ...(ctx.teamId ? { teamId: ctx.teamId } : {}) }
-        : await deps.identity();
-    // The message as it is now, read as a new one would be (its `edited` mark would make it ignored).
-    const now: Record<string, unknown> = { ...edited, type: 'message', edited: undefined, channel: e.channel, channel_type: e.channel_type };
-    const result = normaliseSlackEvent({ ...(body as object), event: now }, identity);
-    if (result.kind !== 'message') return;
-    let message = result.message;
+    let messageId: string | undefined;
     try {
+      const identity =
+        deps.multiWorkspace && ctx.botUserId
+          ? { userId: ctx.botUserId, ...(ctx.botId ? { botId: ctx.botId } : {}), ...(ctx.teamId ? { teamId: ctx.teamId } : {}) }
+          : await deps.identity();
+      // The message as it is now, read as a new one would be (its `edited` mark would make it ignored).
+      const now: Record<string, unknown> = { ...edited, type: 'message', edited: undefined, channel: e.channel, channel_type: e.channel_type };
+      const result = normaliseSlackEvent({ ...(body as object), event: now }, identity);
+      if (result.kind !== 'message') return;
+      let message = result.message;
+      messageId = message.messageId;
       if (deps.multiWorkspace) message.reply = { ...message.reply, installation: installationKey(ctx) };
       if (deps.users && mentionsPeopleById(message.text)) message = await withPeopleNamed(message, deps.users);
       if (message.hasAttachments && deps.files) {
@@ -47,7 +49,7 @@ export function registerEditListener(app: App, deps: EditDeps): void {
       await deps.edit(message);
     } catch (err) {
       // The text is not logged: the edit may have taken a secret out.
-      deps.logger.warn({ messageId: message.messageId, ...errorFields(err) }, 'could not apply an edit to a waiting message: it may be answered as first sent');
+      deps.logger.warn({ messageId, ...errorFields(err) }, 'could not apply an edit to a waiting message: it may be answered as first sent');
     }
   });
 }
