@@ -19,6 +19,7 @@ describe('Slack: a question edited before it is answered', () => {
   beforeAll(async () => {
     h = await startSlackBridge({
       mode: 'http',
+      env: { MAX_MESSAGE_CHARS: '200' },
       agent: {
         reply: async (_id, message) => {
           if (message.includes('HOLD')) await gate;
@@ -81,5 +82,22 @@ describe('Slack: a question edited before it is answered', () => {
     expect(calledWith('running question')).toHaveLength(1);
     expect(calledWith('just chatting')).toEqual([]);
     expect(postsIn(h, W.general, chatter.ts)).toEqual([]);
+  });
+
+  it('edited too long, or left empty, while it waits: withdrawn, and told why only when too long', async () => {
+    await heldQuestion({ channel: W.dm, text: 'HOLD another slow one' });
+    const long = await say(h, { channel: W.dm, text: 'short at first' });
+    const emptied = await say(h, { channel: W.dm, text: 'soon nothing' });
+    await h.to.event(h.slack.editMessage(W.dm, long.ts, `now long ${'x'.repeat(300)}`));
+    await h.to.event(h.slack.editMessage(W.dm, emptied.ts, ' '));
+    await until(() => logLines(h, /a waiting message was edited \((too long|left empty)\)/).length === 2, 'both withdrawn');
+    release();
+    const notice = await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && String(c.params.text).includes('the limit is 200'), 15_000);
+    await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && c.params.text === 'echo: HOLD another slow one', 15_000);
+    await sleep(300);
+    expect(notice.params.text).toContain('309 characters');
+    expect(calledWith('short at first')).toEqual([]);
+    expect(calledWith('now long')).toEqual([]);
+    expect(calledWith('soon nothing')).toEqual([]);
   });
 });
