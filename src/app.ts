@@ -159,6 +159,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     keepFailed: config.queue.keepFailed,
     maxPendingPerChannel: config.queue.maxPendingPerChannel,
     threadFollowUpDays: config.queue.threadFollowUpDays,
+    atMostOnce: config.queue.callGuarantee === 'at-most-once',
   });
   // The main connection's lost/back lines speak for Redis outages; anything else is worth a warning.
   queue.queue.on('error', (err) => {

@@ -24,7 +24,7 @@ export interface EditedMessagesOptions {
 /**
  * Its sender edited a message (Slack's `message_changed`, Discord's MESSAGE_UPDATE), normalised
  * as a new message is. Only a message that waits in the mailbox is touched, and only until its
- * agent call starts (the same atomic step the worker's read takes, see scripts/edit-1.lua):
+ * agent call starts (the same atomic step the worker's read takes, see scripts/edit-3.lua):
  * - still asking the bot: the agent gets the edited text, after the checks a new message gets
  *   (nothing visible left: withdrawn; too long: withdrawn, and the sender is told as for a new
  *   one; a long forward shortened to fit);

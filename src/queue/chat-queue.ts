@@ -23,6 +23,8 @@ export interface ChatQueueOptions {
    * no mention meanwhile). One small key per answered thread: at scale, most of Redis's memory.
    */
   threadFollowUpDays?: number;
+  /** AGENT_CALL_GUARANTEE=at-most-once: an edit of a head a job holds is too late (edit-message.ts). */
+  atMostOnce?: boolean;
 }
 
 /**
@@ -195,7 +197,7 @@ export class ChatQueue {
    * nothing at all when `text` is undefined (the edit no longer asks the bot). See edit-message.ts.
    */
   edit(conversationId: string, messageId: string, text: string | undefined, ref: string): Promise<EditResult> {
-    return editStoredMessage(this.options.redis, this.mailbox.keys, conversationId, messageId, text, ref);
+    return editStoredMessage(this.options.redis, this.mailbox.keys, conversationId, messageId, text, ref, this.options.atMostOnce);
   }
 
   /** A message as stored while it waits (or is being answered); undefined once finished or never stored. */

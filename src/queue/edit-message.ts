@@ -3,7 +3,7 @@ import { luaScript } from './lua-script.js';
 import type { QueueKeys } from './keys.js';
 import type { ChatMessage, GaveUp } from './types.js';
 
-const edit = luaScript('edit-1.lua');
+const edit = luaScript('edit-3.lua');
 
 /**
  * What became of a sender's edit of a message (editStoredMessage): `edited` (the agent gets the
@@ -20,17 +20,26 @@ export async function storedMessage(redis: Redis, keys: QueueKeys, conversationI
 
 /**
  * Replaces a waiting message's text (`text`), or withdraws it (`text` undefined), unless its
- * agent call started (scripts/edit-1.lua). A compare-and-set on the stored record: read, edit,
+ * agent call started (scripts/edit-3.lua). A compare-and-set on the stored record: read, edit,
  * write only if nothing changed it meanwhile, else read again. The edit path's own round trips:
  * the path of a new message has none more.
  */
-export async function editStoredMessage(redis: Redis, keys: QueueKeys, conversationId: string, messageId: string, text: string | undefined, ref: string): Promise<EditResult> {
+export async function editStoredMessage(
+  redis: Redis,
+  keys: QueueKeys,
+  conversationId: string,
+  messageId: string,
+  text: string | undefined,
+  ref: string,
+  /** AGENT_CALL_GUARANTEE=at-most-once: the worker reads a head without marking its call started. */
+  atMostOnce = false,
+): Promise<EditResult> {
   const mark = JSON.stringify({ ref, withdrawn: true } satisfies GaveUp);
   for (let attempt = 0; attempt < 5; attempt++) {
     const raw = await redis.hget(keys.messages(conversationId), messageId);
     if (!raw) return 'absent';
     const edited = text === undefined ? '' : JSON.stringify({ ...(JSON.parse(raw) as ChatMessage), text });
-    const r = Number(await edit(redis, [keys.messages(conversationId)], [messageId, raw, edited, mark]));
+    const r = Number(await edit(redis, [keys.messages(conversationId), keys.mailbox(conversationId), keys.lease(conversationId)], [messageId, raw, edited, mark, atMostOnce ? '1' : '0']));
     if (r === 0) return 'absent';
     if (r === 1) return 'too_late';
     if (r === 2) return text === undefined ? 'withdrawn' : 'edited';

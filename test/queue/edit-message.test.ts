@@ -45,3 +45,19 @@ describe('editStoredMessage (its sender edited a waiting message)', () => {
     expect(await edit({ conversationId: m.conversationId, messageId: 'nope' }, 'x')).toBe('absent');
   });
 });
+
+describe('editStoredMessage under at-most-once (the worker reads a head without marking it)', () => {
+  it('a head a job holds may have been read: too late; one waiting behind it is edited', async () => {
+    const head = message('web:local:c3', 'c3');
+    const behind = { ...message('web:local:c3', 'c3') };
+    await ctx.mailbox.push(head);
+    await ctx.mailbox.push(behind);
+    // Read only, as at-most-once does: no `started` mark yet.
+    await ctx.mailbox.acquire(head.conversationId, await locked('job-e4'));
+    const edit = (m: typeof head, text: string) => editStoredMessage(ctx.redis, ctx.mailbox.keys, m.conversationId, m.messageId, text, 'R2', true);
+    expect(await edit(head, 'after the read')).toBe('too_late');
+    expect(await edit(behind, 'still waiting')).toBe('edited');
+    const raw = await ctx.redis.hget(ctx.mailbox.keys.messages(head.conversationId), head.messageId);
+    expect(JSON.parse(raw!).text).toBe(head.text);
+  });
+});
