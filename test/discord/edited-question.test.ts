@@ -89,4 +89,19 @@ describe('Discord: a question edited before it is answered', () => {
     expect(called('running question')).toBe(1);
     expect(h.discord.repliesTo(running.id).map((m) => m.content)).toEqual(['echo: HOLD running question']);
   });
+
+  it('a link unfurled under a waiting question (a partial MESSAGE_UPDATE) is not an edit', async () => {
+    const channel = h.extra[1]!;
+    const first = await heldQuestion(channel, 'before the link');
+    const linked = say(channel, 'see https://example.com/page');
+    await queued(linked);
+    h.discord.unfurl(linked, [{ type: 'link', url: 'https://example.com/page', title: 'A page' }]);
+    const after = say(channel, 'after the link');
+    await queued(after);
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(first.id)[0], 'first answered');
+    await h.discord.waitFor(() => h.discord.repliesTo(after.id)[0], 'after answered');
+    expect(h.discord.repliesTo(linked.id).map((m) => m.content)).toEqual(['echo: see https://example.com/page']);
+    expect(h.logs.matching(/edited/).filter((l) => l.messageId === linked.id)).toEqual([]);
+  });
 });

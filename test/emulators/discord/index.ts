@@ -288,6 +288,20 @@ export class DiscordEmulator extends GatewayControls {
   }
 
   /**
+   * Discord unfurls a link of a message: a partial MESSAGE_UPDATE with only its ID, channel and
+   * `embeds` (no content, no `edited_timestamp`): not an edit.
+   */
+  unfurl(message: Json, embeds: Json[]): void {
+    const channelId = String(message.channel_id);
+    const stored = this.store.findMessage(channelId, String(message.id));
+    if (!stored) throw new Error('unfurl: no such message');
+    stored.embeds = embeds;
+    const guildId = stored.guild_id as string | undefined;
+    const d = { id: stored.id, channel_id: channelId, ...(guildId ? { guild_id: guildId } : {}), embeds };
+    this.gateway.dispatch('MESSAGE_UPDATE', d, { intent: guildId ? INTENTS.GuildMessages : INTENTS.DirectMessages }, guildId);
+  }
+
+  /**
    * An admin deletes a channel (with its threads) or a thread: requests there answer 404 (10003)
    * from now on, and CHANNEL_DELETE or THREAD_DELETE is dispatched.
    */
