@@ -22,7 +22,8 @@ import {
 } from './interaction-payloads.js';
 import type { AttachmentInput, DiscordEmulatorOptions, SendMessageInput } from './options.js';
 import { attachmentObjects, serveAttachment } from './attachments.js';
-import { CHANNEL_TYPES, allChannels, allUsers, createWorld, snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
+import { editMessageInStore } from './message-edits.js';
+import { CHANNEL_TYPES, allUsers, createWorld, snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
 
 /** Where the emulator serves attachment bytes (outside /api, as Discord's CDN is). */
 const ATTACHMENTS_PATH = '/attachments/';
@@ -267,22 +268,9 @@ export class DiscordEmulator extends GatewayControls {
    * (content blanked without the Message Content intent unless the bot is mentioned, or a DM).
    */
   editMessage(message: Json, content: string): Json {
-    const channelId = String(message.channel_id);
-    const stored = this.store.findMessage(channelId, String(message.id));
-    if (!stored) throw new Error('editMessage: no such message (Discord edits only a message that exists)');
-    const channel = allChannels(this.world).find((c) => c.id === channelId);
-    const author = allUsers(this.world).find((u) => u.id === stored.author?.id);
-    if (!channel || !author || author.id === this.world.bot.id) throw new Error('editMessage: a user edits their own message in a known channel');
-    const ids = mentionedIds(content);
-    const mentions = allUsers(this.world).filter((u) => ids.includes(u.id));
-    const edited = messageObject({ id: stored.id, channel, author, content, world: this.world, mentions, mentionEveryone: /@(everyone|here)/.test(content) });
-    Object.assign(stored, { content, mentions: edited.mentions, mention_everyone: edited.mention_everyone, edited_timestamp: new Date().toISOString() });
+    const { stored, channel, d, exempt } = editMessageInStore(this.store, this.world, message, content);
     const isDm = channel.guildId === undefined;
-    this.gateway.dispatch('MESSAGE_UPDATE', messageCreateEvent(stored, channel, author), {
-      intent: isDm ? INTENTS.DirectMessages : INTENTS.GuildMessages,
-      messageContent: 'blank-unless-exempt',
-      exempt: isDm || mentions.some((u) => u.id === this.world.bot.id),
-    }, channel.guildId);
+    this.gateway.dispatch('MESSAGE_UPDATE', d, { intent: isDm ? INTENTS.DirectMessages : INTENTS.GuildMessages, messageContent: 'blank-unless-exempt', exempt }, channel.guildId);
     this.emit('change');
     return stored;
   }

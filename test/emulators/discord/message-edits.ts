@@ -1,0 +1,23 @@
+import { messageCreateEvent, mentionedIds, messageObject, type Json } from './payloads.js';
+import type { Store } from './store.js';
+import { allChannels, allUsers, type EmuChannel, type World } from './world.js';
+
+/**
+ * Its author edits a stored message: content and mentions change, `edited_timestamp` is set.
+ * Returns the MESSAGE_UPDATE data (the whole message, as Discord sends for an edit) and whether
+ * it is exempt from the Message Content blanking (a DM, or the bot mentioned).
+ */
+export function editMessageInStore(store: Store, world: World, message: Json, content: string): { stored: Json; channel: EmuChannel; d: Json; exempt: boolean } {
+  const channelId = String(message.channel_id);
+  const stored = store.findMessage(channelId, String(message.id));
+  if (!stored) throw new Error('editMessage: no such message (Discord edits only a message that exists)');
+  const channel = allChannels(world).find((c) => c.id === channelId);
+  const author = allUsers(world).find((u) => u.id === stored.author?.id);
+  if (!channel || !author || author.id === world.bot.id) throw new Error('editMessage: a user edits their own message in a known channel');
+  const ids = mentionedIds(content);
+  const mentions = allUsers(world).filter((u) => ids.includes(u.id));
+  const edited = messageObject({ id: stored.id, channel, author, content, world, mentions, mentionEveryone: /@(everyone|here)/.test(content) });
+  Object.assign(stored, { content, mentions: edited.mentions, mention_everyone: edited.mention_everyone, edited_timestamp: new Date().toISOString() });
+  const exempt = channel.guildId === undefined || mentions.some((u) => u.id === world.bot.id);
+  return { stored, channel, d: messageCreateEvent(stored, channel, author), exempt };
+}
