@@ -250,9 +250,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     vocabularies,
   });
 
-  // Edits of waiting messages: not through the ingress (no quota, no new job), only its checks.
-  const editMessage = createEditedMessages({ queue, bindings, ports, logger, maxMessageChars: config.maxMessageChars });
-
   const agentReady = agentReadiness(agentApi);
   let stopping: Promise<void> | undefined;
   const http = createHttpServer({
@@ -338,7 +335,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         dropQueuedWork: (platform, workspaceId) => queue.dropWorkspace(platform, workspaceId),
         withdrawMessage: (conversation, messageId) => queue.withdraw(encodeConversationId(conversation), messageId, newReference()),
         queuedIdsStartingWith: (conversation, prefix) => queue.idsStartingWith(encodeConversationId(conversation), prefix),
-        editMessage,
+        // Not through the ingress (no quota, no job): only its checks.
+        editMessage: createEditedMessages({ queue, bindings, ports, logger, maxMessageChars: config.maxMessageChars }),
         forgetAccount: (platform, workspaceId) => accounts.forget(platform, workspaceId),
         feedback,
         metrics,
