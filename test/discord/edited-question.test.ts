@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mention, startDiscordBridge, until, type DiscordHarness } from './harness.js';
 import type { EmuChannel, Json } from '../emulators/discord/index.js';
+import { HeldCalls } from '../support/held-calls.js';
 
 /**
  * Someone edits a question while it waits in line behind a slow one (a password pasted by
@@ -10,18 +11,15 @@ import type { EmuChannel, Json } from '../emulators/discord/index.js';
  */
 
 /** Agent calls whose message holds `HOLD` wait until released (one gate per test). */
-let release: () => void = () => {};
-let gate: Promise<void> = Promise.resolve();
+const held = new HeldCalls();
+const release = () => held.release();
 
 let h: DiscordHarness;
 beforeAll(async () => {
   h = await startDiscordBridge({
     extraChannels: 2,
     agent: {
-      reply: async (_id, message) => {
-        if (message.includes('HOLD')) await gate;
-        return `echo: ${message}`;
-      },
+      reply: held.reply,
     },
   });
 });
@@ -34,7 +32,7 @@ const w = () => h.discord.world;
 const called = (text: string) => h.agent.chatCalls().filter((c) => c.message.includes(text)).length;
 const say = (channel: EmuChannel, content: string): Json => h.discord.sendMessage({ author: w().users.alice, channel, content });
 async function heldQuestion(channel: EmuChannel, content: string, before = ''): Promise<Json> {
-  gate = new Promise((resolve) => (release = resolve));
+  held.hold();
   const m = say(channel, `${before}HOLD ${content}`);
   await until(() => called(content) === 1, `agent call of "${content}" under way`);
   return m;

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ASK_ANSWERS, askMessageId } from '../../adapters/discord/commands/ask-agent.js';
 import { mention, messageCreates, startDiscordBridge, until, type DiscordHarness } from './harness.js';
 import type { EmuChannel, Json } from '../emulators/discord/index.js';
+import { HeldCalls } from '../support/held-calls.js';
 
 /**
  * The place a reply should go changes or disappears while messages wait in line or the agent
@@ -11,11 +12,9 @@ import type { EmuChannel, Json } from '../emulators/discord/index.js';
  */
 
 /** Agent calls whose message holds `HOLD` wait until released (one gate per test). */
-let release: () => void = () => {};
-let gate: Promise<void> = Promise.resolve();
-function holdCalls(): void {
-  gate = new Promise((resolve) => (release = resolve));
-}
+const held = new HeldCalls();
+const release = () => held.release();
+const holdCalls = () => held.hold();
 
 let h: DiscordHarness;
 beforeAll(async () => {
@@ -23,10 +22,7 @@ beforeAll(async () => {
     emulator: { extraGuilds: 1 },
     extraChannels: 5,
     agent: {
-      reply: async (_id, message) => {
-        if (message.includes('HOLD')) await gate;
-        return `echo: ${message}`;
-      },
+      reply: held.reply,
     },
   });
 });

@@ -1,12 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { botMention, chatCalls, logLines, postsIn, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
+import { HeldCalls } from '../support/held-calls.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Agent calls whose message holds `HOLD` wait until released (one gate per test). */
-let release: () => void = () => {};
-let gate: Promise<void> = Promise.resolve();
-const holdCalls = () => (gate = new Promise((resolve) => (release = resolve)));
+const held = new HeldCalls();
+const release = () => held.release();
+const holdCalls = () => held.hold();
 
 /**
  * Someone edits a question while it waits behind a slow one of the same conversation (a
@@ -21,10 +22,7 @@ describe('Slack: a question edited before it is answered', () => {
       mode: 'http',
       env: { MAX_MESSAGE_CHARS: '200' },
       agent: {
-        reply: async (_id, message) => {
-          if (message.includes('HOLD')) await gate;
-          return `echo: ${message}`;
-        },
+        reply: held.reply,
       },
     });
   });
