@@ -6,6 +6,7 @@ import { cleanup, REDIS_URL, testRedis } from '../support/redis-helpers.js';
 import { hasConnectionNamed, watchRedisCommands, type CommandWatch } from '../support/redis-monitor.js';
 import type { EmuChannel } from '../emulators/discord/index.js';
 import { mention, startDiscordBridge, until, type DiscordHarness } from './harness.js';
+import { NamedHolds } from '../support/held-calls.js';
 
 /**
  * The gone places (deleted, left, locked) are asked before every billed agent call: a worker
@@ -88,24 +89,20 @@ describe('Discord gone places, cached', () => {
 describe('Discord worker: the gone places cost no Redis read per message', () => {
   let h: DiscordHarness;
   let closed = false;
-  const holds = new Map<string, () => void>();
+  const holds = new NamedHolds();
   beforeAll(async () => {
     h = await startDiscordBridge({
       extraChannels: 2,
       agent: {
         // "hold <name>" waits for the test to release it.
-        reply: async (_id, message) => {
-          const hold = /hold (\w+)/.exec(message)?.[1];
-          if (hold) await new Promise<void>((resolve) => holds.set(hold, resolve));
-          return `echo: ${message}`;
-        },
+        reply: holds.reply,
       },
       // One message at a time: the one held in #general keeps the next waiting.
       env: { WORKER_CONCURRENCY: '1' },
     });
   });
   afterAll(async () => {
-    for (const release of holds.values()) release();
+    holds.releaseAll();
     if (!closed) await h?.close();
   });
   const say = (channel: EmuChannel, text: string) => h.discord.sendMessage({ author: h.discord.world.users.alice, channel, content: `${mention(h.discord)} ${text}` });
@@ -121,8 +118,7 @@ describe('Discord worker: the gone places cost no Redis read per message', () =>
     const queued = say(channel, text);
     await until(() => h.logs.matching(/discord message handled/).some((l) => l.messageId === queued.id && l.status === 'queued'), 'queued');
     await change();
-    holds.get('busy')!();
-    holds.delete('busy');
+    holds.release('busy');
     await h.discord.waitFor(() => h.discord.repliesTo(busy.id)[0], 'busy one answered');
     await until(() => h.logs.matching(/gave up on a message/).some((l) => String(l.conversationId).includes(channel.id)), 'given up');
   }

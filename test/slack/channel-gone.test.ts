@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createAuditLog } from '../../src/audit/audit-log.js';
 import { createGoneChannels } from '../../adapters/slack/gone-channels.js';
 import { botMention, chatCalls, logLines, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
+import { NamedHolds } from '../support/held-calls.js';
 
 const ARCHIVED = 'C0ARCHIVE';
 const KICKED = 'C0KICKED1';
@@ -16,7 +17,7 @@ const BACKLOG = 'C0BACKLOG';
  */
 describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes away while messages wait", (mode) => {
   let h: SlackHarness;
-  const holds = new Map<string, () => void>();
+  const holds = new NamedHolds();
   beforeAll(async () => {
     h = await startSlackBridge({
       mode,
@@ -24,11 +25,7 @@ describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes
       replyPort: { goneRecheckMs: 60_000 },
       agent: {
         // "hold <name>" waits for the test to release it.
-        reply: async (_id, message) => {
-          const hold = /hold (\w+)/.exec(message)?.[1];
-          if (hold) await new Promise<void>((resolve) => holds.set(hold, resolve));
-          return `echo: ${message}`;
-        },
+        reply: holds.reply,
       },
       // One message at a time: a message of another channel keeps the worker busy while the test
       // changes Slack under the messages queued behind it.
@@ -51,7 +48,7 @@ describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes
     const m = await say(h, { channel: W.general, text: `${botMention(h)} hold ${name}` });
     await until(() => holds.has(name), `agent busy with ${name}`);
     return async () => {
-      holds.get(name)!();
+      holds.release(name);
       await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === m.ts && c.response.ok === true);
     };
   };
@@ -90,7 +87,7 @@ describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes
     await until(() => holds.has('kicked'), 'agent working');
     const next = await say(h, { channel: KICKED, threadTs: first.ts, text: `${botMention(h)} kicked next` });
     await send(h.slack.removeBot(KICKED, W.admin));
-    holds.get('kicked')!();
+    holds.release('kicked');
     await until(() => gaveUp(first.ts).length === 1 && gaveUp(next.ts).length === 1, 'both given up');
     expect(calledWith('hold kicked')).toHaveLength(1);
     expect(calledWith('kicked next')).toEqual([]);

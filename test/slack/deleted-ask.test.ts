@@ -3,6 +3,7 @@ import { encodeConversationId } from '../../src/core/conversation.js';
 import { queueKeys } from '../../src/queue/keys.js';
 import { bullPrefix } from '../../src/redis.js';
 import { botMention, chatCalls, logLines, postsIn, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
+import { NamedHolds } from '../support/held-calls.js';
 
 /**
  * "Ask the agent" on a message that is then deleted while the question waits (it held a secret,
@@ -11,17 +12,13 @@ import { botMention, chatCalls, logLines, postsIn, say, startSlackBridge, until,
  */
 describe('Slack: "Ask the agent" about a message deleted while the ask waits', () => {
   let h: SlackHarness;
-  const holds = new Map<string, () => void>();
+  const holds = new NamedHolds();
   beforeAll(async () => {
     h = await startSlackBridge({
       mode: 'http',
       agent: {
         // "hold <name>" waits for the test to release it.
-        reply: async (_id, message) => {
-          const hold = /hold (\w+)/.exec(message)?.[1];
-          if (hold) await new Promise<void>((resolve) => holds.set(hold, resolve));
-          return `echo: ${message}`;
-        },
+        reply: holds.reply,
       },
       // One message at a time: a held one keeps the ask waiting in line.
       env: { WORKER_CONCURRENCY: '1' },
@@ -35,7 +32,7 @@ describe('Slack: "Ask the agent" about a message deleted while the ask waits', (
     const m = await say(h, { channel: W.general, text: `${botMention(h)} hold ${name}` });
     await until(() => holds.has(name), `agent busy with ${name}`);
     return async () => {
-      holds.get(name)!();
+      holds.release(name);
       await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === m.ts && c.response.ok === true);
     };
   };

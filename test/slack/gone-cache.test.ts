@@ -8,6 +8,7 @@ import { invalidations } from '../support/invalidations.js';
 import { cleanup, REDIS_URL, testRedis } from '../support/redis-helpers.js';
 import { hasConnectionNamed, watchRedisCommands, type CommandWatch } from '../support/redis-monitor.js';
 import { botMention, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
+import { NamedHolds } from '../support/held-calls.js';
 
 const { redis, prefix } = testRedis();
 const opened: Array<{ cache: CachedGoneChannels; conn: Redis }> = [];
@@ -102,18 +103,14 @@ describe('Slack gone-channel cache', () => {
 describe('Slack worker: the gone marks cost no Redis read per message', () => {
   let h: SlackHarness;
   let closed = false;
-  const holds = new Map<string, () => void>();
+  const holds = new NamedHolds();
   const WARMED = 'C0WARMED1';
   beforeAll(async () => {
     h = await startSlackBridge({
       mode: 'http',
       agent: {
         // "hold <name>" waits for the test to release it.
-        reply: async (_id, message) => {
-          const hold = /hold (\w+)/.exec(message)?.[1];
-          if (hold) await new Promise<void>((resolve) => holds.set(hold, resolve));
-          return `echo: ${message}`;
-        },
+        reply: holds.reply,
       },
       // One message at a time: the one held in #general keeps the next waiting.
       env: { WORKER_CONCURRENCY: '1', BINDINGS: [W.general, WARMED].map((c) => `slack:${c}=demo-helper`).join(',') },
@@ -137,7 +134,7 @@ describe('Slack worker: the gone marks cost no Redis read per message', () => {
     await until(() => holds.has('busy'), 'agent busy');
     const queued = await say(h, { channel: WARMED, text: `${botMention(h)} after the archive` });
     for (const e of h.slack.archiveChannel(WARMED, W.admin)) await h.to.event(e);
-    holds.get('busy')!();
+    holds.release('busy');
     await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === busy.ts && c.response.ok === true);
     await until(() => h.logs.matching(/gave up on a message/).some((l) => String(l.messageId).endsWith(queued.ts)), 'given up');
     expect(calledWith('after the archive')).toEqual([]);

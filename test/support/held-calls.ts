@@ -23,3 +23,36 @@ export class HeldCalls {
     return `echo: ${message}`;
   };
 }
+
+/**
+ * An agent reply whose call on a message holding `hold <name>` waits until `release(name)`;
+ * every other one answers at once (`echo: …`). For tests that hold several calls apart.
+ */
+export class NamedHolds {
+  private readonly waiting = new Map<string, () => void>();
+
+  /** Lets the call held as `name` go on (it must be under way); a later `hold <name>` waits again. */
+  release(name: string): void {
+    const go = this.waiting.get(name);
+    if (!go) throw new Error(`no agent call is held as "${name}"`);
+    this.waiting.delete(name);
+    go();
+  }
+
+  /** Lets every held call go on (a suite's teardown). */
+  releaseAll(): void {
+    for (const name of [...this.waiting.keys()]) this.release(name);
+  }
+
+  /** Whether a call held as `name` is under way. */
+  has(name: string): boolean {
+    return this.waiting.has(name);
+  }
+
+  /** The agent emulator's `reply`. */
+  readonly reply = async (_instanceId: string, message: string): Promise<string> => {
+    const name = /hold (\w+)/.exec(message)?.[1];
+    if (name) await new Promise<void>((resolve) => this.waiting.set(name, resolve));
+    return `echo: ${message}`;
+  };
+}
