@@ -3,6 +3,7 @@ import { createAuditLog } from '../../src/audit/audit-log.js';
 import { createGoneChannels } from '../../adapters/slack/gone-channels.js';
 import { botMention, chatCalls, logLines, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
 import { NamedHolds } from '../support/held-calls.js';
+import { keepWorkerBusy } from './busy-worker.js';
 
 const ARCHIVED = 'C0ARCHIVE';
 const KICKED = 'C0KICKED1';
@@ -44,14 +45,7 @@ describe.each(['http', 'socket'] as const)("Slack (%s): the reply's channel goes
   };
   const marked = (channel: string) => createGoneChannels(h.bridge.redis, h.bridge.config).get(channel);
   /** Keeps the worker busy with a message in #general until the returned function is called. */
-  const busy = async (name: string) => {
-    const m = await say(h, { channel: W.general, text: `${botMention(h)} hold ${name}` });
-    await until(() => holds.has(name), `agent busy with ${name}`);
-    return async () => {
-      holds.release(name);
-      await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === m.ts && c.response.ok === true);
-    };
-  };
+  const busy = (name: string) => keepWorkerBusy(h, holds, name);
 
   it('archived while its message waits: the agent is never asked, nothing is tried there, one give-up line; unarchived it answers again', async () => {
     const done = await busy('a');

@@ -2,8 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { encodeConversationId } from '../../src/core/conversation.js';
 import { queueKeys } from '../../src/queue/keys.js';
 import { bullPrefix } from '../../src/redis.js';
-import { botMention, chatCalls, logLines, postsIn, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
+import { chatCalls, logLines, postsIn, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
 import { NamedHolds } from '../support/held-calls.js';
+import { keepWorkerBusy } from './busy-worker.js';
 
 /**
  * "Ask the agent" on a message that is then deleted while the question waits (it held a secret,
@@ -28,14 +29,7 @@ describe('Slack: "Ask the agent" about a message deleted while the ask waits', (
 
   const calledWith = (text: string) => chatCalls(h).filter((c) => (c.json as { message?: string }).message?.includes(text));
   /** Keeps the worker busy until the returned function is called; it resolves once that answer is out. */
-  const busy = async (name: string) => {
-    const m = await say(h, { channel: W.general, text: `${botMention(h)} hold ${name}` });
-    await until(() => holds.has(name), `agent busy with ${name}`);
-    return async () => {
-      holds.release(name);
-      await h.slack.waitForCall('chat.postMessage', (c) => c.params.thread_ts === m.ts && c.response.ok === true);
-    };
-  };
+  const busy = (name: string) => keepWorkerBusy(h, holds, name);
   /** Asks about a message, deletes it, lets the worker go on; resolves once a later message is answered. */
   const askThenDelete = async (channel: string, name: string, text: string, author: string = W.admin) => {
     const done = await busy(name);
