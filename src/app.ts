@@ -38,6 +38,7 @@ import { bullPrefix, createRedis } from './redis.js';
 import { queueKeys } from './queue/keys.js';
 import { evictionPolicyProblem, noteDataLoss, RedisUnavailableError, waitForRedis, watchAuthRefusal } from './redis-startup.js';
 import { isRedisConnectionError } from './redis-errors.js';
+import { logRedisOutages } from './redis-outage-log.js';
 import { listenProblem } from './http/listen-problem.js';
 import { assertWorkerCoversIngress, keepAnnouncing } from './worker/platform-coverage.js';
 import type { PlatformSettings } from './config/platform-settings.js';
@@ -92,30 +93,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   // A Cluster client speaks the same commands; the stores are typed against the plain client.
   const redis = createRedis(config.redis, { name: 'agent-bridge' }) as Redis;
-  // Until the first connection, start-up reports an unreachable Redis in one line of its own.
-  // After it, one line when Redis goes away and one when it is back: every connection and
-  // every retry notices an outage, and a line for each would bury it.
-  let connectedOnce = false;
-  let redisLost = false;
-  let shuttingDown = false;
-  const lost = (err?: Error) => {
-    if (!connectedOnce || redisLost || shuttingDown) return;
-    redisLost = true;
-    logger.warn({ ...(err ? errorFields(err) : {}) }, 'Redis connection lost: the queue is unavailable, retrying');
-  };
   const dataMark = queueKeys(storePrefix).dataMark;
-  redis.on('ready', () => {
-    if (redisLost) logger.info('Redis connection is back: the queue works again');
-    if (redisLost) void noteDataLoss(redis, dataMark, logger).catch(() => {});
-    connectedOnce = true;
-    redisLost = false;
-  });
-  redis.on('error', (err) => {
-    if (redisLost || !connectedOnce) return;
-    logger.debug({ ...errorFields(err) }, 'redis connection error');
-    lost(err);
-  });
-  redis.on('close', () => lost());
+  // One line when Redis goes away and one when it is back; data lost meanwhile is noted.
+  const outages = logRedisOutages(redis, logger, () => void noteDataLoss(redis, dataMark, logger).catch(() => {}));
   await waitForRedis(redis, config.redis);
   watchAuthRefusal(redis, config.redis, logger);
   await redis.set(dataMark, String(Date.now())).catch(() => {});
@@ -125,7 +105,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   // A worker takes every platform's jobs: one that cannot answer a platform an ingress serves must not start.
   if (config.role === 'worker' && options.platformSettings) {
     await assertWorkerCoversIngress(redis, storePrefix, ownPlatforms, options.platformSettings).catch((err: unknown) => {
-      shuttingDown = true;
+      outages.quiet();
       redis.disconnect();
       throw err;
     });
@@ -347,7 +327,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   const stop = () => {
     stopping ??= (async () => {
-      shuttingDown = true;
+      outages.quiet();
       stopAnnouncing?.();
       logger.info('shutting down');
       await Promise.allSettled(adapters.map((a) => a.stop()));
