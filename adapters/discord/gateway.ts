@@ -67,7 +67,9 @@ export interface GatewayClientOptions {
 
 /**
  * A discord.js client for ingress. DMs need `Partials.Channel` (the DM channel is not cached
- * before its first message). discord.js asks REST for the gateway URL, so `DISCORD_API_URL`
+ * before its first message). `Partials.Message`: without it discord.js drops MESSAGE_UPDATE of a
+ * message no longer cached (over 50 newer in its channel, or an hour old), so the edit of a
+ * question waiting behind a long queue would never reach the ingress (see message-edit.ts). discord.js asks REST for the gateway URL, so `DISCORD_API_URL`
  * points both at a proxy or emulator.
  */
 export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, contentIntent: boolean, options: GatewayClientOptions = {}): Client {
@@ -82,7 +84,7 @@ export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, conte
     : {};
   const client = new Client({
     intents: gatewayIntents(contentIntent),
-    partials: [Partials.Channel],
+    partials: [Partials.Channel, Partials.Message],
     // 'auto': Discord's recommended shard count, all in this process (required past 2,500 guilds).
     // Otherwise this process owns `ids` of `count`; other processes own the rest.
     ...(plan === 'auto' ? { shards: 'auto' as const } : { shards: plan.ids, shardCount: plan.count }),

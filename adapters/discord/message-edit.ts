@@ -18,22 +18,31 @@ export interface MessageEditOptions {
 type Updated = OmitPartialGroupDMChannel<Message | PartialMessage>;
 
 /**
- * MESSAGE_UPDATE where its author edited the message (`edited_timestamp` moved and its content
- * changed: Discord sends partial updates for link embeds and pins too, which are not edits),
- * as discord.js merged it into the cached message: normalised as a new message (files read
+ * MESSAGE_UPDATE where its author edited the message, normalised as a new message (files read
  * again for one addressed to the bot), then to the ingress's edit (src/ingress/edited-message.ts),
- * which replaces the waiting question's text or withdraws it before its agent call. A message
- * no longer cached (over 50 newer in its channel, or an hour old) gets no event from discord.js:
- * it is answered as first sent. Run in the channel's order, after the message's own create.
+ * which replaces the waiting question's text or withdraws it before its agent call. Run in the
+ * channel's order, after the message's own create.
+ *
+ * Discord sends MESSAGE_UPDATE for link embeds and pins too, which are not edits: an update
+ * without `edited_timestamp`, or without content (an older partial payload), is not one. A message
+ * discord.js still caches is compared with the update (`edited_timestamp` moved, content or files
+ * changed). One it no longer caches (over 50 newer in its channel, or an hour old: the questions
+ * that wait behind a long queue) comes as a partial old message (`Partials.Message`, gateway.ts)
+ * with nothing to compare: the ingress compares the text with the one stored and ignores an
+ * update that changes nothing.
  */
 export function createMessageEdit(options: MessageEditOptions): (old: Updated, updated: Updated, withContent: boolean) => Promise<void> {
   const { ctx, allowBots, limits } = options;
   return async function onEdit(old, updated, withContent) {
     const edit = ctx.editMessage;
     const botUserId = updated.client.user?.id;
-    if (!edit || !botUserId || updated.partial || old.partial) return;
-    if (updated.editedTimestamp === null || updated.editedTimestamp === old.editedTimestamp) return;
-    if (old.content === updated.content && old.attachments.size === updated.attachments.size) return;
+    if (!edit || !botUserId || updated.partial || updated.editedTimestamp === null) return;
+    // The bot's own replies (the ingress ignores them): now seen even when long uncached.
+    if (updated.author.id === botUserId) return;
+    if (!old.partial) {
+      if (updated.editedTimestamp === old.editedTimestamp) return;
+      if (old.content === updated.content && old.attachments.size === updated.attachments.size) return;
+    }
     try {
       let incoming = await normaliseMessage(updated, {
         botUserId,

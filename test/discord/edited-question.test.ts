@@ -1,7 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mention, startDiscordBridge, until, type DiscordHarness } from './harness.js';
 import type { EmuChannel, Json } from '../emulators/discord/index.js';
 import { HeldCalls } from '../support/held-calls.js';
+import { GATEWAY_CACHE_LIMITS } from '../../adapters/discord/gateway-cache.js';
 
 /**
  * Someone edits a question while it waits in line behind a slow one (a password pasted by
@@ -88,7 +89,7 @@ describe('Discord: a question edited before it is answered', () => {
     expect(h.discord.repliesTo(running.id).map((m) => m.content)).toEqual(['echo: HOLD running question']);
   });
 
-  it('a link unfurled under a waiting question (a partial MESSAGE_UPDATE) is not an edit', async () => {
+  it('a link unfurled under a waiting question (MESSAGE_UPDATE with its embeds) is not an edit', async () => {
     const channel = h.extra[1]!;
     const first = await heldQuestion(channel, 'before the link');
     const linked = say(channel, 'see https://example.com/page');
@@ -100,6 +101,73 @@ describe('Discord: a question edited before it is answered', () => {
     await h.discord.waitFor(() => h.discord.repliesTo(first.id)[0], 'first answered');
     await h.discord.waitFor(() => h.discord.repliesTo(after.id)[0], 'after answered');
     expect(h.discord.repliesTo(linked.id).map((m) => m.content)).toEqual(['echo: see https://example.com/page']);
+    expect(h.logs.matching(/edited/).filter((l) => l.messageId === linked.id)).toEqual([]);
+  });
+});
+
+describe('Discord: a question edited once discord.js no longer caches it (a busy channel)', () => {
+  // A test that fails leaves no call held for the next.
+  afterEach(release);
+
+  /** Chatter that asks nothing (no mention, in a mention-only channel) until `m` is out of the client's cache. */
+  async function pushOutOfCache(channel: EmuChannel, m: Json): Promise<void> {
+    const chatter = Array.from({ length: GATEWAY_CACHE_LIMITS.messagesPerChannel + 1 }, (_, i) => h.discord.sendMessage({ author: w().users.bob, channel, content: `chatter ${i}` }));
+    const cached = (id: unknown) => {
+      const c = h.adapter.client?.channels.cache.get(channel.id);
+      return c?.isTextBased() === true && c.messages.cache.has(String(id));
+    };
+    await until(() => cached(chatter.at(-1)!.id), 'chatter seen by the client');
+    // discord.js keeps the newest messages of a channel only (gateway-cache.ts).
+    expect(cached(m.id)).toBe(false);
+  }
+
+  it('the edited text reaches the agent, not the one first sent', async () => {
+    const general = w().channels.general;
+    const first = await heldQuestion(general, 'busy first', `${mention(h.discord)} `);
+    const secret = say(general, `${mention(h.discord)} my password is hunter3, can you check it`);
+    await queued(secret);
+    await pushOutOfCache(general, secret);
+    h.discord.editMessage(secret, `${mention(h.discord)} my password is [removed], can you check it`);
+    await until(() => h.logs.matching(/was edited: the agent will be asked the edited text/).some((l) => l.messageId === secret.id), 'edit applied');
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(first.id)[0], 'first answered');
+    await h.discord.waitFor(() => h.discord.repliesTo(secret.id)[0], 'edited one answered');
+    // Before: discord.js emitted no messageUpdate for it, and the agent got the password.
+    expect(called('hunter3')).toBe(0);
+    expect(h.discord.repliesTo(secret.id).map((m) => m.content)).toEqual(['echo: my password is [removed], can you check it']);
+    expect(h.logs.text).not.toContain('hunter3');
+  });
+
+  it('a question whose mention is edited out is withdrawn', async () => {
+    const general = w().channels.general;
+    const first = await heldQuestion(general, 'busy slow one', `${mention(h.discord)} `);
+    const regretted = say(general, `${mention(h.discord)} and my key is xyz-oops`);
+    await queued(regretted);
+    await pushOutOfCache(general, regretted);
+    h.discord.editMessage(regretted, 'never mind, and my key is gone');
+    await until(() => h.logs.matching(/no longer addressed to the bot/).some((l) => l.messageId === regretted.id), 'withdrawal logged');
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(first.id)[0], 'first answered');
+    const next = say(general, `${mention(h.discord)} busy next one`);
+    await h.discord.waitFor(() => h.discord.repliesTo(next.id)[0], 'next one answered');
+    expect(called('xyz-oops')).toBe(0);
+    expect(called('key is gone')).toBe(0);
+    expect(h.discord.repliesTo(regretted.id)).toEqual([]);
+  });
+
+  it('a link unfurled under an uncached waiting question is not an edit', async () => {
+    const general = w().channels.general;
+    const first = await heldQuestion(general, 'busy before the link', `${mention(h.discord)} `);
+    const linked = say(general, `${mention(h.discord)} see https://example.com/busy`);
+    await queued(linked);
+    await pushOutOfCache(general, linked);
+    h.discord.unfurl(linked, [{ type: 'link', url: 'https://example.com/busy', title: 'A page' }]);
+    const after = say(general, `${mention(h.discord)} busy after the link`);
+    await queued(after);
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(first.id)[0], 'first answered');
+    await h.discord.waitFor(() => h.discord.repliesTo(after.id)[0], 'after answered');
+    expect(h.discord.repliesTo(linked.id).map((m) => m.content)).toEqual(['echo: see https://example.com/busy']);
     expect(h.logs.matching(/edited/).filter((l) => l.messageId === linked.id)).toEqual([]);
   });
 });

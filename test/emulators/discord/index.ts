@@ -22,7 +22,7 @@ import {
 } from './interaction-payloads.js';
 import type { AttachmentInput, DiscordEmulatorOptions, SendMessageInput } from './options.js';
 import { attachmentObjects, serveAttachment } from './attachments.js';
-import { editMessageInStore } from './message-edits.js';
+import { editMessageInStore, unfurlInStore } from './message-edits.js';
 import { CHANNEL_TYPES, allUsers, createWorld, snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
 
 /** Where the emulator serves attachment bytes (outside /api, as Discord's CDN is). */
@@ -276,17 +276,14 @@ export class DiscordEmulator extends GatewayControls {
   }
 
   /**
-   * Discord unfurls a link of a message: a partial MESSAGE_UPDATE with only its ID, channel and
-   * `embeds` (no content, no `edited_timestamp`): not an edit.
+   * Discord unfurls a link of a message: MESSAGE_UPDATE with the whole message, its new `embeds`
+   * and its `edited_timestamp` as it was (null unless its author edited it): not an edit. Content
+   * blanked without the Message Content intent, as for any message event.
    */
   unfurl(message: Json, embeds: Json[]): void {
-    const channelId = String(message.channel_id);
-    const stored = this.store.findMessage(channelId, String(message.id));
-    if (!stored) throw new Error('unfurl: no such message');
-    stored.embeds = embeds;
-    const guildId = stored.guild_id as string | undefined;
-    const d = { id: stored.id, channel_id: channelId, ...(guildId ? { guild_id: guildId } : {}), embeds };
-    this.gateway.dispatch('MESSAGE_UPDATE', d, { intent: guildId ? INTENTS.GuildMessages : INTENTS.DirectMessages }, guildId);
+    const { channel, d, exempt } = unfurlInStore(this.store, this.world, message, embeds);
+    const isDm = channel.guildId === undefined;
+    this.gateway.dispatch('MESSAGE_UPDATE', d, { intent: isDm ? INTENTS.DirectMessages : INTENTS.GuildMessages, messageContent: 'blank-unless-exempt', exempt }, channel.guildId);
   }
 
   /**

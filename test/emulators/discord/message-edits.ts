@@ -21,3 +21,22 @@ export function editMessageInStore(store: Store, world: World, message: Json, co
   const exempt = channel.guildId === undefined || mentions.some((u) => u.id === world.bot.id);
   return { stored, channel, d: messageCreateEvent(stored, channel, author), exempt };
 }
+
+/**
+ * Discord unfurls a link of a stored message: its `embeds` change. Returns the MESSAGE_UPDATE
+ * data: the whole message, as Discord sends for every update (its content and `edited_timestamp`
+ * unchanged: null unless its author edited it), and whether it is exempt from the Message
+ * Content blanking (a DM, or the bot mentioned).
+ */
+export function unfurlInStore(store: Store, world: World, message: Json, embeds: Json[]): { channel: EmuChannel; d: Json; exempt: boolean } {
+  const channelId = String(message.channel_id);
+  const stored = store.findMessage(channelId, String(message.id));
+  if (!stored) throw new Error('unfurl: no such message');
+  const channel = allChannels(world).find((c) => c.id === channelId);
+  const author = allUsers(world).find((u) => u.id === stored.author?.id);
+  if (!channel || !author) throw new Error('unfurl: a message of a known author in a known channel');
+  stored.embeds = embeds;
+  const mentions = (stored.mentions ?? []) as Json[];
+  const exempt = channel.guildId === undefined || author.id === world.bot.id || mentions.some((u) => u.id === world.bot.id);
+  return { channel, d: messageCreateEvent(stored, channel, author), exempt };
+}
