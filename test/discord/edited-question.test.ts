@@ -1,7 +1,9 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { mention, startDiscordBridge, until, type DiscordHarness } from './harness.js';
 import type { EmuChannel, Json } from '../emulators/discord/index.js';
 import { HeldCalls } from '../support/held-calls.js';
+import { openForAll } from '../support/open-for-all.js';
+import { heldQuestions } from './held-questions.js';
 import { GATEWAY_CACHE_LIMITS } from '../../adapters/discord/gateway-cache.js';
 
 /**
@@ -13,34 +15,10 @@ import { GATEWAY_CACHE_LIMITS } from '../../adapters/discord/gateway-cache.js';
 
 /** Agent calls whose message holds `HOLD` wait until released (one gate per test). */
 const held = new HeldCalls();
-const release = () => held.release();
-
 let h: DiscordHarness;
-beforeAll(async () => {
-  h = await startDiscordBridge({
-    extraChannels: 2,
-    agent: {
-      reply: held.reply,
-    },
-  });
-});
-afterAll(async () => {
-  release();
-  await h?.close();
-});
-
+openForAll(async () => (h = await startDiscordBridge({ extraChannels: 2, held })));
+const { called, say, heldQuestion, queued, release } = heldQuestions(() => h, held);
 const w = () => h.discord.world;
-const called = (text: string) => h.agent.chatCalls().filter((c) => c.message.includes(text)).length;
-const say = (channel: EmuChannel, content: string): Json => h.discord.sendMessage({ author: w().users.alice, channel, content });
-async function heldQuestion(channel: EmuChannel, content: string, before = ''): Promise<Json> {
-  held.hold();
-  const m = say(channel, `${before}HOLD ${content}`);
-  await until(() => called(content) === 1, `agent call of "${content}" under way`);
-  return m;
-}
-async function queued(m: Json): Promise<void> {
-  await until(() => h.logs.matching(/discord message handled/).some((l) => l.messageId === m.id && l.status === 'queued'), 'queued');
-}
 
 describe('Discord: a question edited before it is answered', () => {
   it('the secret edited out of a waiting question never reaches the agent, nor the log', async () => {

@@ -9,6 +9,7 @@ import { startDiscordEmulator, type DiscordEmulator, type DiscordEmulatorOptions
 import { newPrefix, startTestBridge } from '../support/bridge-harness.js';
 import { discordEnv } from '../support/platform-env.js';
 import type { LogCapture } from '../support/log-capture.js';
+import type { HeldCalls } from '../support/held-calls.js';
 import { until as pollUntil } from '../support/until.js';
 
 export interface DiscordHarness {
@@ -38,6 +39,11 @@ export interface HarnessOptions {
   extraChannels?: number;
   /** How often the adapter reports a shard still reconnecting. */
   stillDownEveryMs?: number;
+  /**
+   * The agent replies with `held.reply` (a call whose message holds `HOLD` waits until released,
+   * see held-questions.ts), and `close` releases what is still held first.
+   */
+  held?: HeldCalls;
 }
 
 /**
@@ -46,7 +52,8 @@ export interface HarnessOptions {
  */
 export async function startDiscordBridge(options: HarnessOptions = {}): Promise<DiscordHarness> {
   const prefix = newPrefix('dtest');
-  const agent = await startAgentEmulator(options.agent);
+  const held = options.held;
+  const agent = await startAgentEmulator(held ? { ...options.agent, reply: held.reply } : options.agent);
   const discord = await startDiscordEmulator(options.emulator);
   const extra = addChannels(discord, options.extraChannels ?? 0);
   let adapter: DiscordAdapter | undefined;
@@ -75,7 +82,14 @@ export async function startDiscordBridge(options: HarnessOptions = {}): Promise<
   });
   // Commands register in the background; tests read them as registered.
   await adapter!.commandRegistration;
-  return { prefix, discord, agent, bridge: t.bridge, adapter: adapter!, feedback: feedback!, logs: t.logs, extra, close: t.close };
+  const close = held
+    ? async () => {
+        // A call still held would keep the worker, and so the close, waiting.
+        held.release();
+        await t.close();
+      }
+    : t.close;
+  return { prefix, discord, agent, bridge: t.bridge, adapter: adapter!, feedback: feedback!, logs: t.logs, extra, close };
 }
 
 /** Adds `count` guild text channels (`load0`, `load1`, …) to the emulator's world. */

@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ASK_ANSWERS, askMessageId } from '../../adapters/discord/commands/ask-agent.js';
 import { mention, messageCreates, startDiscordBridge, until, type DiscordHarness } from './harness.js';
-import type { EmuChannel, Json } from '../emulators/discord/index.js';
 import { HeldCalls } from '../support/held-calls.js';
+import { openForAll } from '../support/open-for-all.js';
+import { heldQuestions } from './held-questions.js';
 
 /**
  * The place a reply should go changes or disappears while messages wait in line or the agent
@@ -13,43 +14,14 @@ import { HeldCalls } from '../support/held-calls.js';
 
 /** Agent calls whose message holds `HOLD` wait until released (one gate per test). */
 const held = new HeldCalls();
-const release = () => held.release();
-const holdCalls = () => held.hold();
-
 let h: DiscordHarness;
-beforeAll(async () => {
-  h = await startDiscordBridge({
-    emulator: { extraGuilds: 1 },
-    extraChannels: 5,
-    agent: {
-      reply: held.reply,
-    },
-  });
-});
-afterAll(async () => {
-  release();
-  await h?.close();
-});
-
+openForAll(async () => (h = await startDiscordBridge({ emulator: { extraGuilds: 1 }, extraChannels: 5, held })));
+const { called, say, heldQuestion, queued, release } = heldQuestions(() => h, held);
 const w = () => h.discord.world;
-const called = (text: string) => h.agent.chatCalls().filter((c) => c.message.includes(text)).length;
-const say = (channel: EmuChannel, content: string): Json => h.discord.sendMessage({ author: w().users.alice, channel, content });
-/** Sends a message whose agent call holds, and waits until the call is under way. */
-async function heldQuestion(channel: EmuChannel, content: string): Promise<Json> {
-  holdCalls();
-  const m = say(channel, `HOLD ${content}`);
-  await until(() => called(content) === 1, `agent call of "${content}" under way`);
-  return m;
-}
 /** Lets the workers settle on the messages of this test (a later message in another place is answered). */
 async function barrier(label: string): Promise<void> {
   const m = h.discord.sendMessage({ author: w().users.bob, channel: w().channels.general, content: `${mention(h.discord)} barrier ${label}` });
   await h.discord.waitFor(() => h.discord.repliesTo(m.id)[0], `barrier ${label} answered`);
-}
-/** Waits until the ingress queued these messages (they wait behind the held call). */
-async function queued(messages: Json[]): Promise<void> {
-  const ids = new Set(messages.map((m) => String(m.id)));
-  await until(() => h.logs.matching(/discord message handled/).filter((l) => ids.has(String(l.messageId)) && l.status === 'queued').length === ids.size, 'queued');
 }
 const posts = (channelId: string) => h.discord.calls.filter((c) => c.method === 'POST' && c.path === `/channels/${channelId}/messages`);
 
