@@ -21,6 +21,7 @@ import { bullPrefix } from '../../src/redis.js';
 import { KeyedSerial } from './serial.js';
 import { createMessageIntake } from './message-intake.js';
 import { createMessageEdit } from './message-edit.js';
+import { createUncachedChannelEdit } from './uncached-channel-edit.js';
 import type { RawPacket } from './gateway-sessions.js';
 import { createSessionHandover } from './session-handover.js';
 import { GonePlaces } from './gone-places.js';
@@ -166,6 +167,7 @@ export function createDiscordAdapter(
         : {}),
     });
     let wasReady = false;
+    const onUncachedChannelEdit = createUncachedChannelEdit({ logger, serial, onEdit: (updated) => onEdit(undefined, updated, withContent) });
     c.on(Events.ShardReady, (shardId) => shardStates.set(shardId, true));
     c.on(Events.ShardResume, (shardId) => shardStates.set(shardId, true));
     c.on(Events.ShardReconnecting, (shardId) => shardStates.set(shardId, false));
@@ -173,6 +175,7 @@ export function createDiscordAdapter(
     (c as unknown as NodeJS.EventEmitter).on(Events.Raw, (packet: RawPacket, shardId: number) => {
       handover.onPacket(packet, shardId, c.options.shardCount ?? 1);
       onPlaceEvent(packet, c);
+      onUncachedChannelEdit(packet, c);
     });
     c.on(Events.MessageCreate, (message) => {
       const done = serial

@@ -1,4 +1,4 @@
-import type { Message, OmitPartialGroupDMChannel, PartialMessage } from 'discord.js';
+import type { Message, PartialMessage } from 'discord.js';
 import { errorFields } from '../../src/logger.js';
 import { withTimeout } from '../../src/core/with-timeout.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
@@ -15,7 +15,7 @@ export interface MessageEditOptions {
   limits: AttachmentLimits;
 }
 
-type Updated = OmitPartialGroupDMChannel<Message | PartialMessage>;
+type Updated = Message | PartialMessage;
 
 /**
  * MESSAGE_UPDATE where its author edited the message, normalised as a new message (files read
@@ -28,10 +28,11 @@ type Updated = OmitPartialGroupDMChannel<Message | PartialMessage>;
  * discord.js still caches is compared with the update (`edited_timestamp` moved, content or files
  * changed). One it no longer caches (over 50 newer in its channel, or an hour old: the questions
  * that wait behind a long queue) comes as a partial old message (`Partials.Message`, gateway.ts)
- * with nothing to compare: the ingress compares the text with the one stored and ignores an
+ * with nothing to compare, as does one in a channel discord.js does not cache (`old` undefined,
+ * uncached-channel-edit.ts): the ingress compares the text with the one stored and ignores an
  * update that changes nothing.
  */
-export function createMessageEdit(options: MessageEditOptions): (old: Updated, updated: Updated, withContent: boolean) => Promise<void> {
+export function createMessageEdit(options: MessageEditOptions): (old: Updated | undefined, updated: Updated, withContent: boolean) => Promise<void> {
   const { ctx, allowBots, limits } = options;
   return async function onEdit(old, updated, withContent) {
     const edit = ctx.editMessage;
@@ -39,7 +40,7 @@ export function createMessageEdit(options: MessageEditOptions): (old: Updated, u
     if (!edit || !botUserId || updated.partial || updated.editedTimestamp === null) return;
     // The bot's own replies (the ingress ignores them): now seen even when long uncached.
     if (updated.author.id === botUserId) return;
-    if (!old.partial) {
+    if (old && !old.partial) {
       if (updated.editedTimestamp === old.editedTimestamp) return;
       if (old.content === updated.content && old.attachments.size === updated.attachments.size) return;
     }

@@ -148,4 +148,20 @@ describe('Discord: a question edited once discord.js no longer caches it (a busy
     expect(h.discord.repliesTo(linked.id).map((m) => m.content)).toEqual(['echo: see https://example.com/busy']);
     expect(h.logs.matching(/edited/).filter((l) => l.messageId === linked.id)).toEqual([]);
   });
+
+  it('a DM question edited after its channel left the cache (idle an hour, or a restart) reaches the agent edited', async () => {
+    const dm = w().channels.dmAlice;
+    const first = await heldQuestion(dm, 'dm first');
+    const secret = say(dm, 'my pin is 4242, is it safe?');
+    await queued(secret);
+    // What the idle-DM sweeper does (gateway-cache.ts), and what a restarted process starts with.
+    h.adapter.client!.channels.cache.delete(dm.id);
+    h.discord.editMessage(secret, 'my pin is [removed], is it safe?');
+    await until(() => h.logs.matching(/was edited: the agent will be asked the edited text/).some((l) => l.messageId === secret.id), 'edit applied');
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(first.id)[0], 'first answered');
+    await h.discord.waitFor(() => h.discord.repliesTo(secret.id)[0], 'edited one answered');
+    expect(called('4242')).toBe(0);
+    expect(h.discord.repliesTo(secret.id).map((m) => m.content)).toEqual(['echo: my pin is [removed], is it safe?']);
+  });
 });
