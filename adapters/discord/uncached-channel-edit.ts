@@ -12,6 +12,7 @@ interface UpdateData {
   channel_id?: string;
   content?: unknown;
   edited_timestamp?: string | null;
+  author?: { id?: string };
 }
 
 export interface UncachedChannelEditOptions {
@@ -54,6 +55,8 @@ export function createUncachedChannelEdit(options: UncachedChannelEditOptions): 
     // Not an edit (a link embed, a pin), or one discord.js hands to its messageUpdate itself.
     if (!d.id || !d.channel_id || !d.edited_timestamp || typeof d.content !== 'string') return;
     if (client.channels.cache.has(d.channel_id)) return;
+    // The bot's own replies: nothing to fetch them for (the ingress ignores them).
+    if (d.author?.id === client.user?.id) return;
     const { id, channel_id: channelId } = d;
     void serial
       .run(channelId, () => fetchAndEdit(client, channelId, id))

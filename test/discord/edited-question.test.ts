@@ -149,6 +149,26 @@ describe('Discord: a question edited once discord.js no longer caches it (a busy
     expect(h.logs.matching(/edited/).filter((l) => l.messageId === linked.id)).toEqual([]);
   });
 
+  it('an edited question unfurled later (its update carries the same edited text) is edited once', async () => {
+    const general = w().channels.general;
+    const first = await heldQuestion(general, 'busy before the edit and link', `${mention(h.discord)} `);
+    const m = say(general, `${mention(h.discord)} read https://example.com/a with password hunter4`);
+    await queued(m);
+    await pushOutOfCache(general, m);
+    h.discord.editMessage(m, `${mention(h.discord)} read https://example.com/a`);
+    await until(() => h.logs.matching(/was edited: the agent will be asked the edited text/).some((l) => l.messageId === m.id), 'edit applied');
+    await pushOutOfCache(general, m);
+    h.discord.unfurl(m, [{ type: 'link', url: 'https://example.com/a', title: 'A page' }]);
+    const after = say(general, `${mention(h.discord)} busy after the edited link`);
+    await queued(after);
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(after.id)[0], 'after answered');
+    expect(h.discord.repliesTo(first.id)).toHaveLength(1);
+    expect(h.discord.repliesTo(m.id).map((r) => r.content)).toEqual(['echo: read https://example.com/a']);
+    expect(called('hunter4')).toBe(0);
+    expect(h.logs.matching(/was edited/).filter((l) => l.messageId === m.id)).toHaveLength(1);
+  });
+
   it('a DM question edited after its channel left the cache (idle an hour, or a restart) reaches the agent edited', async () => {
     const dm = w().channels.dmAlice;
     const first = await heldQuestion(dm, 'dm first');
