@@ -69,8 +69,8 @@ export interface GatewayClientOptions {
  * A discord.js client for ingress. DMs need `Partials.Channel` (the DM channel is not cached
  * before its first message). `Partials.Message`: without it discord.js drops MESSAGE_UPDATE of a
  * message no longer cached (over 50 newer in its channel, or an hour old), so the edit of a
- * question waiting behind a long queue would never reach the ingress (see message-edit.ts). discord.js asks REST for the gateway URL, so `DISCORD_API_URL`
- * points both at a proxy or emulator.
+ * question waiting behind a long queue would never reach the ingress (see message-edit.ts).
+ * discord.js asks REST for the gateway URL, so `DISCORD_API_URL` points both at a proxy or emulator.
  */
 export function createGatewayClient(config: Pick<DiscordConfig, 'apiUrl'>, contentIntent: boolean, options: GatewayClientOptions = {}): Client {
   const plan = options.shards ?? 'auto';
