@@ -46,6 +46,8 @@ export interface SlackHarnessOptions {
   adapter?: SlackAdapterOptions;
   /** Options of the workers' Slack reply port (e.g. a short status refresh). */
   replyPort?: SlackReplyPortOptions;
+  /** Runs once the emulators are up, before the bridge starts: Redis state left by an earlier run (the upgrade suite). */
+  beforeStart?(o: { prefix: string; slack: SlackEmulator; agent: AgentEmulator }): Promise<void>;
 }
 
 /**
@@ -62,6 +64,10 @@ export async function startSlackBridge(options: SlackHarnessOptions): Promise<Sl
       { id: W.user, name: 'Uma User' },
     ],
     ...options.emulator,
+  });
+  await options.beforeStart?.({ prefix, slack, agent }).catch(async (err: unknown) => {
+    await Promise.allSettled([slack.close(), agent.close()]);
+    throw err;
   });
   let adapter: SlackAdapter | undefined;
   const platform: PlatformModule = {
