@@ -12,7 +12,8 @@
  * is dumped as the worker left it (its job locks still held: as after a SIGKILL, or a rolling
  * deploy's cut-off). CAPTURE_SKIP=gaveUp leaves out the give-up held mid-post, for a release
  * from before give-ups were recorded (3bca6ee): it has no mark to capture. The file goes to
- * test/fixtures/upgrade/ and its commit into RELEASES of upgrade-queued.test.ts.
+ * test/fixtures/upgrade/ and its commit into RELEASES of upgrade-queued.test.ts. CAPTURE_EDITS=1
+ * adds a question edited and one deleted while they wait (for releases that honour both).
  */
 import { writeFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
@@ -51,6 +52,18 @@ it('captures an old release stopped mid-flight', async () => {
     await until(() => chats().length === 1, 'the call in flight');
     // 2. "waiting behind": in the same thread, queued behind the call in flight (no job of its own).
     await ask('behind', 'question waiting behind', 'inFlight');
+    if (process.env.CAPTURE_EDITS) {
+      // 2b. Its sender edited it while it waited, and another was deleted (releases that honour
+      // both: their records are what an older release would read in a rolling deploy).
+      const msgs = `${h.prefix}:chat:conv:slack:${h.slack.identity.teamId}:${W.general}:${asked[0]!.ts}:msgs`;
+      const redis = new Redis('redis://127.0.0.1:6379');
+      const edited = await ask('edited', 'question before its edit', 'inFlight');
+      await h.to.event(h.slack.editMessage(W.general, edited.ts, `${botMention(h)} question after its edit`));
+      const deleted = await ask('deleted', 'question deleted', 'inFlight');
+      await h.to.event(h.slack.deleteMessage(W.general, deleted.ts));
+      await until(async () => (await redis.hget(msgs, `${W.general}:${edited.ts}`))?.includes('after its edit') && (await redis.hexists(msgs, `${W.general}:${deleted.ts}:gaveUp`)), 'the edit and the deletion stored');
+      await redis.quit();
+    }
     // 3. "answered, not posted": its answer recorded, its post held by Slack.
     h.slack.hold('chat.postMessage', { filter: (p) => (p.text ?? '').startsWith('echo: ') && (p.text ?? '').includes('question answered') });
     await ask('answered', 'question answered');
