@@ -129,7 +129,8 @@ export type AcquireResult =
   | { status: 'lost' };
 
 /** Progress fields a worker records (field names as stored after `<messageId>:`). */
-export type ProgressFields = Partial<Record<'reply' | 'posted' | 'attempts' | 'limited' | 'started' | 'posting' | 'agentMessageId' | 'gaveUp', string | number>>;
+/** `chunks`: the reply as rendered when it was recorded (JSON array), see Mailbox.recordedChunks. */
+export type ProgressFields = Partial<Record<'reply' | 'posted' | 'attempts' | 'limited' | 'started' | 'posting' | 'agentMessageId' | 'gaveUp' | 'chunks', string | number>>;
 
 export class Mailbox {
   readonly keys: QueueKeys;
@@ -334,6 +335,22 @@ export class Mailbox {
     return this.redis.zcount(this.keys.channelPending(platform, channelId), Date.now() - this.messageTtl * 1000, '+inf');
   }
 
+  /**
+   * The chunks a reply was rendered into when its answer was recorded (stored only for a reply
+   * of several): a worker that resumes it posts the rest of those, not of its own rendering,
+   * which a later release (or other settings) may split elsewhere. Undefined when none is stored.
+   */
+  async recordedChunks(conversationId: string, messageId: string): Promise<string[] | undefined> {
+    const raw = await this.redis.hget(this.keys.messages(conversationId), `${messageId}:chunks`);
+    if (!raw) return undefined;
+    try {
+      const chunks: unknown = JSON.parse(raw);
+      return Array.isArray(chunks) && chunks.length > 0 && chunks.every((c) => typeof c === 'string') ? chunks : undefined;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** Whether the bot already answered in this conversation (a thread). */
   async isAnswered(conversationId: string): Promise<boolean> {
     return (await this.redis.exists(this.keys.answered(conversationId))) === 1;
@@ -366,7 +383,7 @@ export class Mailbox {
 }
 
 /** Progress fields that record what was done, never a step about to start: kept by an abandoned worker. */
-const DONE_FIELDS: ReadonlySet<string> = new Set(['posted', 'reply', 'agentMessageId']);
+const DONE_FIELDS: ReadonlySet<string> = new Set(['posted', 'reply', 'agentMessageId', 'chunks']);
 
 /** The platform a conversation ID starts with (core/conversation.ts encodes it first). */
 function platformOf(conversationId: string): string {

@@ -78,8 +78,8 @@ interface Delivery {
   progress: MailboxHead['progress'];
   scope: MessageScope;
   indicator: WorkingIndicator;
-  /** The agent's answer, as recorded. */
-  reply: string;
+  /** The agent's answer as rendered for the port: recorded with it, or (resuming an older record) rendered now. */
+  chunks: string[];
   /** The first chunk not posted yet. */
   first: number;
   /** When the write that stored the answer (and marked chunk `first` under way) was sent, if this attempt made it. */
@@ -162,6 +162,7 @@ export class MessageProcessor {
     let first = progress.posted;
     let recordedAt: number | undefined;
     let agentMs: number | undefined;
+    let chunks: string[] | undefined;
     const earlierAttempt = progress.started > 0 || progress.reply !== undefined || progress.attempts > 0 || progress.limited > 0;
     const indicator = new WorkingIndicator(port, m.reply, this.options.workingIndicatorDelayMs ?? 0, scope, earlierAttempt);
     if (reply === undefined) {
@@ -203,8 +204,13 @@ export class MessageProcessor {
       }
       first = 0;
       reply = this.redact(reply);
+      chunks = this.render(port, reply, scope);
       const answer: ProgressFields = { reply, posting: 0 };
       if (agentMessageId) answer.agentMessageId = agentMessageId;
+      // A reply of several chunks is stored as rendered: whoever resumes it half posted (after a
+      // crash, or a release that splits replies elsewhere) posts the rest of these chunks, never
+      // its own chunk i, which could repeat or skip what chunk i-1 said.
+      if (chunks.length > 1) answer.chunks = JSON.stringify(chunks);
       // The call is billed: keep trying to record its answer through a Redis blip. The same
       // write marks chunk 0 as under way, so posting it needs no other round trip.
       recordedAt = performance.now();
@@ -213,14 +219,21 @@ export class MessageProcessor {
       const joinsThread = m.origin !== 'shortcut';
       if (!(await patiently(() => scope.record(answer, joinsThread), { refusedForMs: ANSWER_HOLD_MS, log: () => scope.log() }))) return lostJob(scope.log());
     }
+    // Resumed: the chunks recorded with the answer (redacted as this worker redacts now), else
+    // (a single chunk, or a record from a release that stored none) rendered here.
+    chunks ??= (await this.options.mailbox.recordedChunks(m.conversationId, messageId))?.map((c) => this.redact(c)) ?? this.render(port, reply, scope);
     // The answer is recorded: posting it takes its turn behind the answers that came in first.
-    const delivery: Delivery = { m, messageId, port, progress, scope, indicator, reply, first, recordedAt, agentMessageId, agentMs };
+    const delivery: Delivery = { m, messageId, port, progress, scope, indicator, chunks, first, recordedAt, agentMessageId, agentMs };
     return this.gate.run(() => this.deliver(delivery));
   }
 
+  /** The port's chunks of an answer (render-reply.ts). */
+  private render(port: ReplyPort, reply: string, scope: MessageScope): string[] {
+    return renderReply(port, reply, { maxChunks: this.options.maxReplyChunks ?? 10, redact: (t) => this.redact(t), log: () => scope.log() });
+  }
+
   /** Posts a recorded answer's chunks from `first` on, each after its fenced record. */
-  private async deliver({ m, messageId, port, progress, scope, indicator, reply, first, recordedAt, agentMessageId, agentMs }: Delivery): Promise<StepResult> {
-    const chunks = renderReply(port, reply, { maxChunks: this.options.maxReplyChunks ?? 10, redact: (t) => this.redact(t), log: () => scope.log() });
+  private async deliver({ m, messageId, port, progress, scope, indicator, chunks, first, recordedAt, agentMessageId, agentMs }: Delivery): Promise<StepResult> {
     // The answer's record also marked chunk `first` as under way and renewed the job's lock;
     // unless the wait for this turn outlasted half that lock, the post needs no other check.
     const postingRecorded = recordedAt !== undefined && scope.ownedUntilFrom(recordedAt) > performance.now();

@@ -5,6 +5,7 @@ import { FailureLog } from '../../src/diagnostics/failure-log.js';
 import { createLogger, SecretRegistry } from '../../src/logger.js';
 import { startChatWorker, type ChatWorker } from '../../src/worker/chat-worker.js';
 import { MessageProcessor } from '../../src/worker/process-message.js';
+import type { ReplyPort } from '../../src/core/reply-port.js';
 import type { Pipeline } from './pipeline.js';
 import { sinkPort } from './sink.js';
 
@@ -22,12 +23,13 @@ export function inProcessWorkers() {
     }
   });
   return {
-    startInProcessWorker(pl: Pipeline): { worker: ChatWorker; redis: Redis } {
+    /** `port`: the playground's port it posts through (the pipeline's sink by default). */
+    startInProcessWorker(pl: Pipeline, port: ReplyPort = sinkPort(pl.sink.url)): { worker: ChatWorker; redis: Redis } {
       const redis = new Redis(pl.bridge.config.redis.url, { maxRetriesPerRequest: null });
       const logger = createLogger({ level: 'silent', registry: new SecretRegistry() });
       const processor = new MessageProcessor({
         agent: createAgentApi(pl.agent.agentConfig()),
-        ports: { web: sinkPort(pl.sink.url) },
+        ports: { web: port },
         mailbox: pl.bridge.queue.mailbox,
         logger,
         metrics: pl.bridge.metrics,

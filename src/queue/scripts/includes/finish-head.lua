@@ -10,7 +10,7 @@ local function finishHead(mailboxKey, messagesKey, pendingKey, strandedKey, conv
     rcall('LPOP', mailboxKey)
     local d = done .. ':'
     rcall('HDEL', messagesKey, done, d .. 'reply', d .. 'posted', d .. 'attempts', d .. 'limited', d .. 'started',
-      d .. 'posting', d .. 'agentMessageId', d .. 'gaveUp')
+      d .. 'posting', d .. 'agentMessageId', d .. 'gaveUp', d .. 'chunks')
     rcall('ZREM', pendingKey, done)
   end
   rcall('ZREM', strandedKey, conversationId)
