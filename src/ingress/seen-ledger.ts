@@ -11,7 +11,7 @@ import { luaScript } from '../queue/lua-script.js';
  * and `message` of one message, a redelivery after a late ack, a double submit in the
  * playground are the later ones), or handled it on the record. `claiming:<token>`: one delivery
  * holds a short lease on it while it works (see SeenLedger.lease). `queued`: the mailbox
- * accepted it (scripts/push-6.lua sets it in the same script that stores the message); from
+ * accepted it (scripts/push-7.lua sets it in the same script that stores the message); from
  * then on a push is a duplicate. `refused:<token>` is the ingress's: it gave up on the message
  * while Redis was away and told the user (ChatQueue.refuseUnstored); a push is a duplicate then
  * too, and stores nothing.

@@ -3,6 +3,8 @@ import type { QueueCounts } from '../core/platform-context.js';
 import type { Redis } from 'ioredis';
 import { Mailbox, type WithdrawResult } from './mailbox.js';
 import { editStoredMessage, storedMessage, type EditResult } from './edit-message.js';
+import { keepEarlyChange, type ChangeTiming, type EarlyChange, type EarlyChangeResult } from './early-change.js';
+import { decodeConversationId } from '../core/conversation.js';
 import { luaScript } from './lua-script.js';
 import { PushAdd, pushAddLua } from './push-add.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData, type ChatMessage, type GaveUp } from './types.js';
@@ -182,9 +184,26 @@ export class ChatQueue {
   /**
    * Its sender deleted a message before it was answered: the agent is not called for it, and
    * nothing is posted for it (see Mailbox.withdraw; an answer already recorded is still posted).
+   * With `timing`, a message not stored yet and sent a moment ago (its deletion came first) is
+   * withdrawn by the push that stores it: `kept` (early-change.ts).
    */
-  withdraw(conversationId: string, messageId: string, ref: string): Promise<WithdrawResult> {
-    return this.mailbox.withdraw(conversationId, messageId, JSON.stringify({ ref, withdrawn: true } satisfies GaveUp));
+  async withdraw(conversationId: string, messageId: string, ref: string, timing?: ChangeTiming): Promise<WithdrawResult> {
+    const mark = JSON.stringify({ ref, withdrawn: true } satisfies GaveUp);
+    const outcome = await this.mailbox.withdraw(conversationId, messageId, mark);
+    if (outcome !== 'absent' || !timing) return outcome;
+    const early = await this.keepEarly(conversationId, messageId, { kind: 'delete' }, timing, ref);
+    // Stored between the two steps: withdrawn as any stored message is.
+    if (early === 'stored') return this.mailbox.withdraw(conversationId, messageId, mark);
+    return early === 'kept' || early === 'superseded' ? 'kept' : 'absent';
+  }
+
+  /**
+   * Keeps its sender's edit or deletion of a message not stored yet (sent a moment ago, its own
+   * event still to come) for the push that stores it to apply. See early-change.ts.
+   */
+  keepEarly(conversationId: string, messageId: string, change: EarlyChange, timing: ChangeTiming, ref: string): Promise<EarlyChangeResult> {
+    const at = { platform: decodeConversationId(conversationId).platform, conversationId, messageId };
+    return keepEarlyChange(this.options.redis, this.mailbox.keys, at, change, timing, ref);
   }
 
   /** The IDs of a conversation's unfinished messages that start with `prefix` (e.g. the asks about a deleted message). */

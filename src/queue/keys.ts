@@ -27,6 +27,12 @@ export function queueKeys(base: string) {
     lease: (conversationId: string) => `${conversation(conversationId)}:lease`,
     /** Hash of a conversation's message records: `<id>` = payload, `<id>:<progress field>`. */
     messages: (conversationId: string) => `${conversation(conversationId)}:msgs`,
+    /**
+     * Hash, a few minutes' TTL: its sender's edit or deletion of a message that came before the
+     * message was stored (Slack delivers events in no order), applied by the push that stores it
+     * (src/queue/early-change.ts). Holds the edited text at most, never anything else.
+     */
+    earlyChange: (conversationId: string, messageId: string) => `${conversation(conversationId)}:early:${messageId}`,
     /** String: the bot answered in this conversation (follow-ups in a thread need no mention). */
     answered: (conversationId: string) => `${base}:answered:${conversationId}`,
     /**

@@ -24,7 +24,7 @@ export { ownedUntil } from './mailbox-heads.js';
  */
 
 const scripts = {
-  push: luaScript('push-6.lua'),
+  push: luaScript('push-7.lua'),
   acquire: luaScript('acquire-6.lua'),
   advance: luaScript('advance-9.lua'),
   record: luaScript('record-6.lua'),
@@ -49,8 +49,11 @@ export interface MailboxOptions {
   answeredTtlSeconds?: number;
 }
 
-/** What became of a deleted message (Mailbox.withdraw). */
-export type WithdrawResult = 'withdrawn' | 'withdrawn_during_call' | 'answered' | 'absent';
+/**
+ * What became of a deleted message (Mailbox.withdraw). `kept`: not stored yet (its deletion came
+ * first): the push that stores it withdraws it (ChatQueue.withdraw, early-change.ts).
+ */
+export type WithdrawResult = 'withdrawn' | 'withdrawn_during_call' | 'answered' | 'absent' | 'kept';
 
 /**
  * Which job is writing, for fencing: the job's ID and the token of its BullMQ lock. An empty
@@ -112,7 +115,7 @@ export interface LuaCall {
   args: Array<string | number>;
 }
 
-/** What push-6.lua's reply says. */
+/** What push-7.lua's reply says. */
 export function pushResult(reply: unknown): PushResult {
   const [status, pending, held] = reply as [number, number, number];
   // 3: the lease is `jobId`'s own (a redelivery): not held by another job, so queue it again.
@@ -162,7 +165,7 @@ export class Mailbox {
     return pushResult(await scripts.push(this.redis, call.keys, call.args));
   }
 
-  /** push-6.lua's keys and arguments for {@link push} (push-add.ts runs it beside BullMQ's add). */
+  /** push-7.lua's keys and arguments for {@link push} (push-add.ts runs it beside BullMQ's add). */
   pushCall(message: ChatMessage, maxPending: number, jobId: string): LuaCall {
     const k = this.keys;
     return {
@@ -173,8 +176,9 @@ export class Mailbox {
         k.backlogOf(message),
         k.stranded,
         k.lease(message.conversationId),
+        k.earlyChange(message.conversationId, message.messageId),
       ],
-      args: [message.messageId, JSON.stringify(message), this.seenTtl, this.messageTtl, Date.now(), maxPending, message.conversationId, jobId],
+      args: [message.messageId, payloadOf(message), this.seenTtl, this.messageTtl, Date.now(), maxPending, message.conversationId, jobId],
     };
   }
 
@@ -380,6 +384,15 @@ export class Mailbox {
     }
     return found;
   }
+}
+
+/**
+ * A message's record as the push stores it: JSON with `text` its last key, so an edit that came
+ * before the message replaces the text in the push script without decoding the record.
+ */
+export function payloadOf(message: ChatMessage): string {
+  const { text, ...rest } = message;
+  return JSON.stringify({ ...rest, text });
 }
 
 /** Progress fields that record what was done, never a step about to start: kept by an abandoned worker. */

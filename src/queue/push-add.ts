@@ -21,8 +21,8 @@ const ADD = 'addStandardJob';
 const ADD_ARGS = 3;
 /** push-add.lua maps addStandardJob's 9 keys onto addPrioritizedJob's. */
 const ADD_KEYS = 9;
-/** push-6.lua's key count, and push-add.lua's two more (BullMQ's prioritized set and its counter). */
-const OWN_KEYS = 6 + 2;
+/** push-7.lua's key count, and push-add.lua's two more (BullMQ's prioritized set and its counter). */
+const OWN_KEYS = 7 + 2;
 
 const fusedAdd =
   bullmqKeyCount(ADD) === ADD_KEYS && bullmqKeyCount('addPrioritizedJob') === ADD_KEYS

@@ -51,7 +51,7 @@ describe('seen ledger', () => {
   it('forget leaves a queued message seen (a redelivery must not be queued twice)', async () => {
     const [a, b] = twoProcesses();
     expect(await a.first('slack', 'm2')).toBe(true);
-    await redis.set(keys.seen('slack', 'm2'), 'queued', 'EX', 86_400); // as push-6.lua does
+    await redis.set(keys.seen('slack', 'm2'), 'queued', 'EX', 86_400); // as push-7.lua does
     await a.forget('slack', 'm2');
     expect(await redis.get(keys.seen('slack', 'm2'))).toBe('queued');
     expect(await b.first('slack', 'm2')).toBe(false);
@@ -103,7 +103,7 @@ describe('seen ledger', () => {
     expect(await redis.exists(keys.seen('slack', 'L2'))).toBe(0);
     const second = await b.lease('slack', 'L2');
     if (second.kind !== 'taken') throw new Error(`expected a lease, got ${second.kind}`);
-    await redis.set(keys.seen('slack', 'L2'), 'queued', 'EX', 86_400); // as push-6.lua does
+    await redis.set(keys.seen('slack', 'L2'), 'queued', 'EX', 86_400); // as push-7.lua does
     second.lease.stop();
     expect(await a.lease('slack', 'L2')).toEqual({ kind: 'handled' });
     // A lease is not an accepted message (a quota is charged once it is stored, not before).

@@ -12,7 +12,7 @@
 
     ARGV[1] conversation ID (member of KEYS[4])
     ARGV[2..] jobs of the conversation the caller removed before they ran: a lease reserved
-              for one of them (see push-6.lua) holds nothing, and goes with the messages
+              for one of them (see push-7.lua) holds nothing, and goes with the messages
 
   Output:
     n >= 0  messages forgotten (held: the ones behind the head)

@@ -5,7 +5,7 @@
 
   Input:
     KEYS[1] seen        string  `seen:<platform>:<messageId>`: 'delivered' (claimed by an
-                                adapter) or 'queued' (accepted by push-6)
+                                adapter) or 'queued' (accepted by push-7)
 
   Output:
     1  the claim was released

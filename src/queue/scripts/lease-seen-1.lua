@@ -2,7 +2,7 @@
   Takes a short lease on a platform message for one delivery of it, while that delivery does
   the work a repeat must not do beside it (read its files, charge a quota, post a notice). The
   lease lapses by itself if its holder dies, so a redelivery can take the message over; the
-  holder renews it while it works and, once the message is stored, the push (push-6.lua) or
+  holder renews it while it works and, once the message is stored, the push (push-7.lua) or
   replace-seen-1.lua turns it into the lasting mark.
 
   Input:

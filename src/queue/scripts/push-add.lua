@@ -1,6 +1,6 @@
 --[[
   The ingress's two steps for a message in one round trip (src/queue/push-add.ts): the mailbox
-  push (push-6.lua), then the add of the message's job where the caller would add one, as
+  push (push-7.lua), then the add of the message's job where the caller would add one, as
   BullMQ's own script: `addPlain` (addStandardJob) or `addPrioritized` (addPrioritizedJob),
   verbatim copies of the installed BullMQ's scripts. The push comes first, so no job ever
   exists before its message.
@@ -14,21 +14,21 @@
   push-add.ts before it: ownKeys and own, the index of this part's first key and argument.
 
   Input (KEYS from ownKeys on, ARGV from own on):
-    KEYS +0..+5  push-6.lua's keys
-    KEYS +6      BullMQ's prioritized zset
-    KEYS +7      BullMQ's priority counter
-    ARGV +0..+7  push-6.lua's arguments
+    KEYS +0..+6  push-7.lua's keys
+    KEYS +7      BullMQ's prioritized zset
+    KEYS +8      BullMQ's priority counter
+    ARGV +0..+7  push-7.lua's arguments
     ARGV +8      BullMQ's largest priority
 
   Output: {push, added}
-    push   push-6.lua's output
+    push   push-7.lua's output
     added  BullMQ's reply (the job ID, or its negative error code), or nil when no job was added
 ]]
 local rcall = redis.call
 --- @include "push-message"
 
 local K, A = {}, {}
-for i = 0, 5 do K[i + 1] = KEYS[ownKeys + i] end
+for i = 0, 6 do K[i + 1] = KEYS[ownKeys + i] end
 for i = 0, 7 do A[i + 1] = ARGV[own + i] end
 
 local pushed = pushMessage(K, A)
@@ -43,5 +43,5 @@ if priority > lowest then priority = lowest end
 local opts = cmsgpack.unpack(ARGV[3])
 opts['priority'] = priority
 -- addStandardJob's keys: wait, paused, meta, id, completed, delayed, active, events, marker.
-local keys = {KEYS[9], KEYS[3], KEYS[4], KEYS[ownKeys + 6], KEYS[6], KEYS[5], KEYS[7], KEYS[8], KEYS[ownKeys + 7]}
+local keys = {KEYS[9], KEYS[3], KEYS[4], KEYS[ownKeys + 7], KEYS[6], KEYS[5], KEYS[7], KEYS[8], KEYS[ownKeys + 8]}
 return {pushed, addPrioritized(keys, {ARGV[1], ARGV[2], cmsgpack.pack(opts)})}

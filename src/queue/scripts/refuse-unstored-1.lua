@@ -2,7 +2,7 @@
   Settles whether a message the ingress stopped waiting for (Redis stalled or away past its retry
   bound) was stored, and makes the answer final. A push already written may still run when Redis
   resumes; run on the push's own connection, this runs after it. When the message is not stored,
-  it is marked refused, so a push of it that runs later is a no-op (push-6.lua takes any mark
+  it is marked refused, so a push of it that runs later is a no-op (push-7.lua takes any mark
   but 'delivered' and a lease for "queued before"), and the caller that marked it, alone, tells the user:
   two ingress processes that each got one of Slack's two events of a message post one notice.
 

@@ -1,7 +1,25 @@
 --[[
-  push-6.lua's body as a function of its keys (K) and arguments (A), so the push can also run
-  beside BullMQ's job add in one script (push-add.lua). K and A are as push-6.lua's KEYS and ARGV.
+  push-7.lua's body as a function of its keys (K) and arguments (A), so the push can also run
+  beside BullMQ's job add in one script (push-add.lua). K and A are as push-7.lua's KEYS and ARGV.
 ]]
+
+--[[
+  The record as its sender's edit or deletion that came first (early-change-3.lua, K[7]) left
+  it, or the payload unchanged when none came. An edit replaces the text (the payload's last
+  key, so no JSON is decoded here); a withdrawal (the mention edited out, the text emptied, the
+  message deleted) stores it with an empty text and marked given up, so no worker calls the
+  agent for it or posts for it, as withdraw-1.lua would have marked it once stored.
+]]
+local function withEarlyChange(K, A)
+  local early = rcall('HMGET', K[7], 'text', 'mark')
+  if not early[2] then return A[2] end
+  rcall('DEL', K[7])
+  local head = string.match(A[2], '^(.*,"text":)"')
+  if early[1] and head then return head .. early[1] .. '}' end
+  rcall('HSET', K[3], A[1] .. ':gaveUp', early[2])
+  return head and (head .. '""}') or A[2]
+end
+
 local function pushMessage(K, A)
   local function held()
     local holder = rcall('GET', K[6])
@@ -25,7 +43,7 @@ local function pushMessage(K, A)
   local cap = tonumber(A[6])
   if cap > 0 and pending >= cap then return {-1, pending, 0} end
   rcall('SET', K[1], 'queued', 'EX', A[3])
-  rcall('HSET', K[3], A[1], A[2])
+  rcall('HSET', K[3], A[1], withEarlyChange(K, A))
   rcall('EXPIRE', K[3], ttl)
   rcall('RPUSH', K[2], A[1])
   rcall('EXPIRE', K[2], ttl)

@@ -17,9 +17,11 @@
     KEYS[4] pending     zset    the channel's unfinished message IDs, scored by arrival (ms)
     KEYS[5] stranded    zset    conversations with messages that no job has taken yet
     KEYS[6] lease       string  the job ID that holds (drains) the conversation
+    KEYS[7] early       hash    its sender's edit or deletion that came before the message
+                                (early-change-3.lua); applied to the record stored here, then deleted
 
     ARGV[1] message ID
-    ARGV[2] message payload (JSON)
+    ARGV[2] message payload (JSON, its `text` the last key: an early edit replaces it)
     ARGV[3] seen TTL (s)
     ARGV[4] message TTL (s)
     ARGV[5] now (ms)
