@@ -313,7 +313,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         queueInfo,
         audit,
         dropQueuedWork: (platform, workspaceId) => queue.dropWorkspace(platform, workspaceId),
-        withdrawMessage: (conversation, messageId) => queue.withdraw(encodeConversationId(conversation), messageId, newReference()),
+        withdrawMessage: (conversation, messageId, timing) => queue.withdraw(encodeConversationId(conversation), messageId, newReference(), timing),
         queuedIdsStartingWith: (conversation, prefix) => queue.idsStartingWith(encodeConversationId(conversation), prefix),
         // Not through the ingress (no quota, no job): only its checks.
         editMessage: createEditedMessages({ queue, bindings, ports, logger, maxMessageChars: config.maxMessageChars }),

@@ -241,9 +241,9 @@ export function createSlackAdapter(ctx: AdapterContext, options: SlackAdapterOpt
   const handleMessage = createMessageHandler(messageDeps);
   registerMessageListeners(app, handleMessage);
   const withdraw = ctx.withdrawMessage;
-  if (withdraw) registerDeletionListener(app, { withdraw: (conversation, id) => withdraw(conversation, id), queuedIdsStartingWith: ctx.queuedIdsStartingWith?.bind(ctx), logger });
+  if (withdraw) registerDeletionListener(app, { withdraw: (conversation, id, timing) => withdraw(conversation, id, timing), queuedIdsStartingWith: ctx.queuedIdsStartingWith?.bind(ctx), logger });
   const editMessage = ctx.editMessage;
-  if (editMessage) registerEditListener(app, { ...messageDeps, edit: (m) => editMessage(m) });
+  if (editMessage) registerEditListener(app, { ...messageDeps, edit: (m, timing) => editMessage(m, timing) });
   registerChannelLifeListeners(app, { gone: createGoneChannels(ctx.redis, ctx.config), bindings: ctx.bindings, logger, audit: ctx.audit });
   const assistantThreads = createAssistantThreads(ctx.redis, storePrefix, ctx.config.threadContext);
   if (installations) {

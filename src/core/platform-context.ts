@@ -10,7 +10,8 @@ import type { ArgumentStyle } from '../commands/registry.js';
 import type { ReplyPort } from './reply-port.js';
 import type { ConversationRef } from './conversation.js';
 import type { WithdrawResult } from '../queue/mailbox.js';
-import type { EditOutcome } from '../ingress/edited-message.js';
+import type { ChangeTiming } from '../queue/early-change.js';
+import type { EditOutcome, EditTiming } from '../ingress/edited-message.js';
 import type { IncomingMessage } from './message.js';
 import type { Adapter } from './adapter.js';
 import type { Platform } from './conversation.js';
@@ -80,8 +81,10 @@ export interface AdapterContext {
   /**
    * Its sender deleted a message before it was answered: the agent is not called for it and
    * nothing is posted for it, unless its answer is recorded already (see Mailbox.withdraw).
+   * `timing` (when the message was sent): one not stored yet, sent a moment ago, is withdrawn by
+   * the push that stores it (its deletion came first: `kept`).
    */
-  withdrawMessage?(conversation: ConversationRef, messageId: string): Promise<WithdrawResult>;
+  withdrawMessage?(conversation: ConversationRef, messageId: string, timing?: ChangeTiming): Promise<WithdrawResult>;
   /**
    * The IDs of a conversation's unfinished messages that start with `prefix`: the "Ask the agent"
    * questions about a message just deleted, to withdraw them too. A scan: for a deletion only.
@@ -90,8 +93,9 @@ export interface AdapterContext {
   /**
    * Its sender edited a message (normalised as a new one): until its agent call starts, the
    * agent gets the edited text, or nothing when the edit no longer asks the bot (src/ingress/edited-message.ts).
+   * With `timing`, an edit that came before its message is kept for the push that stores it.
    */
-  editMessage?(message: IncomingMessage): Promise<EditOutcome>;
+  editMessage?(message: IncomingMessage, timing?: EditTiming): Promise<EditOutcome>;
   /** Deletes a workspace's own agent account, if it has one (an uninstall; per-workspace accounts). */
   forgetAccount?(platform: Platform, workspaceId: string): Promise<void>;
   /** Where feedback button clicks are recorded (absent in tests that do not need it). */

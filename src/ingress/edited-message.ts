@@ -7,14 +7,27 @@ import { hasVisibleText } from '../core/visible-text.js';
 import { errorFields, type Logger } from '../logger.js';
 import type { ChatQueue } from '../queue/chat-queue.js';
 import type { EditResult } from '../queue/edit-message.js';
+import type { ChangeTiming } from '../queue/early-change.js';
 import { fittedText } from './forwarded-fit.js';
 import { notices } from './notices.js';
 
-/** What an edit did: see EditResult; `ignored` when the edit is not one the bridge acts on. */
-export type EditOutcome = EditResult | 'ignored';
+/**
+ * What an edit did: see EditResult; `ignored` when the edit is not one the bridge acts on;
+ * `kept` when its message is not stored yet (the edit came first): the push that stores it applies it.
+ */
+export type EditOutcome = EditResult | 'ignored' | 'kept';
+
+/**
+ * How an edit came (from the adapter, when its platform says): when the message was sent and
+ * the edit's place among its edits, and whether the message mentioned the bot before the edit
+ * (false: an edit that does not ask the bot either has nothing to withdraw).
+ */
+export interface EditTiming extends ChangeTiming {
+  mentionedBefore?: boolean;
+}
 
 export interface EditedMessagesOptions {
-  queue: Pick<ChatQueue, 'edit' | 'stored' | 'isAnswered'>;
+  queue: Pick<ChatQueue, 'edit' | 'stored' | 'isAnswered' | 'keepEarly'>;
   bindings: Pick<BindingStore, 'get'>;
   ports: ReplyPorts;
   logger: Logger;
@@ -34,8 +47,13 @@ export interface EditedMessagesOptions {
  * ignore edits for triggering: adding a mention later asks nothing), and never re-asks one
  * whose call started: the agent answers the text it got (the API is billed per call). The
  * text is never logged: an edit is often a secret taken out.
+ *
+ * An edit may come before its message is stored (Slack delivers events in no order, and retries
+ * a failed delivery after the edit): when the adapter says the message was sent a moment ago
+ * (`timing`), the edit is kept for a few minutes and the push that stores the message applies it
+ * (src/queue/early-change.ts): the agent never gets the text from before.
  */
-export function createEditedMessages(options: EditedMessagesOptions): (m: IncomingMessage) => Promise<EditOutcome> {
+export function createEditedMessages(options: EditedMessagesOptions): (m: IncomingMessage, timing?: EditTiming) => Promise<EditOutcome> {
   const { queue, logger } = options;
 
   /** Whether the edited message still asks the bot, as the ingress would decide for a new one. */
@@ -53,28 +71,56 @@ export function createEditedMessages(options: EditedMessagesOptions): (m: Incomi
     void port?.postNotice(m.reply, text).catch((err: Error) => logger.warn({ ...errorFields(err) }, 'could not post a notice'));
   }
 
-  return async function onEdit(m) {
+  /** What the agent gets of the edited message: its text, or undefined (withdrawn), and why. */
+  async function editedText(m: IncomingMessage, conversationId: string): Promise<{ text?: string; tooLong?: number }> {
+    if (!(await stillAsks(m, conversationId))) return {};
+    const fitted = hasVisibleText(m.text) ? fittedText(m, options.maxMessageChars) : undefined;
+    if (fitted && 'refused' in fitted) return { tooLong: fitted.refused };
+    return fitted ? { text: fitted.text } : {};
+  }
+
+  function why(m: IncomingMessage, text: string | undefined, tooLong: number | undefined): string {
+    return tooLong !== undefined ? 'too long' : text === undefined && hasVisibleText(m.text) ? 'no longer addressed to the bot' : 'left empty';
+  }
+
+  /** The edit of a message not stored yet, sent a moment ago: kept for the push that stores it. */
+  async function keepEarly(m: IncomingMessage, conversationId: string, timing: EditTiming): Promise<EditOutcome | 'stored'> {
+    const { text, tooLong } = await editedText(m, conversationId);
+    // Neither the message as sent nor as edited asks the bot: it is never stored, nothing to keep.
+    if (text === undefined && timing.mentionedBefore === false && !m.isDirect && !m.repliesToBot) return 'absent';
+    const kept = await queue.keepEarly(conversationId, m.messageId, { kind: 'edit', text }, timing, randomUUID());
+    if (kept === 'stored') return 'stored';
+    if (kept !== 'kept') return 'absent';
+    const ids = { platform: m.platform, messageId: m.messageId, channelId: m.bindingChannelId, outcome: 'kept' };
+    if (text !== undefined) logger.info(ids, 'a message was edited before it was stored: the agent will be asked the edited text');
+    else logger.info({ ...ids, why: why(m, text, tooLong) }, `a message was edited (${why(m, text, tooLong)}) before it was stored: the agent will not be asked it`);
+    // As for a new message this long: the sender waits for an answer that will not come.
+    if (tooLong !== undefined) tell(m, notices.tooLong(tooLong, options.maxMessageChars));
+    return 'kept';
+  }
+
+  return async function onEdit(m, timing) {
     if (m.fromSelf || m.fromBot) return 'ignored';
     const conversationId = encodeConversationId(m.conversation);
-    const stored = await queue.stored(conversationId, m.messageId);
+    let stored = await queue.stored(conversationId, m.messageId);
+    if (!stored && timing) {
+      const kept = await keepEarly(m, conversationId, timing);
+      if (kept !== 'stored') return kept;
+      // Stored in between: edited as any stored message is.
+      stored = await queue.stored(conversationId, m.messageId);
+    }
     // Never taken in (an edit asks nothing new), or finished already.
     if (!stored) return 'absent';
     // "Ask the agent" asked about the message with a heading of its own: that question stands.
     if (stored.origin === 'shortcut') return 'ignored';
-    let text: string | undefined;
-    let tooLong: number | undefined;
-    if (await stillAsks(m, conversationId)) {
-      const fitted = hasVisibleText(m.text) ? fittedText(m, options.maxMessageChars) : undefined;
-      if (fitted && 'refused' in fitted) tooLong = fitted.refused;
-      else text = fitted?.text;
-    }
+    const { text, tooLong } = await editedText(m, conversationId);
     if (text === stored.text) return 'ignored';
     const outcome = await queue.edit(conversationId, m.messageId, text, randomUUID());
     const ids = { platform: m.platform, messageId: m.messageId, channelId: m.bindingChannelId, outcome };
     if (outcome === 'edited') logger.info(ids, 'a waiting message was edited: the agent will be asked the edited text');
     if (outcome === 'withdrawn') {
-      const why = tooLong !== undefined ? 'too long' : text === undefined && hasVisibleText(m.text) ? 'no longer addressed to the bot' : 'left empty';
-      logger.info({ ...ids, why }, `a waiting message was edited (${why}): the agent will not be asked it`);
+      const reason = why(m, text, tooLong);
+      logger.info({ ...ids, why: reason }, `a waiting message was edited (${reason}): the agent will not be asked it`);
       // The sender still waits for an answer: say why none comes, as for a new message.
       if (tooLong !== undefined) tell(m, notices.tooLong(tooLong, options.maxMessageChars));
     }
