@@ -108,3 +108,24 @@ describe('Slack: an edit or deletion delivered before its message', () => {
     expect(control.ts > m.ts).toBe(true);
   });
 });
+
+/** Socket Mode hands envelopes to Bolt concurrently too: the same edit, first, over the socket. */
+describe('Slack (Socket Mode): an edit delivered before its message', () => {
+  let h: SlackHarness;
+  beforeAll(async () => {
+    h = await startSlackBridge({ mode: 'socket', agent: { reply: async (_id, message) => `echo: ${message}` } });
+  });
+  afterAll(async () => h?.close());
+
+  it('the agent is asked the edited text once', async () => {
+    const m = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} use key sk-live-oops` });
+    await h.to.event(h.slack.editMessage(W.general, m.ts, `${botMention(h)} use the key I set`));
+    await until(() => logLines(h, /edited before it was stored/).length === 1, 'edit handled', 3_000).catch(() => undefined);
+    await h.to.event(m.mention);
+    await h.to.event(m.message);
+    await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && String(c.params.text).startsWith('echo: use'), 15_000);
+    await sleep(300);
+    const calls = chatCalls(h).map((c) => (c.json as { message?: string }).message);
+    expect(calls).toEqual(['use the key I set']);
+  });
+});
