@@ -7,7 +7,7 @@ import { hasVisibleText } from '../core/visible-text.js';
 import { errorFields, type Logger } from '../logger.js';
 import type { ChatQueue } from '../queue/chat-queue.js';
 import type { EditResult } from '../queue/edit-message.js';
-import type { ChangeTiming } from '../queue/early-change.js';
+import { mayComeLater, type ChangeTiming } from '../queue/early-change.js';
 import { fittedText } from './forwarded-fit.js';
 import { notices } from './notices.js';
 
@@ -103,7 +103,8 @@ export function createEditedMessages(options: EditedMessagesOptions): (m: Incomi
     if (m.fromSelf || m.fromBot) return 'ignored';
     const conversationId = encodeConversationId(m.conversation);
     let stored = await queue.stored(conversationId, m.messageId);
-    if (!stored && timing) {
+    // Not stored, and sent a moment ago: it may still be on its way (an old message's edit is not kept).
+    if (!stored && timing && mayComeLater(timing)) {
       const kept = await keepEarly(m, conversationId, timing);
       if (kept !== 'stored') return kept;
       // Stored in between: edited as any stored message is.

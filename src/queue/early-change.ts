@@ -23,6 +23,11 @@ export interface ChangeTiming {
   order?: string;
 }
 
+/** Whether a change of a message this recent is kept: its message may still be on its way. */
+export function mayComeLater(timing: ChangeTiming, now = Date.now()): boolean {
+  return Math.abs(now - timing.sentAt) <= EARLY_CHANGE_SECONDS * 1000;
+}
+
 /** An edit (`text`, the edited text; undefined: it no longer asks the bot) or a deletion. */
 export type EarlyChange = { kind: 'edit'; text: string | undefined } | { kind: 'delete' };
 
@@ -50,7 +55,7 @@ export async function keepEarlyChange(
   ref: string,
   now = Date.now(),
 ): Promise<EarlyChangeResult> {
-  if (Math.abs(now - timing.sentAt) > EARLY_CHANGE_SECONDS * 1000) return 'old';
+  if (!mayComeLater(timing, now)) return 'old';
   const text = change.kind === 'edit' && change.text !== undefined ? JSON.stringify(change.text) : '';
   const mark = JSON.stringify({ ref, withdrawn: true } satisfies GaveUp);
   const r = Number(
