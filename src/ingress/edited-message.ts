@@ -37,7 +37,7 @@ export interface EditedMessagesOptions {
 /**
  * Its sender edited a message (Slack's `message_changed`, Discord's MESSAGE_UPDATE), normalised
  * as a new message is. Only a message that waits in the mailbox is touched, and only until its
- * agent call starts (the same atomic step the worker's read takes, see scripts/edit-3.lua):
+ * agent call starts (the same atomic step the worker's read takes, see scripts/edit-4.lua):
  * - still asking the bot: the agent gets the edited text, after the checks a new message gets
  *   (nothing visible left: withdrawn; too long: withdrawn, and the sender is told as for a new
  *   one; a long forward shortened to fit);
@@ -116,7 +116,7 @@ export function createEditedMessages(options: EditedMessagesOptions): (m: Incomi
     if (stored.origin === 'shortcut') return 'ignored';
     const { text, tooLong } = await editedText(m, conversationId);
     if (text === stored.text) return 'ignored';
-    const outcome = await queue.edit(conversationId, m.messageId, text, randomUUID());
+    const outcome = await queue.edit(conversationId, m.messageId, text, randomUUID(), timing?.order);
     const ids = { platform: m.platform, messageId: m.messageId, channelId: m.bindingChannelId, outcome };
     if (outcome === 'edited') logger.info(ids, 'a waiting message was edited: the agent will be asked the edited text');
     if (outcome === 'withdrawn') {
@@ -125,6 +125,7 @@ export function createEditedMessages(options: EditedMessagesOptions): (m: Incomi
       // The sender still waits for an answer: say why none comes, as for a new message.
       if (tooLong !== undefined) tell(m, notices.tooLong(tooLong, options.maxMessageChars));
     }
+    if (outcome === 'outdated') logger.info(ids, 'an edit arrived after a newer one of the same message: the newer one stands');
     if (outcome === 'too_late') logger.info(ids, 'a message was edited after its agent call started: the agent got the text from before');
     return outcome;
   };

@@ -213,10 +213,11 @@ export class ChatQueue {
 
   /**
    * Its sender edited a message: while its agent call has not started, the call sends `text`, or
-   * nothing at all when `text` is undefined (the edit no longer asks the bot). See edit-message.ts.
+   * nothing at all when `text` is undefined (the edit no longer asks the bot); an edit older than
+   * one applied (by `order`, when known) changes nothing. See edit-message.ts.
    */
-  edit(conversationId: string, messageId: string, text: string | undefined, ref: string): Promise<EditResult> {
-    return editStoredMessage(this.options.redis, this.mailbox.keys, conversationId, messageId, text, ref, this.options.atMostOnce);
+  edit(conversationId: string, messageId: string, text: string | undefined, ref: string, order?: string): Promise<EditResult> {
+    return editStoredMessage(this.options.redis, this.mailbox.keys, conversationId, messageId, text, ref, this.options.atMostOnce, order);
   }
 
   /** A message as stored while it waits (or is being answered); undefined once finished or never stored. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EARLY_CHANGE_SECONDS, keepEarlyChange, type EarlyChange } from '../../src/queue/early-change.js';
+import { editStoredMessage } from '../../src/queue/edit-message.js';
 import { message, useMailbox } from './mailbox-fixture.js';
 
 const { ctx, locked } = useMailbox('early-change');
@@ -89,5 +90,30 @@ describe('keepEarlyChange, then the push', () => {
     await ctx.mailbox.push(m);
     expect(await ctx.mailbox.push(m)).toMatchObject({ status: 'duplicate' });
     expect((await record(m)).text).toBe('edited');
+  });
+});
+
+describe('the order of edits once the message is stored (edit-4.lua)', () => {
+  const keep = (m: { conversationId: string; messageId: string }, text: string, order: string) =>
+    keepEarlyChange(ctx.redis, ctx.mailbox.keys, { platform: 'web', ...m }, { kind: 'edit', text }, { sentAt: Date.now(), order }, 'R1');
+  const edit = (m: { conversationId: string; messageId: string }, text: string | undefined, order?: string) =>
+    editStoredMessage(ctx.redis, ctx.mailbox.keys, m.conversationId, m.messageId, text, 'R2', false, order);
+  const text = async (m: { conversationId: string; messageId: string }) =>
+    JSON.parse((await ctx.redis.hget(ctx.mailbox.keys.messages(m.conversationId), m.messageId))!).text;
+
+  it('an edit kept before the store leaves only its order; an older edit arriving after the store changes nothing, a newer one applies', async () => {
+    const m = message('web:local:late', 'late');
+    await keep(m, 'second edit', '000000000002');
+    await ctx.mailbox.push(m);
+    expect(await ctx.redis.hgetall(ctx.mailbox.keys.earlyChange(m.conversationId, m.messageId))).toEqual({ at: '000000000002' });
+    expect(await edit(m, 'first edit, late', '000000000001')).toBe('outdated');
+    expect(await edit(m, undefined, '000000000001')).toBe('outdated');
+    expect(await text(m)).toBe('second edit');
+    expect(await edit(m, 'third edit', '000000000003')).toBe('edited');
+    expect(await edit(m, 'second edit again', '000000000002')).toBe('outdated');
+    expect(await text(m)).toBe('third edit');
+    // An edit whose order is unknown applies, as before orders were kept.
+    expect(await edit(m, 'no order', undefined)).toBe('edited');
+    expect(await text(m)).toBe('no order');
   });
 });

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encodeConversationId } from '../../src/core/conversation.js';
 import { EARLY_CHANGE_SECONDS } from '../../src/queue/early-change.js';
+import { HeldCalls } from '../support/held-calls.js';
 import { jobIdFor } from '../../src/queue/types.js';
 import { botMention, chatCalls, logLines, postsIn, say, startSlackBridge, until, W, type SlackHarness } from './harness.js';
 
@@ -13,10 +15,15 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 describe('Slack: an edit or deletion delivered before its message', () => {
   let h: SlackHarness;
+  /** Agent calls whose message holds `HOLD` wait until released. */
+  const held = new HeldCalls();
   beforeAll(async () => {
-    h = await startSlackBridge({ mode: 'http', agent: { reply: async (_id, message) => `echo: ${message}` } });
+    h = await startSlackBridge({ mode: 'http', agent: { reply: held.reply } });
   });
-  afterAll(async () => h?.close());
+  afterAll(async () => {
+    held.release();
+    await h?.close();
+  });
 
   const calledWith = (text: string) => chatCalls(h).filter((c) => (c.json as { message?: string }).message?.includes(text));
   /** The message as the emulator stores it, its events not delivered yet. */
@@ -47,7 +54,33 @@ describe('Slack: an edit or deletion delivered before its message', () => {
     expect(calledWith('hunter2')).toEqual([]);
     expect(postsIn(h, W.dm, undefined).map((c) => c.params.text)).toEqual(['echo: log in with password [removed]']);
     expect(h.logs.text).not.toContain('hunter2');
-    expect(await earlyKeys(m.ts)).toEqual([]);
+    // Of the edit kept, only its order is left (an older edit arriving late changes nothing).
+    const [key] = await earlyKeys(m.ts);
+    expect(Object.keys(await h.bridge.redis.hgetall(key!))).toEqual(['at']);
+  });
+
+  it('two edits, the newer delivered first and the older after the message is stored: the newer one stands', async () => {
+    held.hold();
+    await deliver(written({ channel: W.dm, text: 'HOLD a slow question first' }));
+    await until(() => calledWith('HOLD a slow question first').length === 1, 'first call under way');
+    const m = written({ channel: W.dm, text: 'code word hunter3' });
+    const older = h.slack.editMessage(W.dm, m.ts, 'code word [removed once]');
+    const newer = h.slack.editMessage(W.dm, m.ts, 'code word [removed]');
+    const kept = logLines(h, /edited before it was stored/).length;
+    await h.to.event(newer);
+    await handled(/edited before it was stored/, kept + 1);
+    await deliver(m);
+    const conversationId = encodeConversationId({ platform: 'slack', workspaceId: h.slack.identity.teamId, channelId: W.dm });
+    await until(() => h.bridge.queue.stored(conversationId, `${W.dm}:${m.ts}`), 'the message stored');
+    await h.to.event(older);
+    await handled(/an edit arrived after a newer one/);
+    held.release();
+    await h.slack.waitForCall('chat.postMessage', (c) => c.response.ok === true && String(c.params.text).startsWith('echo: code word'), 15_000);
+    await sleep(300);
+    expect(calledWith('code word')).toHaveLength(1);
+    expect(calledWith('code word [removed]')).toHaveLength(1);
+    expect(calledWith('removed once')).toEqual([]);
+    expect(calledWith('hunter3')).toEqual([]);
   });
 
   it('in a channel: the mention edited out before the question is stored: the agent is never called', async () => {
@@ -92,7 +125,7 @@ describe('Slack: an edit or deletion delivered before its message', () => {
     expect(ttl).toBeLessThanOrEqual(EARLY_CHANGE_SECONDS);
     // Nothing else: no mailbox, no record, no job for it.
     const conversation = keys[0]!.slice(0, keys[0]!.indexOf(':early:'));
-    expect(await h.bridge.redis.keys(`${conversation}:*`)).toEqual(keys);
+    expect((await h.bridge.redis.keys(`${conversation}:*`)).filter((k) => !k.includes(':early:'))).toEqual([]);
     expect(Object.keys(await h.bridge.redis.hgetall(keys[0]!)).sort()).toEqual(['at', 'mark', 'text']);
     expect(await h.bridge.queue.queue.getJob(jobIdFor('slack', `${W.dm}:${m.ts}`))).toBeUndefined();
   });

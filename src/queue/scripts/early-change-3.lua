@@ -10,7 +10,8 @@
   change kept: nothing is stored of it any more, and a push of it now is a duplicate.
 
   A later edit replaces an earlier one kept; one that is older (by its order, when both have
-  one) arriving late does not. A deletion is final: no edit replaces it.
+  one) arriving late does not. A deletion is final: no edit replaces it. Once the message is
+  stored, the hash keeps only the order of the last edit applied (`at`, for edit-4.lua).
 
   Input:
     KEYS[1] messages    hash    the conversation's message records
@@ -27,7 +28,7 @@
     ARGV[6] how long the change is kept (s)
 
   Output:
-    0  stored: nothing written (change the stored record)
+    0  stored: nothing written (change the stored record, edit-4.lua)
     1  taken in and finished already, or refused: nothing written
     2  kept (replacing an earlier change)
     3  a newer change is kept already (a later edit, or a deletion): nothing written

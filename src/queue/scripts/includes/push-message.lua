@@ -8,12 +8,14 @@
   it, or the payload unchanged when none came. An edit replaces the text (the payload's last
   key, so no JSON is decoded here); a withdrawal (the mention edited out, the text emptied, the
   message deleted) stores it with an empty text and marked given up, so no worker calls the
-  agent for it or posts for it, as withdraw-1.lua would have marked it once stored.
+  agent for it or posts for it, as withdraw-1.lua would have marked it once stored. Of the
+  change only its order is left, until it expires.
 ]]
 local function withEarlyChange(K, A)
-  local early = rcall('HMGET', K[7], 'text', 'mark')
+  local early = rcall('HMGET', K[7], 'text', 'mark', 'at')
   if not early[2] then return A[2] end
-  rcall('DEL', K[7])
+  -- An edit's order stays (edit-4.lua): an older edit that arrives after the store changes nothing.
+  if early[3] and early[3] ~= '' then rcall('HDEL', K[7], 'text', 'mark', 'deleted') else rcall('DEL', K[7]) end
   local head = string.match(A[2], '^(.*,"text":)"')
   if early[1] and head then return head .. early[1] .. '}' end
   rcall('HSET', K[3], A[1] .. ':gaveUp', early[2])
