@@ -72,11 +72,11 @@ export function createEditedMessages(options: EditedMessagesOptions): (m: Incomi
   }
 
   /** What the agent gets of the edited message: its text, or undefined (withdrawn), and why. */
-  async function editedText(m: IncomingMessage, conversationId: string): Promise<{ text?: string; tooLong?: number }> {
-    if (!(await stillAsks(m, conversationId))) return {};
+  async function editedText(m: IncomingMessage, conversationId: string): Promise<{ asks: boolean; text?: string; tooLong?: number }> {
+    if (!(await stillAsks(m, conversationId))) return { asks: false };
     const fitted = hasVisibleText(m.text) ? fittedText(m, options.maxMessageChars) : undefined;
-    if (fitted && 'refused' in fitted) return { tooLong: fitted.refused };
-    return fitted ? { text: fitted.text } : {};
+    if (fitted && 'refused' in fitted) return { asks: true, tooLong: fitted.refused };
+    return fitted ? { asks: true, text: fitted.text } : { asks: true };
   }
 
   function why(m: IncomingMessage, text: string | undefined, tooLong: number | undefined): string {
@@ -85,9 +85,11 @@ export function createEditedMessages(options: EditedMessagesOptions): (m: Incomi
 
   /** The edit of a message not stored yet, sent a moment ago: kept for the push that stores it. */
   async function keepEarly(m: IncomingMessage, conversationId: string, timing: EditTiming): Promise<EditOutcome | 'stored'> {
-    const { text, tooLong } = await editedText(m, conversationId);
-    // Neither the message as sent nor as edited asks the bot: it is never stored, nothing to keep.
-    if (text === undefined && timing.mentionedBefore === false && !m.isDirect && !m.repliesToBot) return 'absent';
+    const { asks, text, tooLong } = await editedText(m, conversationId);
+    // The edit does not ask the bot, nor did the message as sent (no mention, and nothing else
+    // that would ask, which the edit shares: a DM, a reply to the bot, a channel in `all` mode):
+    // it is never stored, nothing to keep.
+    if (!asks && timing.mentionedBefore === false) return 'absent';
     const kept = await queue.keepEarly(conversationId, m.messageId, { kind: 'edit', text }, timing, randomUUID());
     if (kept === 'stored') return 'stored';
     if (kept !== 'kept') return 'absent';

@@ -98,6 +98,20 @@ describe('Slack: an edit or deletion delivered before its message', () => {
     expect(control.ts > m.ts).toBe(true);
   });
 
+  it('in a channel that answers every message: a message without a mention, emptied before it is stored, is not asked', async () => {
+    await h.bridge.bindings.set('slack', W.free, { instanceId: 'demo-helper', mode: 'all', errorPolicy: 'reply', context: 'off', source: 'admin' });
+    const m = written({ channel: W.free, text: 'here is my api key sk-live-123' });
+    const kept = logLines(h, /edited \(left empty\) before it was stored/).length;
+    await h.to.event(h.slack.editMessage(W.free, m.ts, ' '));
+    await handled(/edited \(left empty\) before it was stored/, kept + 1);
+    await deliver(m);
+    await say(h, { channel: W.free, text: 'a later one' });
+    await answered('a later one');
+    await sleep(300);
+    expect(calledWith('sk-live-123')).toEqual([]);
+    expect(postsIn(h, W.free, m.ts)).toEqual([]);
+  });
+
   it('deleted before it is stored: the agent is never called, and a redelivery stores nothing either', async () => {
     const m = written({ channel: W.dm, text: 'my card number is 4111 1111' });
     const deletion = h.slack.deleteMessage(W.dm, m.ts);
