@@ -32,6 +32,7 @@ import { createInstanceLabel, learnInstancesFrom } from './instance-label.js';
 import type { Ingress } from './ingress/types.js';
 import { createLogger, secrets as processSecrets, type Logger, type SecretRegistry, errorFields } from './logger.js';
 import { Metrics } from './metrics.js';
+import { MessageEnds } from './diagnostics/message-ends.js';
 import { ChatQueue } from './queue/chat-queue.js';
 import { createQuota } from './quota/quota.js';
 import { bullPrefix, createRedis } from './redis.js';
@@ -131,6 +132,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   // (measured 55 µs against 7 µs); the bridge's own commands use a connection of their own.
   const bullRedis = createRedis(config.redis, { name: 'agent-bridge-queue' }) as Redis;
   bullRedis.on('error', () => {});
+  // The ends of queued messages that are neither answered nor given up by a worker: counted and logged.
+  const ends = new MessageEnds(metrics, logger);
   const queue = new ChatQueue({
     connection: bullRedis,
     redis,
@@ -140,6 +143,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     maxPendingPerChannel: config.queue.maxPendingPerChannel,
     threadFollowUpDays: config.queue.threadFollowUpDays,
     atMostOnce: config.queue.callGuarantee === 'at-most-once',
+    ends,
   });
   // The main connection's lost/back lines speak for Redis outages; anything else is worth a warning.
   queue.queue.on('error', (err) => {
@@ -291,6 +295,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       lockDurationMs: config.queue.lockDurationMs,
       stalledIntervalMs: config.queue.stalledIntervalMs,
       drops: dropLog,
+      ends,
     });
   }
 

@@ -7,10 +7,14 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export class Metrics {
   readonly registry = new Registry();
 
-  /** Messages finished by the worker, by outcome (replied, gave_up). */
+  /**
+   * Queued messages that ended, by outcome: `replied`, `gave_up` (by a worker), `withdrawn` (its
+   * sender deleted it or edited it to ask nothing, or its workspace removed the app), `lost` (its
+   * record was gone: expired, or lost by Redis). Idle, per platform: ingress `queued` = their sum.
+   */
   readonly messages = new Counter({
     name: 'agent_bridge_messages_total',
-    help: 'Messages processed by workers, by platform and outcome',
+    help: 'Queued messages that ended, by platform and outcome (replied, gave_up, withdrawn, lost)',
     labelNames: ['platform', 'outcome'] as const,
     registers: [this.registry],
   });

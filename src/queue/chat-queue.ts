@@ -1,13 +1,14 @@
 import { Queue, type ConnectionOptions } from 'bullmq';
 import type { QueueCounts } from '../core/platform-context.js';
 import type { Redis } from 'ioredis';
+import type { MessageEnds } from '../diagnostics/message-ends.js';
 import { Mailbox, type WithdrawResult } from './mailbox.js';
 import { editStoredMessage, storedMessage, type EditResult } from './edit-message.js';
 import { keepEarlyChange, type ChangeTiming, type EarlyChange, type EarlyChangeResult } from './early-change.js';
 import { decodeConversationId } from '../core/conversation.js';
 import { luaScript } from './lua-script.js';
 import { PushAdd, pushAddLua } from './push-add.js';
-import { QUEUE_NAME, jobIdFor, type ChatJobData, type ChatMessage, type GaveUp } from './types.js';
+import { DELETED_WHY, QUEUE_NAME, jobIdFor, type ChatJobData, type ChatMessage, type GaveUp } from './types.js';
 
 export interface ChatQueueOptions {
   /** Connection for BullMQ's Queue (not blocking). */
@@ -27,6 +28,8 @@ export interface ChatQueueOptions {
   threadFollowUpDays?: number;
   /** AGENT_CALL_GUARANTEE=at-most-once: an edit of a head a job holds is too late (edit-message.ts). */
   atMostOnce?: boolean;
+  /** Where the messages forgotten on an uninstall are counted and logged (they never reach a worker). */
+  ends?: Pick<MessageEnds, 'withdrawn'>;
 }
 
 /**
@@ -177,7 +180,9 @@ export class ChatQueue {
       }
     }
     // A conversation with messages queued behind a running job is in the stranded set (every push lists it).
-    await this.mailbox.dropConversations(prefix, removedJobs);
+    await this.mailbox.dropConversations(prefix, removedJobs, (conversationId, ids) =>
+      this.options.ends?.withdrawn(platform, conversationId, ids, 'its workspace removed the app (uninstalled, or the bot left the server)'),
+    );
     return removed;
   }
 
@@ -188,7 +193,7 @@ export class ChatQueue {
    * withdrawn by the push that stores it: `kept` (early-change.ts).
    */
   async withdraw(conversationId: string, messageId: string, ref: string, timing?: ChangeTiming): Promise<WithdrawResult> {
-    const mark = JSON.stringify({ ref, withdrawn: true } satisfies GaveUp);
+    const mark = JSON.stringify({ ref, withdrawn: true, why: DELETED_WHY } satisfies GaveUp);
     const outcome = await this.mailbox.withdraw(conversationId, messageId, mark);
     if (outcome !== 'absent' || !timing) return outcome;
     const early = await this.keepEarly(conversationId, messageId, { kind: 'delete' }, timing, ref);

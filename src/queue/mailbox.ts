@@ -234,17 +234,23 @@ export class Mailbox {
    * workspace that uninstalled the app): those named (with the IDs of their jobs the caller
    * removed before they ran), and those waiting for the stranded sweep, which would otherwise
    * queue them again. A conversation a job holds keeps the message that job works on; the
-   * ones behind it go. Resolves with how many messages were forgotten.
+   * ones behind it go. Resolves with how many messages were forgotten; `forgotten` hears which,
+   * per conversation (each is an end of a message the metrics count).
    */
-  async dropConversations(idPrefix: string, removedJobs: ReadonlyMap<string, readonly string[]>): Promise<number> {
+  async dropConversations(
+    idPrefix: string,
+    removedJobs: ReadonlyMap<string, readonly string[]>,
+    forgotten?: (conversationId: string, messageIds: string[]) => void,
+  ): Promise<number> {
     const k = this.keys;
     const stranded = (await this.redis.zrange(k.stranded, '0', '-1')).filter((id) => id.startsWith(idPrefix));
     let dropped = 0;
     for (const id of new Set([...removedJobs.keys(), ...stranded])) {
       if (!id.startsWith(idPrefix)) continue;
       const keys = [k.mailbox(id), k.lease(id), k.messages(id), k.stranded];
-      const n = (await scripts.dropConversation(this.redis, keys, [id, ...(removedJobs.get(id) ?? [])])) as number;
-      if (n > 0) dropped += n;
+      const ids = (await scripts.dropConversation(this.redis, keys, [id, ...(removedJobs.get(id) ?? [])])) as string[];
+      dropped += ids.length;
+      if (ids.length > 0) forgotten?.(id, ids);
     }
     return dropped;
   }

@@ -68,9 +68,17 @@ export interface MessageProgress {
 export interface GaveUp {
   ref: string;
   notice?: string;
-  /** Its sender deleted the message before it was answered: nothing is said, nothing is called. */
+  /**
+   * Its sender deleted the message before it was answered, or edited it so it asks nothing:
+   * nothing is said, nothing is called.
+   */
   withdrawn?: true;
+  /** Why it was withdrawn, in plain words for the log (no message text); absent: an edit. */
+  why?: string;
 }
+
+/** {@link GaveUp.why} of a message its sender deleted, as the worker that passes it by logs it (give-up-steps.ts). */
+export const DELETED_WHY = 'deleted before it was answered';
 
 export const QUEUE_NAME = 'chat';
 

@@ -6,6 +6,7 @@ import { retryAfterThrowMs, type ChatQueue, WAKE_CONVERSATION } from '../queue/c
 import { addPriority, backlogPriority } from '../queue/priority.js';
 import { QUEUE_NAME, jobIdFor, type ChatJobData } from '../queue/types.js';
 import type { DropLog } from '../diagnostics/drop-log.js';
+import { platformOfConversation, type MessageEnds } from '../diagnostics/message-ends.js';
 import type { MessageProcessor } from './process-message.js';
 import { patiently } from './message-scope.js';
 import { FetchAcquire } from '../queue/fetch-acquire.js';
@@ -34,6 +35,8 @@ export interface ChatWorkerOptions {
   sweepIntervalMs?: number;
   /** How long accepted messages wait untaken before the sweep wakes them. @defaultValue 10000 */
   strandedAfterMs?: number;
+  /** Where a message whose record is gone is counted and logged (it ends without an answer or a notice). */
+  ends?: Pick<MessageEnds, 'lost'>;
 }
 
 export interface ChatWorker {
@@ -189,6 +192,8 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
           await job.moveToDelayed(Date.now() + decision.delayMs, token);
           throw new DelayedError();
         }
+      } else if (options.ends) {
+        options.ends.lost(platformOfConversation(conversationId), conversationId, head.messageId, 'it expired unanswered, or Redis lost it');
       } else {
         options.logger.error({ conversationId, messageId: head.messageId }, 'message record missing; skipping it');
       }

@@ -133,12 +133,14 @@ export class GiveUpSteps {
    * notice the first worker posted; the agent is never called. Already in the failure log.
    */
   async resume(m: ChatMessage, port: ReplyPort, mark: string, scope: MessageScope): Promise<StepResult> {
-    const { ref, notice, withdrawn } = JSON.parse(mark) as GaveUp;
+    const { ref, notice, withdrawn, why } = JSON.parse(mark) as GaveUp;
     if (!(await scope.record({}))) return lostJob(scope.log());
     if (withdrawn) {
-      scope.log().info({ ref }, 'the message was deleted before it was answered: not calling the agent');
-      this.options.metrics.messages.inc({ platform: m.platform, outcome: 'gave_up' });
-      return { outcome: 'gave_up' };
+      // Its sender took the question back (ChatQueue.withdraw, edit-message.ts): nobody waits.
+      const reason = why ?? 'edited before it was answered: it no longer asks the bot, or was left empty';
+      scope.log().info({ ref, platform: m.platform, outcome: 'withdrawn', reason }, `the message was ${reason}: not calling the agent`);
+      this.options.metrics.messages.inc({ platform: m.platform, outcome: 'withdrawn' });
+      return { outcome: 'withdrawn' };
     }
     scope.log().warn({ ref }, 'resuming a message given up on before a restart: telling the user unless they were told, not calling the agent');
     if (notice !== undefined) {

@@ -3,7 +3,7 @@ import type { Decision } from './error-policy.js';
 
 /** How one message's turn ended: what the chat worker does with its job next. */
 export type StepResult =
-  | { outcome: 'replied' | 'gave_up' }
+  | { outcome: 'replied' | 'gave_up' | 'withdrawn' }
   /** Another worker owns the job now (this one was paused past its lock): stop, post nothing. */
   | { outcome: 'lost' }
   | { outcome: 'retry'; decision: Exclude<Decision, { action: 'give-up' }> };

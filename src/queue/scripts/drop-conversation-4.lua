@@ -15,7 +15,7 @@
               for one of them (see push-7.lua) holds nothing, and goes with the messages
 
   Output:
-    n >= 0  messages forgotten (held: the ones behind the head)
+    the IDs of the messages forgotten (held: the ones behind the head), for the caller's count and log
 ]]
 local holder = redis.call('GET', KEYS[2])
 if holder then
@@ -28,11 +28,11 @@ if holder then
     local behind = redis.call('LRANGE', KEYS[1], 1, -1)
     redis.call('LTRIM', KEYS[1], 0, 0)
     for _, id in ipairs(behind) do redis.call('HDEL', KEYS[3], id) end
-    return #behind
+    return behind
   end
   redis.call('DEL', KEYS[2])
 end
-local n = redis.call('LLEN', KEYS[1])
+local ids = redis.call('LRANGE', KEYS[1], 0, -1)
 redis.call('DEL', KEYS[1], KEYS[3])
 redis.call('ZREM', KEYS[4], ARGV[1])
-return n
+return ids
