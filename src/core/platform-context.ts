@@ -76,7 +76,7 @@ export interface AdapterContext {
   queueInfo: QueueInfo;
   /** Admin actions and lifecycle events (an app uninstalled from a workspace). */
   audit?: AuditLog;
-  /** Drops the not-yet-started work of one workspace (an uninstall); resolves with how many jobs went. */
+  /** Drops the not-yet-started work of one workspace (an uninstall); resolves with how many queued messages went. */
   dropQueuedWork?(platform: Platform, workspaceId: string): Promise<number>;
   /**
    * Its sender deleted a message before it was answered: the agent is not called for it and

@@ -163,27 +163,25 @@ export class ChatQueue {
    * delayed jobs, and their messages, which the stranded sweep would otherwise queue again (and
    * bill). A job a worker runs meanwhile keeps the one message it works on (it finishes, or
    * finds no installation and gives up); the messages queued behind it in its conversation go.
-   * A rare, whole-list scan. Resolves with how many jobs went.
+   * A rare, whole-list scan. Resolves with how many messages went (not jobs: a message queued
+   * behind a running one has no job of its own), each counted as `withdrawn` (`ends`).
    */
   async dropWorkspace(platform: ChatMessage['platform'], workspaceId: string): Promise<number> {
     const prefix = `${encodeURIComponent(platform)}:${encodeURIComponent(workspaceId)}:`;
     const jobs = await this.queue.getJobs(['waiting', 'delayed', 'prioritized']);
-    let removed = 0;
     const removedJobs = new Map<string, string[]>();
     for (const job of jobs) {
       if (!job?.id || !job.data.conversationId.startsWith(prefix)) continue;
       if (await job.remove().then(() => true, () => false)) {
-        removed += 1;
         const ids = removedJobs.get(job.data.conversationId) ?? [];
         ids.push(job.id);
         removedJobs.set(job.data.conversationId, ids);
       }
     }
     // A conversation with messages queued behind a running job is in the stranded set (every push lists it).
-    await this.mailbox.dropConversations(prefix, removedJobs, (conversationId, ids) =>
+    return this.mailbox.dropConversations(prefix, removedJobs, (conversationId, ids) =>
       this.options.ends?.withdrawn(platform, conversationId, ids, 'its workspace removed the app (uninstalled, or the bot left the server)'),
     );
-    return removed;
   }
 
   /**

@@ -184,5 +184,7 @@ describe('Discord: every queued message ends in one counted outcome', () => {
     const forgotten = h.logs.matching(/queued messages withdrawn/);
     expect(forgotten).toEqual([expect.objectContaining({ platform: 'discord', messageIds: [behind.id], reason: expect.stringContaining('removed the app') })]);
     expect(h.logs.text).not.toContain('queued before the kick');
+    // The server's line and audit say how many messages went (before: jobs, 0 here: it had none of its own).
+    expect(h.logs.matching(/the bot was removed from a server/)[0]).toMatchObject({ guildId: guild.id, dropped: 1 });
   }, 60_000);
 });
