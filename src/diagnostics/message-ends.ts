@@ -8,7 +8,8 @@ import type { Metrics } from '../metrics.js';
  * a plain reason (never the text): an operator who alerts on "taken in but never finished" needs
  * every end counted. Once the bridge is idle, per platform, summed over processes: ingress
  * `queued` = replied + gave_up + withdrawn + lost (docs/operations.md). A counter increment and a
- * log line: no Redis round trip.
+ * log line: no Redis round trip. Every end's line, here or in the worker, has `ended` (the
+ * outcome) and `reason`.
  */
 export class MessageEnds {
   constructor(
@@ -23,13 +24,13 @@ export class MessageEnds {
   withdrawn(platform: Platform, conversationId: string, messageIds: readonly string[], reason: string): void {
     if (messageIds.length === 0) return;
     this.metrics.messages.inc({ platform, outcome: 'withdrawn' }, messageIds.length);
-    this.logger.info({ platform, conversationId, messageIds, outcome: 'withdrawn', reason }, `queued messages withdrawn: ${reason}`);
+    this.logger.info({ platform, conversationId, messageIds, ended: 'withdrawn', reason }, `queued messages withdrawn: ${reason}`);
   }
 
   /** A message whose stored record was gone when the worker reached it: nobody is answered or told. */
   lost(platform: Platform, conversationId: string, messageId: string, reason: string): void {
     this.metrics.messages.inc({ platform, outcome: 'lost' });
-    this.logger.error({ platform, conversationId, messageId, outcome: 'lost', reason }, `message record missing; skipping it (${reason})`);
+    this.logger.error({ platform, conversationId, messageId, ended: 'lost', reason }, `message record missing; skipping it (${reason})`);
   }
 }
 

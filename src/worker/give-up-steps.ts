@@ -53,7 +53,7 @@ export class GiveUpSteps {
     if (!(await scope.record({ gaveUp: JSON.stringify({ ref, notice } satisfies GaveUp) }))) return lostJob(scope.log());
     const guarantee = this.options.callGuarantee ?? 'at-least-once';
     this.options.logger.warn(
-      { ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId, crashes, guarantee },
+      { ref, platform: m.platform, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId, crashes, guarantee, ended: 'gave_up', reason: 'answer_lost' },
       'answer lost in a restart; not calling the agent again',
     );
     await this.options.failures.record({
@@ -78,7 +78,10 @@ export class GiveUpSteps {
     // Fenced, before it is said, as a give-up is: a worker that resumes the message after a crash
     // looks for this notice (resume) instead of saying it a second time.
     if (!(await scope.record({ gaveUp: JSON.stringify({ ref: newReference(), notice } satisfies GaveUp) }))) return lostJob(scope.log());
-    this.options.logger.warn({ conversationId: m.conversationId, messageId: m.messageId, workspaceId: m.workspaceId }, 'no agent account for this workspace; message not sent');
+    this.options.logger.warn(
+      { platform: m.platform, conversationId: m.conversationId, messageId: m.messageId, workspaceId: m.workspaceId, ended: 'gave_up', reason: 'no_account' },
+      'no agent account for this workspace; message not sent',
+    );
     await port
       .postNotice(m.reply, notice, { messageId: scope.messageId, mayExist: false })
       .catch((e) => this.options.logger.warn({ ...errorFields(e) }, 'could not post a notice'));
@@ -94,7 +97,7 @@ export class GiveUpSteps {
     // on says this again (resume) and never calls the agent for it a second time.
     if (scope && !(await patiently(() => scope.record({ gaveUp: JSON.stringify({ ref, notice } satisfies GaveUp) })))) return lostJob(scope.log());
     this.options.logger.warn(
-      { ref, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId, ...errorFields(err) },
+      { ref, platform: m.platform, conversationId: m.conversationId, messageId: m.messageId, instanceId: m.instanceId, ended: 'gave_up', reason: giveUpReason(err), ...errorFields(err) },
       'gave up on a message',
     );
     // A platform or the agent service may quote a token or a credential value in its error:
@@ -137,12 +140,12 @@ export class GiveUpSteps {
     if (!(await scope.record({}))) return lostJob(scope.log());
     if (withdrawn) {
       // Its sender took the question back (ChatQueue.withdraw, edit-message.ts): nobody waits.
-      const reason = why ?? 'edited before it was answered: it no longer asks the bot, or was left empty';
-      scope.log().info({ ref, platform: m.platform, outcome: 'withdrawn', reason }, `the message was ${reason}: not calling the agent`);
+      const reason = why ?? 'edited before it was answered (it no longer asks the bot, was left empty, or is too long)';
+      scope.log().info({ ref, platform: m.platform, ended: 'withdrawn', reason }, `the message was ${reason}: not calling the agent`);
       this.options.metrics.messages.inc({ platform: m.platform, outcome: 'withdrawn' });
       return { outcome: 'withdrawn' };
     }
-    scope.log().warn({ ref }, 'resuming a message given up on before a restart: telling the user unless they were told, not calling the agent');
+    scope.log().warn({ ref, platform: m.platform, ended: 'gave_up', reason: 'resumed' }, 'resuming a message given up on before a restart: telling the user unless they were told, not calling the agent');
     if (notice !== undefined) {
       // The first worker may have posted it and died before its end was recorded: the port looks first.
       await port

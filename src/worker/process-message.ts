@@ -259,7 +259,7 @@ export class MessageProcessor {
     this.options.metrics.messages.inc({ platform: m.platform, outcome: 'replied' });
     // The operator's one line per answer at info: who and how fast, never what was said.
     this.options.logger.info(
-      { conversationId: m.conversationId, messageId, instanceId: m.instanceId, platform: m.platform, agentMs, chunks: chunks.length },
+      { conversationId: m.conversationId, messageId, instanceId: m.instanceId, platform: m.platform, agentMs, chunks: chunks.length, ended: 'replied' },
       'message answered',
     );
     return { outcome: 'replied' };

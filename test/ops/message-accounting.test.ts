@@ -46,6 +46,18 @@ async function idle(bridge: Bridge): Promise<void> {
 
 const sum = (outcomes: Record<string, number>) => Object.values(outcomes).reduce((a, b) => a + b, 0);
 
+/** The messages each end line names (`ended`: its outcome), by outcome: one line per end. */
+function endedInLogs(lines: Array<Record<string, unknown>>, platform: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const l of lines) {
+    if (typeof l.ended !== 'string' || l.platform !== platform) continue;
+    expect(l.reason ?? l.ended === 'replied', JSON.stringify(l)).toBeTruthy();
+    const n = Array.isArray(l.messageIds) ? l.messageIds.length : 1;
+    counts[l.ended] = (counts[l.ended] ?? 0) + n;
+  }
+  return counts;
+}
+
 describe('Slack: every queued message ends in one counted outcome', () => {
   let h: SlackHarness;
   const holds = new NamedHolds();
@@ -120,7 +132,8 @@ describe('Slack: every queued message ends in one counted outcome', () => {
     expect(sum(f.outcomes)).toBe(f.queued);
 
     // One line per end, with its IDs and a plain reason, never its text.
-    const ends = (outcome: string) => h.logs.matching(/./).filter((l) => l.outcome === outcome && l.reason !== undefined);
+    expect(endedInLogs(h.logs.matching(/./), 'slack')).toEqual(f.outcomes);
+    const ends = (outcome: string) => h.logs.matching(/./).filter((l) => l.ended === outcome);
     const ids = (lines: Array<Record<string, unknown>>) => lines.map((l) => String(l.messageId)).sort();
     expect(ids(ends('withdrawn'))).toEqual([`${W.general}:${deleted.ts}`, `${W.general}:${unmentioned.ts}`, `${W.dm}:${emptied.ts}`, askId].sort());
     expect(ends('lost')).toEqual([expect.objectContaining({ platform: 'slack', messageId: `${W.general}:${lost.ts}`, reason: expect.any(String) })]);
@@ -179,7 +192,8 @@ describe('Discord: every queued message ends in one counted outcome', () => {
     expect(f.queued).toBe(9);
     expect(sum(f.outcomes)).toBe(f.queued);
     expect(h.discord.repliesTo(first.id)).toHaveLength(1);
-    const passedBy = h.logs.matching(/not calling the agent/).filter((l) => l.outcome === 'withdrawn').map((l) => String(l.messageId));
+    expect(endedInLogs(h.logs.matching(/./), 'discord')).toEqual(f.outcomes);
+    const passedBy = h.logs.matching(/not calling the agent/).filter((l) => l.ended === 'withdrawn').map((l) => String(l.messageId));
     expect(passedBy.sort()).toEqual([deleted.id, emptied.id, target.id, askId].map(String).sort());
     const forgotten = h.logs.matching(/queued messages withdrawn/);
     expect(forgotten).toEqual([expect.objectContaining({ platform: 'discord', messageIds: [behind.id], reason: expect.stringContaining('removed the app') })]);
