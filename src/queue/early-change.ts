@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import type { Platform } from '../core/conversation.js';
 import { luaScript } from './lua-script.js';
 import type { QueueKeys } from './keys.js';
-import type { GaveUp } from './types.js';
+import { DELETED_WHY, type GaveUp } from './types.js';
 
 const keep = luaScript('early-change-3.lua');
 
@@ -57,7 +57,7 @@ export async function keepEarlyChange(
 ): Promise<EarlyChangeResult> {
   if (!mayComeLater(timing, now)) return 'old';
   const text = change.kind === 'edit' && change.text !== undefined ? JSON.stringify(change.text) : '';
-  const mark = JSON.stringify({ ref, withdrawn: true } satisfies GaveUp);
+  const mark = JSON.stringify({ ref, withdrawn: true, ...(change.kind === 'delete' ? { why: DELETED_WHY } : {}) } satisfies GaveUp);
   const r = Number(
     await keep(
       redis,

@@ -93,7 +93,7 @@ describe('Slack: every queued message ends in one counted outcome', () => {
     );
   const stored = (key: string, id: string) => until(async () => (await h.bridge.redis.hexists(key, id)) === 1, `${id} queued`);
 
-  it('replied, withdrawn (deleted, edited away, left empty, an ask about a deleted message), gave up (place gone, retries spent), lost: the sum is what was queued', async () => {
+  it('replied, withdrawn (deleted, deleted before it arrived, edited away, left empty, an ask about a deleted message), gave up (place gone, retries spent), lost: the sum is what was queued', async () => {
     const done = await keepWorkerBusy(h, holds, 'first');
     const mentioned = (text: string, channel: string = W.general) => say(h, { channel, text: `${botMention(h)} ${text}` });
 
@@ -118,6 +118,13 @@ describe('Slack: every queued message ends in one counted outcome', () => {
     await h.to.event(h.slack.editMessage(W.dm, emptied.ts, ' '));
     await h.to.event(h.slack.deleteMessage(W.general, target.ts));
     for (const e of h.slack.archiveChannel(ARCHIVED, W.admin)) await h.to.event(e);
+    // Its deletion handled before the message itself (Slack keeps no order): stored withdrawn.
+    const early = h.slack.userMessage({ channel: W.general, user: W.user, text: `${botMention(h)} deleted before it arrived` });
+    await h.to.event(h.slack.deleteMessage(W.general, early.ts));
+    await until(() => logLines(h, /deleted before it was stored/).length === 1, 'the early deletion kept');
+    await h.to.event(early.mention);
+    await h.to.event(early.message);
+    await stored(recordsOf(W.general, early.ts), `${W.general}:${early.ts}`);
     // Redis lost it (or it expired): the worker finds its ID and no record.
     await h.bridge.redis.hdel(recordsOf(W.general, lost.ts), `${W.general}:${lost.ts}`);
     await done();
@@ -127,19 +134,21 @@ describe('Slack: every queued message ends in one counted outcome', () => {
     await idle(h.bridge);
 
     const f = await figures(h.bridge, 'slack');
-    expect(f.queued).toBe(10);
-    expect(f.outcomes).toEqual({ replied: 3, gave_up: 2, withdrawn: 4, lost: 1 });
+    expect(f.queued).toBe(11);
+    expect(f.outcomes).toEqual({ replied: 3, gave_up: 2, withdrawn: 5, lost: 1 });
     expect(sum(f.outcomes)).toBe(f.queued);
 
     // One line per end, with its IDs and a plain reason, never its text.
     expect(endedInLogs(h.logs.matching(/./), 'slack')).toEqual(f.outcomes);
     const ends = (outcome: string) => h.logs.matching(/./).filter((l) => l.ended === outcome);
     const ids = (lines: Array<Record<string, unknown>>) => lines.map((l) => String(l.messageId)).sort();
-    expect(ids(ends('withdrawn'))).toEqual([`${W.general}:${deleted.ts}`, `${W.general}:${unmentioned.ts}`, `${W.dm}:${emptied.ts}`, askId].sort());
+    expect(ids(ends('withdrawn'))).toEqual([`${W.general}:${deleted.ts}`, `${W.general}:${unmentioned.ts}`, `${W.dm}:${emptied.ts}`, askId, `${W.general}:${early.ts}`].sort());
+    const deletedLines = ends('withdrawn').filter((l) => l.reason === 'deleted before it was answered');
+    expect(ids(deletedLines)).toEqual([`${W.general}:${deleted.ts}`, askId, `${W.general}:${early.ts}`].sort());
     expect(ends('lost')).toEqual([expect.objectContaining({ platform: 'slack', messageId: `${W.general}:${lost.ts}`, reason: expect.any(String) })]);
     expect(ids(logLines(h, /gave up on a message/))).toEqual([`${ARCHIVED}:${archived.ts}`, `${W.general}:${failing.ts}`].sort());
     expect(logLines(h, /message answered/)).toHaveLength(3);
-    for (const text of ['edited to ask nothing', 'left empty soon', 'asked about, then deleted', 'deleted while it waits', 'its record lost']) expect(h.logs.text).not.toContain(text);
+    for (const text of ['deleted before it arrived', 'edited to ask nothing', 'left empty soon', 'asked about, then deleted', 'deleted while it waits', 'its record lost']) expect(h.logs.text).not.toContain(text);
   }, 60_000);
 });
 
