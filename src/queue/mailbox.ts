@@ -234,14 +234,9 @@ export class Mailbox {
    * workspace that uninstalled the app): those named (with the IDs of their jobs the caller
    * removed before they ran), and those waiting for the stranded sweep, which would otherwise
    * queue them again. A conversation a job holds keeps the message that job works on; the
-   * ones behind it go. Resolves with how many messages were forgotten; `forgotten` hears which,
-   * per conversation (each is an end of a message the metrics count).
+   * ones behind it go. Resolves with how many messages were forgotten; `forgotten` hears which (each an end the metrics count).
    */
-  async dropConversations(
-    idPrefix: string,
-    removedJobs: ReadonlyMap<string, readonly string[]>,
-    forgotten?: (conversationId: string, messageIds: string[]) => void,
-  ): Promise<number> {
+  async dropConversations(idPrefix: string, removedJobs: ReadonlyMap<string, readonly string[]>, forgotten?: (conversationId: string, ids: string[]) => void): Promise<number> {
     const k = this.keys;
     const stranded = (await this.redis.zrange(k.stranded, '0', '-1')).filter((id) => id.startsWith(idPrefix));
     let dropped = 0;
