@@ -1,7 +1,8 @@
 import { createRedisBackend, type BackendFactory, type RedisQueueBackend } from 'bullmq';
 import { FusedRunner, bullmqKeyCount, fuseBullmq, unpackBullmqArg } from './bullmq-fused.js';
 import { scriptText } from './lua-script.js';
-import { pushResult, type LuaCall, type Mailbox, type PushResult } from './mailbox.js';
+import type { Mailbox } from './mailbox.js';
+import { pushResult, type LuaCall, type PushResult } from './push-record.js';
 import { LOWEST_PRIORITY, addPriority } from './priority.js';
 
 /**
