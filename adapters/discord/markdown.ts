@@ -1,13 +1,15 @@
 import { Lexer, type Token, type Tokens } from 'marked';
 import { FENCE } from '../../src/render/split-markdown.js';
 import { tableAsCodeBlocks } from '../../src/render/table-columns.js';
+import { unmaskMisleadingLinks } from './masked-links.js';
 
 /**
  * The agent's Markdown as Discord shows it. Discord renders most Markdown itself, but not
  * tables (their pipes and dashes show as typed) nor headings past `###` (`#### Setup` shows its
  * hashes). Top-level tables become aligned columns in a code block and deeper headings bold
  * lines. Outside code, two marks Discord reads otherwise than CommonMark are rewritten
- * (`discordInline`); everything else is passed through byte for byte.
+ * (`discordInline`), and so are masked links whose label shows another address than they open
+ * (masked-links.ts); everything else is passed through byte for byte.
  */
 export function discordMarkdown(markdown: string, maxChars = 2_000): string {
   return discordInline(blocksDiscordShows(String(markdown ?? '').replace(/\r\n?/g, '\n'), maxChars));
@@ -64,10 +66,12 @@ function decode(text: string): string {
 /**
  * Outside code: `||` is Discord's spoiler mark, so "a || b … c || d" would hide everything between
  * the pairs; it is escaped to show as typed. `__x__` is bold in the agent's CommonMark but an
- * underline on Discord; it becomes `**x**`. Fenced blocks and code spans are left as they are.
+ * underline on Discord; it becomes `**x**`. Fenced blocks and code spans are left as they are,
+ * except that a misleading masked link is unmasked across code spans too: Discord shows code
+ * inside a link's label (`[`https://bank.example`](https://evil.example)`).
  */
 function discordInline(source: string): string {
-  if (!source.includes('||') && !source.includes('__')) return source;
+  if (!source.includes('||') && !source.includes('__') && !source.includes('](')) return source;
   let open: string | undefined;
   return source
     .split('\n')
@@ -81,7 +85,7 @@ function discordInline(source: string): string {
         open = fence[2]!;
         return line;
       }
-      return outsideCodeSpans(line, (text) => text.replace(/(?<!\\)\|\|/g, '\\|\\|').replace(UNDERSCORE_STRONG, '**$1**'));
+      return outsideCodeSpans(unmaskMisleadingLinks(line), (text) => text.replace(/(?<!\\)\|\|/g, '\\|\\|').replace(UNDERSCORE_STRONG, '**$1**'));
     })
     .join('\n');
 }

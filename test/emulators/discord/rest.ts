@@ -8,6 +8,7 @@ import { blankContent, channelObject, mentionedIds, messageObject, userObject, t
 import type { Fault, Store } from './store.js';
 import { allChannels, allUsers, snowflake, type EmuChannel, type World } from './world.js';
 import { archivedThreadPost, placeRefusal } from './rest-places.js';
+import { createFlags } from './message-flags.js';
 
 export interface Reply {
   status: number;
@@ -257,6 +258,8 @@ export class RestApi {
       return err(400, 50035, 'Invalid Form Body', { errors: { content: { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: 'Must be 2000 or fewer in length.' }] } } });
     }
     if (!content.trim()) return err(400, 50006, 'Cannot send an empty message');
+    const asked = createFlags(body);
+    if ('refused' in asked) return asked.refused;
     const customIds = Array.isArray(body.components)
       ? (body.components as Json[]).flatMap((row) => (Array.isArray(row.components) ? (row.components as Json[]) : [])).map((c) => String(c.custom_id ?? ''))
       : [];
@@ -291,6 +294,7 @@ export class RestApi {
       ...(referenced ? { reference: { type: 0, message_id: referenced.id, channel_id: ch.id, ...(ch.guildId ? { guild_id: ch.guildId } : {}) }, referenced } : {}),
       ...(body.nonce !== undefined ? { nonce: String(body.nonce) } : {}),
       ...(Array.isArray(body.components) ? { components: body.components as Json[] } : {}),
+      flags: asked.flags,
     });
     if (nonceKey) this.store.nonces.set(nonceKey, { message, at: Date.now() });
     this.hooks.botMessage(ch, message);
