@@ -1,6 +1,7 @@
 import { Lexer, type Token, type Tokens } from 'marked';
 import { tableAsCodeBlocks } from '../../src/render/table-columns.js';
 import { breakBroadcastWords, decodeEntities, escapeSlackText, safeLinkTarget } from './escape.js';
+import { misleadingLabel, shownTarget, withoutBidiControls } from '../../src/render/link-labels.js';
 
 /**
  * Converts the agent's Markdown (CommonMark + GFM) into Slack mrkdwn. `marked` parses; this
@@ -169,10 +170,14 @@ function renderInlineToken(token: Token, ctx: Inline): string {
     case 'link':
     case 'image': {
       const link = t as Tokens.Link | Tokens.Image;
-      const label = plain(link.tokens).trim() || link.href;
+      const shown = plain(link.tokens).trim() || link.href;
+      const label = withoutBidiControls(shown);
       const target = safeLinkTarget(link.href);
       if (!target) return text(label);
       if (label === link.href) return `<${target}>`;
+      // The reply may be an attacker's: a label naming another address than the link opens is
+      // shown as text, with the real target after it (src/render/link-labels.ts).
+      if (misleadingLabel(shown, link.href)) return `${text(label)} (<${safeLinkTarget(shownTarget(link.href)) ?? target}>)`;
       return `<${target}|${text(label).replace(/\|/g, '¦')}>`;
     }
     case 'html':
