@@ -1,7 +1,7 @@
 import { Lexer, type Token, type Tokens } from 'marked';
 import { FENCE } from '../../src/render/split-markdown.js';
 import { tableAsCodeBlocks } from '../../src/render/table-columns.js';
-import { unmaskMisleadingLinks } from './masked-links.js';
+import { unmaskMisleadingLinks } from '../../src/render/masked-links.js';
 
 /**
  * The agent's Markdown as Discord shows it. Discord renders most Markdown itself, but not
@@ -9,7 +9,7 @@ import { unmaskMisleadingLinks } from './masked-links.js';
  * hashes). Top-level tables become aligned columns in a code block and deeper headings bold
  * lines. Outside code, two marks Discord reads otherwise than CommonMark are rewritten
  * (`discordInline`), and so are masked links whose label shows another address than they open
- * (masked-links.ts); everything else is passed through byte for byte.
+ * (src/render/masked-links.ts); everything else is passed through byte for byte.
  */
 export function discordMarkdown(markdown: string, maxChars = 2_000): string {
   return discordInline(blocksDiscordShows(String(markdown ?? '').replace(/\r\n?/g, '\n'), maxChars));
@@ -85,10 +85,13 @@ function discordInline(source: string): string {
         open = fence[2]!;
         return line;
       }
-      return outsideCodeSpans(unmaskMisleadingLinks(line), (text) => text.replace(/(?<!\\)\|\|/g, '\\|\\|').replace(UNDERSCORE_STRONG, '**$1**'));
+      return outsideCodeSpans(unmaskMisleadingLinks(line, showOnDiscord), (text) => text.replace(/(?<!\\)\|\|/g, '\\|\\|').replace(UNDERSCORE_STRONG, '**$1**'));
     })
     .join('\n');
 }
+
+/** An unmasked link: the label as text, the real target linked (`<…>`: no preview of it either). */
+const showOnDiscord = (label: string, target: string) => `${label} (<${target}>)`;
 
 /** CommonMark's `__strong__`: not inside a word, no space just inside the marks. */
 const UNDERSCORE_STRONG = /(?<![\p{L}\p{N}_\\])__(?=[^\s_])(.*?[^\s_\\])__(?![\p{L}\p{N}_])/gu;

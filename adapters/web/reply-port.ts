@@ -3,6 +3,7 @@ import type { ReplyTarget } from '../../src/core/message.js';
 import type { ReplyPortDeps } from '../../src/core/platform-context.js';
 import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
 import { splitMarkdown } from '../../src/render/split-markdown.js';
+import { unmaskOutsideFences } from '../../src/render/masked-links.js';
 import { createWebEventStore, type WebEventStore } from './event-store.js';
 import type { WebEvent } from './events.js';
 
@@ -32,7 +33,9 @@ export function createWebReplyPort(deps: ReplyPortDeps, store?: WebEventStore): 
 
   return {
     platform: 'web',
-    render: (markdown) => splitMarkdown(markdown, WEB_MAX_CHUNK),
+    // The page links `[label](url)` as written: a label naming another address than the link
+    // opens (a reply written by a prompt injection) is shown as text, the real URL after it.
+    render: (markdown) => splitMarkdown(unmaskOutsideFences(markdown, (label, target) => `${label} (${target})`), WEB_MAX_CHUNK),
     async postChunk(target, chunk, index, info) {
       // An append is one atomic script, so a chunk is either wholly in the stream or not at all.
       if (info?.mayExist && (await alreadyAppended(events, target, (e) => e.type === 'reply' && e.index === index))) return;

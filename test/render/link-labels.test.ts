@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { misleadingLabel, shownTarget } from '../../src/render/link-labels.js';
 import { discordMarkdown } from '../../adapters/discord/markdown.js';
 import { renderSlackReply } from '../../adapters/slack/render.js';
+import { unmaskOutsideFences } from '../../src/render/masked-links.js';
 
 describe('misleadingLabel: a link label that names another address than the link opens', () => {
   it.each([
@@ -43,7 +44,7 @@ describe('a 40 KB hostile reply renders', () => {
   const shapes: Record<string, string> = {
     brackets: fill('['),
     'open labels': fill('[a'),
-    'long unclosed links': fill(`[${'a'.repeat(999)}](${'b'.repeat(2047)}`),
+    'long unclosed links': fill(`[${'a'.repeat(3999)}](${'b'.repeat(3999)}`),
     parentheses: `[x](https://e.example/${fill('(')}`,
     'a label of dots': `[${fill('a.')}](https://e.example)`,
     'link closers': fill(']('),
@@ -52,8 +53,10 @@ describe('a 40 KB hostile reply renders', () => {
     'misleading links': fill('[https://bank.example](https://evil.example/x) '),
   };
 
-  it.each(Object.entries(shapes))('%s, for Discord and Slack', (name, reply) => {
+  it.each(Object.entries(shapes))('%s, for Discord, Slack and the playground', (name, reply) => {
     const discord = discordMarkdown(reply);
+    const web = unmaskOutsideFences(reply, (label, target) => `${label} (${target})`);
+    expect(web.length).toBeGreaterThan(0);
     const slack = renderSlackReply(reply).join('\n');
     expect(discord.length).toBeGreaterThan(0);
     expect(slack.length).toBeGreaterThan(0);
@@ -62,6 +65,7 @@ describe('a 40 KB hostile reply renders', () => {
       expect(slack).not.toContain('|https://bank.example');
       expect(discord).toContain('https://bank.example (<https://evil.example/x>)');
       expect(slack).toContain('https://bank.example (<https://evil.example/x>)');
+      expect(web).toContain('https://bank.example (https://evil.example/x)');
     }
   });
 });
