@@ -17,10 +17,15 @@ const MASKED = [
   'Fine: [the docs](https://docs.example/guide) and [docs.example](https://docs.example/x).',
 ].join('\n\n');
 
+/** ~40 KB of misleading links between brackets, parentheses and backticks: rendered in one pass, every message flagged. */
+const FLOOD = Array.from({ length: 600 }, (_, i) => `[https://bank.example/${i}](https://evil.example/${i}) ((( [[ \`x\` ]] `).join('\n');
+
 let h: DiscordHarness;
 beforeAll(async () => {
   h = await startDiscordBridge({
-    agent: { reply: (_instanceId, message) => (message.includes('EXFIL') ? EXFIL : message.includes('MASKED') ? MASKED : `echo: ${message}`) },
+    // The flood's 21 messages all posted (the default cuts a reply at 10).
+    env: { MAX_REPLY_CHUNKS: '30' },
+    agent: { reply: (_instanceId, message) => (message.includes('EXFIL') ? EXFIL : message.includes('MASKED') ? MASKED : message.includes('FLOOD') ? FLOOD : `echo: ${message}`) },
   });
 });
 afterAll(async () => {
@@ -56,6 +61,20 @@ describe('a hostile agent reply on Discord', () => {
     expect(content).toContain('[docs.example](https://docs.example/x)');
     expect(Number(reply.flags) & SUPPRESS_EMBEDS).toBe(SUPPRESS_EMBEDS);
   });
+
+  it('a 40 KB one is posted whole, every message with SUPPRESS_EMBEDS and no misleading link', async () => {
+    expect(FLOOD.length).toBeGreaterThan(39_000);
+    const first = await ask('FLOOD please');
+    const posted = await h.discord.waitFor(() => {
+      const mine = h.discord.botMessages(w().channels.general.id).filter((m) => BigInt(String(m.id)) >= BigInt(String(first.id)));
+      return mine.some((m) => String(m.content).includes('https://evil.example/599>')) ? mine : undefined;
+    }, 'the whole flood posted', 30_000);
+    expect(posted.length).toBeGreaterThan(1);
+    for (const m of posted) {
+      expect(Number(m.flags) & SUPPRESS_EMBEDS).toBe(SUPPRESS_EMBEDS);
+      expect(String(m.content)).not.toContain('](https://evil.example');
+    }
+  }, 40_000);
 });
 
 describe('the Discord emulator and message flags', () => {
