@@ -46,6 +46,8 @@ describe('a hostile agent reply on Discord', () => {
     expect(Number(reply.flags) & SUPPRESS_EMBEDS).toBe(SUPPRESS_EMBEDS);
     const sent = messageCreates(h.discord, w().channels.general.id).find((b) => String(b.content).includes(SECRET));
     expect(sent?.flags).toBe(SUPPRESS_EMBEDS);
+    // The emulator, as Discord, fetches no link of such a message for a preview.
+    expect(() => h.discord.unfurl(reply, [{ type: 'link', url: 'https://attacker.example/' }])).toThrow(/SUPPRESS_EMBEDS/);
   });
 
   it('shows the real target next to a label that names another address', async () => {

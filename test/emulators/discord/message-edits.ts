@@ -1,6 +1,7 @@
 import { messageCreateEvent, mentionedIds, messageObject, type Json } from './payloads.js';
 import type { Store } from './store.js';
 import { allChannels, allUsers, type EmuChannel, type World } from './world.js';
+import { SUPPRESS_EMBEDS } from './message-flags.js';
 
 /**
  * Its author edits a stored message: content and mentions change, `edited_timestamp` is set.
@@ -32,6 +33,8 @@ export function unfurlInStore(store: Store, world: World, message: Json, embeds:
   const channelId = String(message.channel_id);
   const stored = store.findMessage(channelId, String(message.id));
   if (!stored) throw new Error('unfurl: no such message');
+  // Discord builds no preview for a message sent with SUPPRESS_EMBEDS: its links are never fetched.
+  if ((Number(stored.flags ?? 0) & SUPPRESS_EMBEDS) !== 0) throw new Error('unfurl: the message was sent with SUPPRESS_EMBEDS, which Discord never unfurls');
   const channel = allChannels(world).find((c) => c.id === channelId);
   const author = allUsers(world).find((u) => u.id === stored.author?.id);
   if (!channel || !author) throw new Error('unfurl: a message of a known author in a known channel');
