@@ -2,6 +2,7 @@ import { Lexer, type Token, type Tokens } from 'marked';
 import { FENCE } from '../../src/render/split-markdown.js';
 import { tableAsCodeBlocks } from '../../src/render/table-columns.js';
 import { unmaskMisleadingLinks } from '../../src/render/masked-links.js';
+import { encodeHiddenInBareUrls } from '../../src/render/link-labels.js';
 
 /**
  * The agent's Markdown as Discord shows it. Discord renders most Markdown itself, but not
@@ -71,7 +72,7 @@ function decode(text: string): string {
  * inside a link's label (`[`https://bank.example`](https://evil.example)`).
  */
 function discordInline(source: string): string {
-  if (!source.includes('||') && !source.includes('__') && !source.includes('](')) return source;
+  if (!source.includes('||') && !source.includes('__') && !source.includes('](') && !source.includes('://')) return source;
   let open: string | undefined;
   return source
     .split('\n')
@@ -85,7 +86,7 @@ function discordInline(source: string): string {
         open = fence[2]!;
         return line;
       }
-      return outsideCodeSpans(unmaskMisleadingLinks(line, showOnDiscord), (text) => text.replace(/(?<!\\)\|\|/g, '\\|\\|').replace(UNDERSCORE_STRONG, '**$1**'));
+      return outsideCodeSpans(unmaskMisleadingLinks(line, showOnDiscord), (text) => encodeHiddenInBareUrls(text).replace(/(?<!\\)\|\|/g, '\\|\\|').replace(UNDERSCORE_STRONG, '**$1**'));
     })
     .join('\n');
 }

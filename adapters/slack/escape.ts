@@ -1,3 +1,5 @@
+import { encodeHiddenInUrl } from '../../src/render/link-labels.js';
+
 /**
  * Slack text escaping. Slack reads `&`, `<` and `>` as control characters everywhere in a
  * message (code blocks included): `<!channel>`, `<!here>`, `<@U…>` and `<!subteam^…>` ping
@@ -38,7 +40,8 @@ export function decodeEntities(text: string): string {
 
 /** A link target Slack can carry inside `<…|…>`: http(s) or mailto, with the delimiters encoded. */
 export function safeLinkTarget(href: string): string | undefined {
-  const trimmed = href.trim();
+  // Bidi controls and invisible characters would let the shown address differ from the opened one.
+  const trimmed = encodeHiddenInUrl(href.trim());
   if (!/^(https?:\/\/|mailto:)/i.test(trimmed)) return undefined;
   const encoded = trimmed
     .replace(/&/g, '&amp;')

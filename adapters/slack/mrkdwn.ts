@@ -1,7 +1,7 @@
 import { Lexer, type Token, type Tokens } from 'marked';
 import { tableAsCodeBlocks } from '../../src/render/table-columns.js';
 import { breakBroadcastWords, decodeEntities, escapeSlackText, safeLinkTarget } from './escape.js';
-import { misleadingLabel, shownTarget, withoutBidiControls } from '../../src/render/link-labels.js';
+import { encodeHiddenInBareUrls, misleadingLabel, shownTarget, withoutBidiControls } from '../../src/render/link-labels.js';
 
 /**
  * Converts the agent's Markdown (CommonMark + GFM) into Slack mrkdwn. `marked` parses; this
@@ -23,7 +23,7 @@ interface Inline {
 const BULLETS = ['•', '◦', '▪'];
 
 function text(raw: string): string {
-  return breakBroadcastWords(escapeSlackText(decodeEntities(raw)));
+  return breakBroadcastWords(escapeSlackText(encodeHiddenInBareUrls(decodeEntities(raw))));
 }
 
 /** Code keeps its characters, but three backticks inside would end Slack's fence early. */
@@ -174,7 +174,7 @@ function renderInlineToken(token: Token, ctx: Inline): string {
       const label = withoutBidiControls(shown);
       const target = safeLinkTarget(link.href);
       if (!target) return text(label);
-      if (label === link.href) return `<${target}>`;
+      if (label === link.href || shown === link.href) return `<${target}>`;
       // The reply may be an attacker's: a label naming another address than the link opens is
       // shown as text, with the real target after it (src/render/link-labels.ts).
       if (misleadingLabel(shown, link.href)) return `${text(label)} (<${safeLinkTarget(shownTarget(link.href)) ?? target}>)`;

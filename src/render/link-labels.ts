@@ -23,6 +23,25 @@ export function withoutBidiControls(text: string): string {
   return text.replace(BIDI_CONTROLS, '');
 }
 
+/** Bidi controls and invisible characters, which an address never shows: percent-encoded in one. */
+const HIDDEN_IN_URL = /[\u00AD\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/g;
+
+/** A URL with its bidi controls and invisible characters percent-encoded, so it shows as what it opens. */
+export function encodeHiddenInUrl(url: string): string {
+  return url.replace(HIDDEN_IN_URL, (c) => encodeURIComponent(c));
+}
+
+/**
+ * Text whose bare URLs (runs of non-space holding `://`) have their bidi controls and invisible
+ * characters percent-encoded: `https://evil.example/\u202Eelpmaxe.knab` would show reversed, as
+ * the bank's address, and the platform links the whole run.
+ */
+export function encodeHiddenInBareUrls(text: string): string {
+  if (!HAS_HIDDEN.test(text)) return text;
+  return text.replace(/\S+/g, (run) => (run.includes('://') ? encodeHiddenInUrl(run) : run));
+}
+const HAS_HIDDEN = /[\u00AD\u200B-\u200F\u202A-\u202E\u2060\u2066-\u2069\uFEFF]/;
+
 /** Words of a label, cut at what cannot be part of an address. */
 const WORD_BREAKS = /[\s<>()[\]{}"'`*_~|,;!\\]+/;
 const SCHEME = /^[a-z][a-z0-9+.-]{0,30}:\/\//i;

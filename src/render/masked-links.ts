@@ -1,5 +1,5 @@
 import { FENCE } from './split-markdown.js';
-import { misleadingLabel, shownTarget, withoutBidiControls } from './link-labels.js';
+import { encodeHiddenInUrl, misleadingLabel, shownTarget, withoutBidiControls } from './link-labels.js';
 
 /**
  * A Markdown link as Discord and the playground read one: `[label](target)`, the label with at
@@ -21,7 +21,9 @@ export type ShowLink = (label: string, target: string) => string;
 export function unmaskMisleadingLinks(text: string, show: ShowLink): string {
   if (!text.includes('](')) return text;
   return text.replace(MASKED_LINK, (whole, label: string, _angle: string, href: string) => {
-    if (!/^https?:\/\//i.test(href) || !misleadingLabel(label, href)) return whole;
+    if (!/^https?:\/\//i.test(href)) return whole;
+    // A target with bidi controls or invisible characters shows (on hover) as another address.
+    if (!misleadingLabel(label, href)) return encodeHiddenInUrl(href) === href ? whole : whole.replace(href, encodeHiddenInUrl(href));
     return show(withoutBidiControls(label), shownTarget(href));
   });
 }

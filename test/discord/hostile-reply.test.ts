@@ -15,6 +15,7 @@ const MASKED = [
   'Log in at [https://bank.example/login](https://evil.example/phish) to confirm.',
   'Or [`bank.example`](https://evil.example/code) or [\u202Elpmaxe.knab](https://evil.example/rtl).',
   'Fine: [the docs](https://docs.example/guide) and [docs.example](https://docs.example/x).',
+  'Bare: https://evil.example/\u202Eelpmaxe.knab and [help](https://evil.example/\u202Eknab).',
 ].join('\n\n');
 
 /** ~40 KB of misleading links between brackets, parentheses and backticks: rendered in one pass, every message flagged. */
@@ -57,7 +58,8 @@ describe('a hostile agent reply on Discord', () => {
     expect(content).toContain('`bank.example` (<https://evil.example/code>)');
     expect(content).toContain('lpmaxe.knab (<https://evil.example/rtl>)');
     expect(content).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/);
-    expect(content).not.toContain('](https://evil.example');
+    expect(content).not.toMatch(/\]\(https:\/\/evil\.example\/(phish|code|rtl)/);
+    expect(content).toContain('Bare: https://evil.example/%E2%80%AEelpmaxe.knab and [help](https://evil.example/%E2%80%AEknab)');
     // Labels of plain words, or of the site the link opens, stay masked links.
     expect(content).toContain('[the docs](https://docs.example/guide)');
     expect(content).toContain('[docs.example](https://docs.example/x)');

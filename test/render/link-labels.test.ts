@@ -50,6 +50,8 @@ describe('a 40 KB hostile reply renders', () => {
     'link closers': fill(']('),
     'nested brackets': fill('[[a](https://b.example)]'),
     'open titles': fill('[a.com](https://b.com "'),
+    'bidi in bare URLs': fill('https://e.example/\u202Ex '),
+    'one run of URLs': fill('https://\u202E'),
     'misleading links': fill('[https://bank.example](https://evil.example/x) '),
   };
 
@@ -60,6 +62,10 @@ describe('a 40 KB hostile reply renders', () => {
     const slack = renderSlackReply(reply).join('\n');
     expect(discord.length).toBeGreaterThan(0);
     expect(slack.length).toBeGreaterThan(0);
+    if (name.includes('bidi')) {
+      expect(discord).not.toMatch(/[\u202A-\u202E]/);
+      expect(slack).not.toMatch(/[\u202A-\u202E]/);
+    }
     if (name === 'misleading links') {
       expect(discord).not.toContain('](https://evil.example');
       expect(slack).not.toContain('|https://bank.example');

