@@ -72,10 +72,14 @@ function sameSite(a: string, b: string): boolean {
   return a === b || a.endsWith(`.${b}`) || b.endsWith(`.${a}`);
 }
 
-/** The host of an http(s) link target, as the browser will read it (punycode, lower case); undefined if it is none. */
+/**
+ * The host of an http(s) link target, as the browser will read it (punycode, lower case), or the
+ * domain of a mailto target's first address; undefined if it is neither.
+ */
 function targetHost(href: string): string | undefined {
   try {
     const url = new URL(href.trim());
+    if (url.protocol === 'mailto:') return hostNamedBy(decodeURIComponent(url.pathname.split(',')[0] ?? ''));
     return url.protocol === 'http:' || url.protocol === 'https:' ? url.hostname.replace(/\.$/, '') : undefined;
   } catch {
     return undefined;

@@ -21,7 +21,7 @@ export type ShowLink = (label: string, target: string) => string;
 export function unmaskMisleadingLinks(text: string, show: ShowLink): string {
   if (!text.includes('](')) return text;
   return text.replace(MASKED_LINK, (whole, label: string, _angle: string, href: string) => {
-    if (!/^https?:\/\//i.test(href)) return whole;
+    if (!/^(?:https?:\/\/|mailto:)/i.test(href)) return whole;
     // A target with bidi controls or invisible characters shows (on hover) as another address.
     if (!misleadingLabel(label, href)) return encodeHiddenInUrl(href) === href ? whole : whole.replace(href, encodeHiddenInUrl(href));
     return show(withoutBidiControls(label), shownTarget(href));

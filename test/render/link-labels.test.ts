@@ -14,6 +14,7 @@ describe('misleadingLabel: a link label that names another address than the link
     ['bank.example', 'https://b\u0430nk.example'],
     ['bank\u200B.example', 'https://evil.example'],
     ['\u202Elpmaxe.knab', 'https://bank.example'],
+    ['support@bank.example', 'mailto:help@evil.example?subject=hi'],
   ])('%j → %s is misleading', (label, href) => {
     expect(misleadingLabel(label, href)).toBe(true);
   });
@@ -25,6 +26,7 @@ describe('misleadingLabel: a link label that names another address than the link
     ['BANK.example/login', 'https://login.bank.example/'],
     ['see section 2.1', 'https://docs.example'],
     ['bank.example', 'mailto:help@bank.example'],
+    ['write to support', 'mailto:help@evil.example'],
   ])('%j → %s is not', (label, href) => {
     expect(misleadingLabel(label, href)).toBe(false);
   });

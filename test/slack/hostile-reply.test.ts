@@ -13,6 +13,7 @@ const HOSTILE = [
   'Log in at [https://bank.example/login](https://evil.example/phish) or [\u202Elpmaxe.knab](https://evil.example/rtl).',
   'Fine: [the docs](https://docs.example/guide).',
   'Bare: https://evil.example/\u202Eelpmaxe.knab here.',
+  'Write to [support@bank.example](mailto:drop@evil.example).',
 ].join('\n\n');
 
 type Params = Record<string, string | undefined>;
@@ -32,6 +33,7 @@ function expectSafe(p: Params): void {
     expect(shown).not.toMatch(/[\u202A-\u202E\u2066-\u2069]/);
     expect(shown).toContain('<https://docs.example/guide|the docs>');
     expect(shown).toContain('Bare: <https://evil.example/%E2%80%AEelpmaxe.knab> here.');
+    expect(shown).toContain('Write to support@bank.example (<mailto:drop@evil.example>).');
   }
 }
 
