@@ -92,7 +92,7 @@ function discordInline(source: string): string {
 }
 
 /** An unmasked link: the label as text, the real target linked (`<…>`: no preview of it either). */
-const showOnDiscord = (label: string, target: string) => `${label} (<${target}>)`;
+export const showOnDiscord = (label: string, target: string) => `${label} (<${target}>)`;
 
 /** CommonMark's `__strong__`: not inside a word, no space just inside the marks. */
 const UNDERSCORE_STRONG = /(?<![\p{L}\p{N}_\\])__(?=[^\s_])(.*?[^\s_\\])__(?![\p{L}\p{N}_])/gu;

@@ -6,7 +6,8 @@ import type { ReplyPort, ThreadMessage } from '../../src/core/reply-port.js';
 import type { ReplyTarget } from '../../src/core/message.js';
 import type { ReplyPortDeps } from '../../src/core/platform-context.js';
 import { splitMarkdown } from '../../src/render/split-markdown.js';
-import { discordMarkdown } from './markdown.js';
+import { discordMarkdown, showOnDiscord } from './markdown.js';
+import { unmaskOutsideFences } from '../../src/render/masked-links.js';
 import { errorFields } from '../../src/logger.js';
 import { toPlatformError } from './errors.js';
 import { feedbackRow } from './feedback/buttons.js';
@@ -207,7 +208,10 @@ export function createDiscordReplyPort(deps: ReplyPortDeps, options: DiscordRepl
         return void logger.debug({ channelId: target.channelId }, 'no notice in a channel that is gone');
       }
       if (held) throw held;
-      const content = text.length > DISCORD_MAX_CHARS ? `${text.slice(0, DISCORD_MAX_CHARS - 1)}…` : text;
+      // Plain words, but Discord renders them as Markdown, and some quote others (the agent
+      // service's reason, a file's name): a misleading masked link there is unmasked too.
+      const shown = unmaskOutsideFences(text, showOnDiscord);
+      const content = shown.length > DISCORD_MAX_CHARS ? `${shown.slice(0, DISCORD_MAX_CHARS - 1)}…` : shown;
       // A give-up notice a stopped worker may have posted: known as a chunk 0 is (a reply to the
       // question, with this content), since its nonce holds for a few minutes only.
       if (info?.mayExist && (await findPosted(target, content, 0))) return;

@@ -79,6 +79,13 @@ describe('a hostile agent reply on Discord', () => {
       expect(String(m.content)).not.toContain('](https://evil.example');
     }
   }, 40_000);
+
+  it('a give-up notice quoting the agent service is flagged and unmasked too', async () => {
+    h.agent.failNext(1, { status: 409, body: { error: 'instance is stopped, see [https://status.example](https://evil.example/notice)' } });
+    const notice = await ask('NOTICE please');
+    expect(String(notice.content)).toContain('https://status.example (<https://evil.example/notice>)');
+    expect(Number(notice.flags) & SUPPRESS_EMBEDS).toBe(SUPPRESS_EMBEDS);
+  });
 });
 
 describe('the Discord emulator and message flags', () => {
