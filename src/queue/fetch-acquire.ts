@@ -152,7 +152,7 @@ export class FetchAcquire {
     // Only a job that returned asked for it; a failure leaves the head to the next holder.
     if (target !== 'completed') return undefined;
     const nextJobId = `${jobId.replace(/-h-[0-9a-z]+$/, '')}-h-${Date.now().toString(36)}${(this.handOffs++ % 1296).toString(36)}`;
-    return { finish, jobId, nextJobId, args: [finish.conversationId, finish.messageId, finish.pendingKey, nextJobId, Date.now()] };
+    return { finish, jobId, nextJobId, args: [finish.conversationId, finish.messageId, finish.pendingKey, nextJobId, 0] };
   }
 
   private async handOff(finishing: { finish: Finish; jobId: string; nextJobId: string }, head: string, backlog: number): Promise<void> {

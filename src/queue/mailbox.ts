@@ -152,7 +152,7 @@ export class Mailbox {
         k.lease(message.conversationId),
         k.earlyChange(message.conversationId, message.messageId),
       ],
-      args: [message.messageId, payloadOf(message), this.seenTtl, this.messageTtl, Date.now(), maxPending, message.conversationId, jobId],
+      args: [message.messageId, payloadOf(message), this.seenTtl, this.messageTtl, 0, maxPending, message.conversationId, jobId],
     };
   }
 
@@ -310,8 +310,18 @@ export class Mailbox {
    * How many messages accepted under a binding channel are unfinished (waiting, or being
    * answered); entries older than a message's lifetime belong to messages that expired.
    */
-  unfinishedIn(platform: ChatMessage['platform'], channelId: string): Promise<number> {
-    return this.redis.zcount(this.keys.channelPending(platform, channelId), Date.now() - this.messageTtl * 1000, '+inf');
+  async unfinishedIn(platform: ChatMessage['platform'], channelId: string): Promise<number> {
+    return this.redis.zcount(this.keys.channelPending(platform, channelId), (await this.redisNow()) - this.messageTtl * 1000, '+inf');
+  }
+
+  /**
+   * Redis's clock (ms): the stranded list and a channel's unfinished messages are scored with it
+   * (scripts/includes/redis-now.lua), as processes on other machines, whose clocks may be
+   * minutes apart, compare those scores.
+   */
+  private async redisNow(): Promise<number> {
+    const [seconds, micros] = await this.redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
   }
 
   /**
@@ -344,15 +354,14 @@ export class Mailbox {
    * Each one returned is looked at again only `olderThanMs` later.
    */
   async stranded(olderThanMs: number, limit: number): Promise<Array<MailboxHead & { conversationId: string; holder?: string }>> {
-    const now = Date.now();
     const k = this.keys;
-    const candidates = await this.redis.zrangebyscore(k.stranded, '-inf', now - olderThanMs, 'LIMIT', 0, limit);
+    const candidates = await this.redis.zrangebyscore(k.stranded, '-inf', (await this.redisNow()) - olderThanMs, 'LIMIT', 0, limit);
     const found: Array<MailboxHead & { conversationId: string; holder?: string }> = [];
     for (const conversationId of candidates) {
       const r = (await scripts.checkStranded(
         this.redis,
         [k.mailbox(conversationId), k.lease(conversationId), k.messages(conversationId), k.stranded],
-        [conversationId, now],
+        [conversationId],
       )) as [string, string?, string?, string?];
       if (r[0] === 'stranded') found.push({ conversationId, ...toHead(r[1]!, [r[2] ?? null]) });
       if (r[0] === 'held') found.push({ conversationId, holder: r[3]!, ...toHead(r[1]!, [r[2] ?? null]) });

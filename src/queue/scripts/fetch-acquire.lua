@@ -37,7 +37,7 @@
     +13 the message it answered
     +14 that message's channel backlog key
     +15 hand-off job ID
-    +16 now (ms)
+    +16 unused (was the caller's clock: the hand-off is listed at Redis's own, redis-now.lua)
 
   Output: {BullMQ's reply, acquire, token, handoff, backlog}
     acquire  acquire-6.lua's output for the job BullMQ handed over, or nil
@@ -50,6 +50,7 @@ local rcall = redis.call
 --- @include "head-record"
 --- @include "acquire-head"
 --- @include "finish-head"
+--- @include "redis-now"
 
 local a = own
 local function key(at, id) return ARGV[a + at] .. id .. ARGV[a + at + 1] end
@@ -80,7 +81,7 @@ if done and done ~= '' and token and rcall('GET', key(8, ARGV[1])) == token then
   local waiting = rcall('LINDEX', mailboxKey, 0)
   if waiting then
     rcall('SET', leaseKey, ARGV[a + 15], 'EX', ARGV[a])
-    rcall('ZADD', ARGV[a + 10], 'NX', ARGV[a + 16], conversationId)
+    rcall('ZADD', ARGV[a + 10], 'NX', redisNowMs(), conversationId)
     handoff = waiting
     backlog = rcall('ZCARD', ARGV[a + 14])
   elseif rcall('GET', leaseKey) == ARGV[1] then

@@ -24,7 +24,7 @@
     ARGV[2] message payload (JSON, its `text` the last key: an early edit replaces it)
     ARGV[3] seen TTL (s)
     ARGV[4] message TTL (s)
-    ARGV[5] now (ms)
+    ARGV[5] unused (was the caller's clock: scores are Redis's own time, redis-now.lua)
     ARGV[6] most unfinished messages a channel may have (0 = no cap)
     ARGV[7] conversation ID (member of `stranded`)
     ARGV[8] the job ID the caller queues when no job holds the conversation ('' = reserve nothing)
@@ -42,6 +42,7 @@
     again, a no-op while it exists, which heals a caller that died before queueing it).
 ]]
 local rcall = redis.call
+--- @include "redis-now"
 --- @include "push-message"
 
 return pushMessage(KEYS, ARGV)

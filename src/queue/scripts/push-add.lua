@@ -25,6 +25,7 @@
     added  BullMQ's reply (the job ID, or its negative error code), or nil when no job was added
 ]]
 local rcall = redis.call
+--- @include "redis-now"
 --- @include "push-message"
 
 local K, A = {}, {}

@@ -39,8 +39,9 @@ local function pushMessage(K, A)
   -- 'delivered' and a delivery's lease ('claiming:…') are claims, not a stored message.
   if seen and seen ~= 'delivered' and string.sub(seen, 1, 9) ~= 'claiming:' then return {0, 0, held()} end
   local ttl = tonumber(A[4])
+  local now = redisNowMs()
   -- Entries older than a message's lifetime belong to messages that expired unfinished.
-  rcall('ZREMRANGEBYSCORE', K[4], '-inf', tonumber(A[5]) - ttl * 1000)
+  rcall('ZREMRANGEBYSCORE', K[4], '-inf', now - ttl * 1000)
   local pending = rcall('ZCARD', K[4])
   local cap = tonumber(A[6])
   if cap > 0 and pending >= cap then return {-1, pending, 0} end
@@ -49,11 +50,11 @@ local function pushMessage(K, A)
   rcall('EXPIRE', K[3], ttl)
   rcall('RPUSH', K[2], A[1])
   rcall('EXPIRE', K[2], ttl)
-  rcall('ZADD', K[4], A[5], A[1])
+  rcall('ZADD', K[4], now, A[1])
   rcall('EXPIRE', K[4], ttl)
   -- Until a job takes the conversation, the sweep looks at it: a crash before the job was
   -- added, or a holder that ended without releasing the lease.
-  rcall('ZADD', K[5], 'NX', A[5], A[7])
+  rcall('ZADD', K[5], 'NX', now, A[7])
   local h = held()
   if h == 0 and A[8] ~= '' then rcall('SET', K[6], A[8], 'EX', ttl) end
   return {1, pending + 1, h}
