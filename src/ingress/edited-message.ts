@@ -27,7 +27,7 @@ export interface EditTiming extends ChangeTiming {
 }
 
 export interface EditedMessagesOptions {
-  queue: Pick<ChatQueue, 'edit' | 'stored' | 'isAnswered' | 'keepEarly'>;
+  queue: Pick<ChatQueue, 'edit' | 'stored' | 'isAnswered' | 'keepEarly' | 'redisNow'>;
   bindings: Pick<BindingStore, 'get'>;
   ports: ReplyPorts;
   logger: Logger;
@@ -105,8 +105,9 @@ export function createEditedMessages(options: EditedMessagesOptions): (m: Incomi
     if (m.fromSelf || m.fromBot) return 'ignored';
     const conversationId = encodeConversationId(m.conversation);
     let stored = await queue.stored(conversationId, m.messageId);
-    // Not stored, and sent a moment ago: it may still be on its way (an old message's edit is not kept).
-    if (!stored && timing && mayComeLater(timing)) {
+    // Not stored, and sent a moment ago: it may still be on its way (an old message's edit is not
+    // kept). "A moment ago" by Redis's clock: this machine's may be minutes off the platform's.
+    if (!stored && timing && mayComeLater(timing, await queue.redisNow())) {
       const kept = await keepEarly(m, conversationId, timing);
       if (kept !== 'stored') return kept;
       // Stored in between: edited as any stored message is.

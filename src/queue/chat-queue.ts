@@ -4,6 +4,7 @@ import type { Redis } from 'ioredis';
 import type { MessageEnds } from '../diagnostics/message-ends.js';
 import { Mailbox, type WithdrawResult } from './mailbox.js';
 import { editStoredMessage, storedMessage, type EditResult } from './edit-message.js';
+import { redisNowMs } from './redis-clock.js';
 import { keepEarlyChange, type ChangeTiming, type EarlyChange, type EarlyChangeResult } from './early-change.js';
 import { decodeConversationId } from '../core/conversation.js';
 import { luaScript } from './lua-script.js';
@@ -207,6 +208,11 @@ export class ChatQueue {
   keepEarly(conversationId: string, messageId: string, change: EarlyChange, timing: ChangeTiming, ref: string): Promise<EarlyChangeResult> {
     const at = { platform: decodeConversationId(conversationId).platform, conversationId, messageId };
     return keepEarlyChange(this.options.redis, this.mailbox.keys, at, change, timing, ref);
+  }
+
+  /** Redis's clock (ms): the one time every process of a deployment shares (redis-clock.ts). */
+  redisNow(): Promise<number> {
+    return redisNowMs(this.options.redis);
   }
 
   /** The IDs of a conversation's unfinished messages that start with `prefix` (e.g. the asks about a deleted message). */

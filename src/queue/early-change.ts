@@ -23,8 +23,11 @@ export interface ChangeTiming {
   order?: string;
 }
 
-/** Whether a change of a message this recent is kept: its message may still be on its way. */
-export function mayComeLater(timing: ChangeTiming, now = Date.now()): boolean {
+/**
+ * Whether a change of a message this recent is kept: its message may still be on its way. `now`
+ * is Redis's clock (redis-clock.ts), not this machine's, which may be minutes off the platform's.
+ */
+export function mayComeLater(timing: ChangeTiming, now: number): boolean {
   return Math.abs(now - timing.sentAt) <= EARLY_CHANGE_SECONDS * 1000;
 }
 
@@ -53,17 +56,15 @@ export async function keepEarlyChange(
   change: EarlyChange,
   timing: ChangeTiming,
   ref: string,
-  now = Date.now(),
 ): Promise<EarlyChangeResult> {
-  if (!mayComeLater(timing, now)) return 'old';
   const text = change.kind === 'edit' && change.text !== undefined ? JSON.stringify(change.text) : '';
   const mark = JSON.stringify({ ref, withdrawn: true, ...(change.kind === 'delete' ? { why: DELETED_WHY } : {}) } satisfies GaveUp);
   const r = Number(
     await keep(
       redis,
       [keys.messages(at.conversationId), keys.seen(at.platform, at.messageId), keys.earlyChange(at.conversationId, at.messageId)],
-      [at.messageId, text, mark, timing.order ?? '', change.kind === 'delete' ? '1' : '0', EARLY_CHANGE_SECONDS],
+      [at.messageId, text, mark, timing.order ?? '', change.kind === 'delete' ? '1' : '0', EARLY_CHANGE_SECONDS, Math.round(timing.sentAt)],
     ),
   );
-  return r === 0 ? 'stored' : r === 1 ? 'finished' : r === 2 ? 'kept' : 'superseded';
+  return r === 0 ? 'stored' : r === 1 ? 'finished' : r === 2 ? 'kept' : r === 4 ? 'old' : 'superseded';
 }

@@ -5,6 +5,7 @@ import type { ChatMessage, MessageProgress } from './types.js';
 import { recordIdsStartingWith } from './record-ids.js';
 import { acquireResult, startMark, toHead, type AcquireReply } from './mailbox-heads.js';
 import { payloadOf, pushResult, type LuaCall, type PushResult } from './push-record.js';
+import { redisNowMs } from './redis-clock.js';
 
 export { ownedUntil } from './mailbox-heads.js';
 
@@ -311,18 +312,9 @@ export class Mailbox {
    * answered); entries older than a message's lifetime belong to messages that expired.
    */
   async unfinishedIn(platform: ChatMessage['platform'], channelId: string): Promise<number> {
-    return this.redis.zcount(this.keys.channelPending(platform, channelId), (await this.redisNow()) - this.messageTtl * 1000, '+inf');
+    return this.redis.zcount(this.keys.channelPending(platform, channelId), (await redisNowMs(this.redis)) - this.messageTtl * 1000, '+inf');
   }
 
-  /**
-   * Redis's clock (ms): the stranded list and a channel's unfinished messages are scored with it
-   * (scripts/includes/redis-now.lua), as processes on other machines, whose clocks may be
-   * minutes apart, compare those scores.
-   */
-  private async redisNow(): Promise<number> {
-    const [seconds, micros] = await this.redis.time();
-    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
-  }
 
   /**
    * The chunks a reply was rendered into when its answer was recorded (stored only for a reply
@@ -355,7 +347,7 @@ export class Mailbox {
    */
   async stranded(olderThanMs: number, limit: number): Promise<Array<MailboxHead & { conversationId: string; holder?: string }>> {
     const k = this.keys;
-    const candidates = await this.redis.zrangebyscore(k.stranded, '-inf', (await this.redisNow()) - olderThanMs, 'LIMIT', 0, limit);
+    const candidates = await this.redis.zrangebyscore(k.stranded, '-inf', (await redisNowMs(this.redis)) - olderThanMs, 'LIMIT', 0, limit);
     const found: Array<MailboxHead & { conversationId: string; holder?: string }> = [];
     for (const conversationId of candidates) {
       const r = (await scripts.checkStranded(

@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { EARLY_CHANGE_SECONDS, keepEarlyChange } from '../../src/queue/early-change.js';
 import { message, useMailbox } from './mailbox-fixture.js';
 
 /**
@@ -61,5 +62,28 @@ describe("a channel's unfinished messages across machines whose clocks disagree"
     expect(await ctx.mailbox.unfinishedIn('web', 'c7')).toBe(1);
     const second = message('web:local:c7:2', 'c7');
     expect((await ctx.mailbox.push(second, 1)).status).toBe('busy');
+  });
+});
+
+describe('an edit or deletion that came before its message, on an ingress whose clock is off', () => {
+  const keep = (m: { conversationId: string; messageId: string }, sentAt: number) =>
+    keepEarlyChange(ctx.redis, ctx.mailbox.keys, { platform: 'web', ...m }, { kind: 'delete' }, { sentAt }, 'R1');
+
+  it("is kept for a message sent a moment ago by the platform's clock, whether the ingress's is 10 min ahead or behind", async () => {
+    for (const offset of [TEN_MINUTES, -TEN_MINUTES, 30_000, -30_000]) {
+      const m = message(`web:local:early:${offset}`);
+      const sentAt = Date.now() - 2_000;
+      expect(await skewed(offset, () => keep(m, sentAt))).toBe('kept');
+      await ctx.mailbox.push(m);
+      // The push that stores it applies the deletion: no call starts for it.
+      expect(await ctx.redis.hget(ctx.mailbox.keys.messages(m.conversationId), `${m.messageId}:gaveUp`)).not.toBeNull();
+    }
+  });
+
+  it('is not kept for a message sent longer ago than a change is kept, however the ingress clock is set', async () => {
+    const m = message('web:local:early:old');
+    const sentAt = Date.now() - (EARLY_CHANGE_SECONDS + 60) * 1000;
+    expect(await skewed(-TEN_MINUTES, () => keep(m, sentAt))).toBe('old');
+    expect(await ctx.redis.exists(ctx.mailbox.keys.earlyChange(m.conversationId, m.messageId))).toBe(0);
   });
 });

@@ -25,15 +25,20 @@
     ARGV[3] the give-up mark (JSON, a GaveUp with `withdrawn`)
     ARGV[4] the change's order: a string that sorts as the edits were made ('' when unknown)
     ARGV[5] '1': a deletion, '0': an edit
-    ARGV[6] how long the change is kept (s)
+    ARGV[6] how long the change is kept (s), and how recent its message must be (its sent time)
+    ARGV[7] the message's sent time (ms, as its platform says)
 
   Output:
     0  stored: nothing written (change the stored record, edit-4.lua)
     1  taken in and finished already, or refused: nothing written
     2  kept (replacing an earlier change)
     3  a newer change is kept already (a later edit, or a deletion): nothing written
+    4  old: the message was sent longer ago than ARGV[6] by Redis's clock (the caller's may be
+       minutes off the platform's): no push of it is still to come, nothing written
 ]]
 local rcall = redis.call
+--- @include "redis-now"
+if math.abs(redisNowMs() - tonumber(ARGV[7])) > tonumber(ARGV[6]) * 1000 then return 4 end
 if rcall('HEXISTS', KEYS[1], ARGV[1]) == 1 then return 0 end
 local seen = rcall('GET', KEYS[2])
 -- 'delivered' and a delivery's lease ('claiming:…') are claims: the push is still to come.
