@@ -178,20 +178,28 @@ export class GatewaySessions {
   }
 
   /**
-   * Resolves with another process's session once that process is gone: it stopped, or has not
-   * renewed the record for STALE_AFTER_MS (crashed). Undefined when the record went away
-   * meanwhile (caught up elsewhere, or expired) or `signal` aborts.
+   * Resolves with another process's session once that process is gone: it stopped, or this
+   * process has seen its record go unrenewed for STALE_AFTER_MS (crashed). Judged by this
+   * process's own elapsed time, never by `writtenAt` against this machine's clock: the writer's
+   * may be seconds or minutes off (a VM resumed from pause, a host without NTP), and one ahead
+   * would RESUME a session still alive, one behind wait past the minutes Discord keeps it
+   * resumable. Undefined when the record went away meanwhile (caught up elsewhere, or expired)
+   * or `signal` aborts.
    */
   async whenGone(previous: GatewaySession, signal: AbortSignal): Promise<GatewaySession | undefined> {
     const key = sessionsKey(this.deps.prefix, previous.shardId, previous.shardCount);
     const staleAfter = this.deps.staleAfterMs ?? STALE_AFTER_MS;
     let record: GatewaySession | undefined = previous;
+    let unchangedSince = performance.now();
     while (record && !signal.aborted) {
-      const age = Date.now() - record.writtenAt;
-      if (record.stopped || age > staleAfter) return record;
-      await sleep(Math.min(1_000, staleAfter - age + 50), undefined, { signal }).catch(() => {});
+      if (record.stopped) return record;
+      const unchangedFor = performance.now() - unchangedSince;
+      if (unchangedFor > staleAfter) return record;
+      await sleep(Math.min(1_000, staleAfter - unchangedFor + 50), undefined, { signal }).catch(() => {});
       if (signal.aborted) return undefined;
-      record = parse(await this.deps.redis.hget(key, previous.sessionId));
+      const next = parse(await this.deps.redis.hget(key, previous.sessionId));
+      if (next && (next.writtenAt !== record.writtenAt || next.sequence !== record.sequence)) unchangedSince = performance.now();
+      record = next;
     }
     return undefined;
   }

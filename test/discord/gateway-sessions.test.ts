@@ -103,4 +103,30 @@ describe('gateway session records', () => {
     await s.forget(gone!);
     expect(await redis.hexists(key, 'alive')).toBe(0);
   });
+
+  it("judges another process's session by whether it is renewed, not by its writer's clock (minutes off this one's)", async () => {
+    const other = (sessionId: string, writtenAt: number) =>
+      redis.hset(key, sessionId, JSON.stringify({ sessionId, sequence: 7, resumeURL: 'wss://r', shardId: 1, shardCount: 2, writtenAt }));
+    const s = sessions({ staleAfterMs: 400 });
+    const halt = new AbortController();
+    try {
+      // Alive, on a machine whose clock is 30 s behind: still renewed, so never handed over.
+      let n = 0;
+      const behind = () => other('behind', Date.now() - 30_000 + n++);
+      await behind();
+      const renewing = setInterval(() => void behind(), 100);
+      let alive: GatewaySession | undefined;
+      void s.whenGone((await record('behind'))!, halt.signal).then((g) => (alive = g));
+      await new Promise((r) => setTimeout(r, 1_000));
+      clearInterval(renewing);
+      expect(alive).toBeUndefined();
+      // Crashed, on a machine whose clock was 10 min ahead: handed over once it stays unrenewed,
+      // not 10 minutes later (Discord keeps a session resumable only a few minutes).
+      await other('ahead', Date.now() + 10 * 60_000);
+      const gone = await Promise.race([s.whenGone((await record('ahead'))!, halt.signal), new Promise<'later'>((r) => setTimeout(() => r('later'), 5_000))]);
+      expect(gone).toMatchObject({ sessionId: 'ahead' });
+    } finally {
+      halt.abort();
+    }
+  });
 });
