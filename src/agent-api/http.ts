@@ -192,7 +192,10 @@ function statusError(response: Response, text: string, req: AgentRequest<unknown
   const status = response.status;
   const kind = kindForStatus(status);
   // Absent or unreadable: undefined, and the worker's wait grows with each 429 (error-policy.ts).
-  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), now);
+  // An HTTP-date is read against the service's own clock (its Date header) when it sent one:
+  // this machine's may be minutes off, and a 30 s wait would read as a quota used up.
+  const serverNow = Date.parse(response.headers.get('date') ?? '');
+  const retryAfterMs = parseRetryAfter(response.headers.get('retry-after'), Number.isNaN(serverNow) ? now : serverNow);
 
   let detail = readableDetail(text, response.headers.get('content-type'), req.secrets);
   if (status >= 300 && status < 400) {
