@@ -1,7 +1,6 @@
 import { Lexer, type Token, type Tokens } from 'marked';
-import { FENCE } from '../../src/render/split-markdown.js';
 import { tableAsCodeBlocks } from '../../src/render/table-columns.js';
-import { unmaskMisleadingLinks } from '../../src/render/masked-links.js';
+import { mapOutsideFences, unmaskMisleadingLinks } from '../../src/render/masked-links.js';
 import { encodeHiddenInBareUrls } from '../../src/render/link-labels.js';
 
 /**
@@ -73,22 +72,9 @@ function decode(text: string): string {
  */
 function discordInline(source: string): string {
   if (!source.includes('||') && !source.includes('__') && !source.includes('](') && !source.includes('://')) return source;
-  let open: string | undefined;
-  return source
-    .split('\n')
-    .map((line) => {
-      const fence = FENCE.exec(line);
-      if (open !== undefined) {
-        if (fence && fence[2]![0] === open[0] && fence[2]!.length >= open.length && fence[3]!.trim() === '') open = undefined;
-        return line;
-      }
-      if (fence) {
-        open = fence[2]!;
-        return line;
-      }
-      return outsideCodeSpans(unmaskMisleadingLinks(line, showOnDiscord), (text) => encodeHiddenInBareUrls(text).replace(/(?<!\\)\|\|/g, '\\|\\|').replace(UNDERSCORE_STRONG, '**$1**'));
-    })
-    .join('\n');
+  return mapOutsideFences(source, (line) =>
+    outsideCodeSpans(unmaskMisleadingLinks(line, showOnDiscord), (text) => encodeHiddenInBareUrls(text).replace(/(?<!\\)\|\|/g, '\\|\\|').replace(UNDERSCORE_STRONG, '**$1**')),
+  );
 }
 
 /** An unmasked link: the label as text, the real target linked (`<…>`: no preview of it either). */

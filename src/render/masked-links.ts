@@ -31,6 +31,11 @@ export function unmaskMisleadingLinks(text: string, show: ShowLink): string {
 /** `unmaskMisleadingLinks` on every line outside fenced code blocks (where no link is shown). */
 export function unmaskOutsideFences(markdown: string, show: ShowLink): string {
   if (!markdown.includes('](')) return markdown;
+  return mapOutsideFences(markdown, (line) => unmaskMisleadingLinks(line, show));
+}
+
+/** `each` applied to every line outside fenced code blocks; fences and their lines kept as written. */
+export function mapOutsideFences(markdown: string, each: (line: string) => string): string {
   let open: string | undefined;
   return markdown
     .split('\n')
@@ -44,7 +49,7 @@ export function unmaskOutsideFences(markdown: string, show: ShowLink): string {
         open = fence[2]!;
         return line;
       }
-      return unmaskMisleadingLinks(line, show);
+      return each(line);
     })
     .join('\n');
 }
