@@ -2,11 +2,13 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { errorFields } from '../../src/logger.js';
+import { luaScript } from '../../src/queue/lua-script.js';
+import { redisNowMs } from '../../src/queue/redis-clock.js';
 
 /**
- * How long a shard's session is kept in Redis after its process last wrote it. Discord publishes
- * no figure for how long a session whose connection dropped stays resumable ("a short time"; a
- * few minutes in practice). Kept a little long on purpose: a RESUME that comes too late costs one
+ * How long a shard's session is kept in Redis after its process last wrote it (by Redis's
+ * clock). Discord publishes no figure for how long a session whose connection dropped stays
+ * resumable ("a short time"; a few minutes in practice). Kept a little long on purpose: a RESUME that comes too late costs one
  * op 9 and a warning, a record dropped too early loses messages Discord still had.
  */
 export const SESSION_RECORD_TTL_MS = 180_000;
@@ -25,8 +27,13 @@ export interface GatewaySession {
   resumeURL: string;
   shardId: number;
   shardCount: number;
-  /** When its process last wrote it (ms since the epoch). */
+  /** When its process last wrote it (ms since the epoch), by that process's clock. */
   writtenAt: number;
+  /**
+   * When Redis stored it, by Redis's clock (scripts/store-session-1.lua): its age is judged by
+   * Redis's clock alone. Absent in a record of an older release.
+   */
+  storedAt?: number;
   /** Its process stopped (SIGTERM) and closed the connection resumably. */
   stopped?: boolean;
   /**
@@ -64,7 +71,17 @@ function parse(raw: string | null | undefined): GatewaySession | undefined {
   return undefined;
 }
 
-type SessionsRedis = Pick<Redis, 'hset' | 'hget' | 'hgetall' | 'hdel' | 'pexpire'>;
+/**
+ * How old a record is when Redis's clock says `redisNow`: by Redis's stamp, so two machines'
+ * clocks need not agree (an ingress whose clock is minutes ahead of a crashed one's took that
+ * one's fresh record for one past Discord's resume window, and never caught up on it). A record
+ * of an older release, without the stamp, is judged as before: its writer's clock against this one's.
+ */
+function ageMs(record: GatewaySession, redisNow: number): number {
+  return typeof record.storedAt === 'number' ? redisNow - record.storedAt : Date.now() - record.writtenAt;
+}
+
+const storeScript = luaScript('store-session-1.lua');
 
 /** The raw gateway packet discord.js emits as `raw` (op 0 dispatches carry `s` and `t`). */
 export interface RawPacket {
@@ -101,7 +118,7 @@ export class GatewaySessions {
 
   constructor(
     private readonly deps: {
-      redis: SessionsRedis;
+      redis: Redis;
       prefix: string;
       logger: Logger;
       onPredecessor: (previous: GatewaySession) => void;
@@ -146,17 +163,15 @@ export class GatewaySessions {
         const key = sessionsKey(this.deps.prefix, shardId, session.shardCount);
         if (left) {
           // Recorded, so that the next process catches up on it should this one stop first.
-          const leftKey = sessionsKey(this.deps.prefix, shardId, left.shardCount);
-          await this.deps.redis.hset(leftKey, left.sessionId, JSON.stringify(left));
-          await this.deps.redis.pexpire(leftKey, this.ttlMs);
+          await this.store(left);
           this.deps.onPredecessor(left);
         }
-        await this.write(shardId, false);
+        const redisNow = (await this.write(shardId, false)) ?? (await redisNowMs(this.deps.redis));
         const all = await this.deps.redis.hgetall(key);
         for (const [id, raw] of Object.entries(all)) {
           if (this.own.has(id)) continue;
           const previous = parse(raw);
-          if (!previous || Date.now() - previous.writtenAt > this.ttlMs) await this.deps.redis.hdel(key, id);
+          if (!previous || ageMs(previous, redisNow) > this.ttlMs) await this.deps.redis.hdel(key, id);
           else this.deps.onPredecessor(previous);
         }
       });
@@ -198,7 +213,7 @@ export class GatewaySessions {
       await sleep(Math.min(1_000, staleAfter - unchangedFor + 50), undefined, { signal }).catch(() => {});
       if (signal.aborted) return undefined;
       const next = parse(await this.deps.redis.hget(key, previous.sessionId));
-      if (next && (next.writtenAt !== record.writtenAt || next.sequence !== record.sequence)) unchangedSince = performance.now();
+      if (next && (next.storedAt !== record.storedAt || next.writtenAt !== record.writtenAt || next.sequence !== record.sequence)) unchangedSince = performance.now();
       record = next;
     }
     return undefined;
@@ -225,13 +240,18 @@ export class GatewaySessions {
     return upTo;
   }
 
-  private async write(shardId: number, final: boolean): Promise<void> {
+  /** Writes the shard's record; resolves with Redis's time it was stored at. */
+  private async write(shardId: number, final: boolean): Promise<number | undefined> {
     const state = this.shards.get(shardId);
-    if (!state) return;
-    const record: GatewaySession = { ...state.session, sequence: this.handledUpTo(shardId, state, final), writtenAt: Date.now(), ...(final ? { stopped: true } : {}) };
-    const key = sessionsKey(this.deps.prefix, shardId, record.shardCount);
-    await this.deps.redis.hset(key, record.sessionId, JSON.stringify(record));
-    await this.deps.redis.pexpire(key, this.ttlMs);
+    if (!state) return undefined;
+    return this.store({ ...state.session, sequence: this.handledUpTo(shardId, state, final), writtenAt: Date.now(), ...(final ? { stopped: true } : {}) });
+  }
+
+  /** Stores a record stamped with Redis's time (HSET and PEXPIRE in one script); resolves with that time. */
+  private async store(record: GatewaySession): Promise<number> {
+    const key = sessionsKey(this.deps.prefix, record.shardId, record.shardCount);
+    // Records are built here, never from a parsed one: none carries a `storedAt` of its own.
+    return Number(await storeScript(this.deps.redis, [key], [record.sessionId, JSON.stringify(record), this.ttlMs]));
   }
 
   private enqueue(step: () => Promise<void>): Promise<void> {

@@ -1,7 +1,8 @@
 import { Redis } from 'ioredis';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { pino } from 'pino';
 import { GatewaySessions, sessionsKey, type GatewaySession } from '../../adapters/discord/gateway-sessions.js';
+import { redisNowMs } from '../../src/queue/redis-clock.js';
 import { newPrefix } from '../support/bridge-harness.js';
 import { deleteKeys, SHARED_REDIS } from '../support/redis-cleanup.js';
 
@@ -14,6 +15,19 @@ afterEach(async () => {
   await deleteKeys(prefix);
 });
 afterAll(() => redis.disconnect());
+afterEach(() => vi.restoreAllMocks());
+
+/** Runs `fn` as a process whose clock is `offsetMs` off the others' (test/queue/clock-skew.test.ts). */
+async function skewed<T>(offsetMs: number, fn: () => Promise<T>): Promise<T> {
+  const real = Date.now.bind(Date);
+  const spy = vi.spyOn(Date, 'now').mockImplementation(() => real() + offsetMs);
+  try {
+    return await fn();
+  } finally {
+    spy.mockRestore();
+  }
+}
+const FIVE_MINUTES = 5 * 60_000;
 
 const key = sessionsKey(prefix, 1, 2);
 const ready = (sessionId: string, s = 1) => ({
@@ -128,5 +142,56 @@ describe('gateway session records', () => {
     } finally {
       halt.abort();
     }
+  });
+
+  describe('at READY, a crashed process\'s session is judged by Redis\'s clock, not by two machines\' clocks agreeing', () => {
+    /** A process that ran the shard (its clock `offsetMs` off) and crashed: its record is no longer renewed. */
+    async function crashed(sessionId: string, offsetMs: number): Promise<void> {
+      const s = sessions();
+      await skewed(offsetMs, async () => {
+        s.onPacket(ready(sessionId), 1, 2);
+        // Stopping without a final write, as a crash: it waits for the record written at READY.
+        await s.stop(false);
+      });
+      expect(await record(sessionId)).toMatchObject({ sessionId });
+    }
+    /** The next process's READY on the shard (its clock `offsetMs` off): the sessions it hands over. */
+    async function next(offsetMs: number): Promise<string[]> {
+      const seen: GatewaySession[] = [];
+      const s = sessions({ onPredecessor: (p) => seen.push(p) });
+      return skewed(offsetMs, async () => {
+        s.onPacket(ready('next'), 1, 2);
+        // Waits for the READY's writes and reads (the others' records looked at).
+        await s.stop(false);
+        return seen.map((p) => p.sessionId);
+      });
+    }
+
+    it('hands over the session of a crashed process whose clock was 5 min behind', async () => {
+      await crashed('behind', -FIVE_MINUTES);
+      expect(await next(0)).toEqual(['behind']);
+      expect(await redis.hexists(key, 'behind')).toBe(1);
+    });
+
+    it('hands over a crashed process\'s session when its own clock is 5 min ahead', async () => {
+      await crashed('crashed', 0);
+      expect(await next(FIVE_MINUTES)).toEqual(['crashed']);
+    });
+
+    it('drops a record Redis stored over 3 min ago, even when its writer\'s clock made it look fresh', async () => {
+      const storedAt = (await redisNowMs(redis)) - 4 * 60_000;
+      await redis.hset(key, 'old', JSON.stringify({ sessionId: 'old', sequence: 7, resumeURL: 'wss://r', shardId: 1, shardCount: 2, writtenAt: Date.now(), storedAt }));
+      expect(await next(0)).toEqual([]);
+      expect(await redis.hexists(key, 'old')).toBe(0);
+    });
+
+    it('judges a record of an older release (no Redis stamp) by its writtenAt, as before', async () => {
+      const legacy = (sessionId: string, writtenAt: number) =>
+        redis.hset(key, sessionId, JSON.stringify({ sessionId, sequence: 7, resumeURL: 'wss://r', shardId: 1, shardCount: 2, writtenAt }));
+      await legacy('legacy-fresh', Date.now() - 10_000);
+      await legacy('legacy-old', Date.now() - 4 * 60_000);
+      expect(await next(0)).toEqual(['legacy-fresh']);
+      expect(await redis.hexists(key, 'legacy-old')).toBe(0);
+    });
   });
 });
