@@ -55,6 +55,24 @@ describe('Discord emulator: places that change', () => {
     expect(await post(thread, { content: 'x' })).toMatchObject({ status: 400, body: { code: 50083 } });
   });
 
+  it('refuses a user\'s edit in an archived thread, and lists only active threads in GUILD_CREATE', async () => {
+    emu = await startDiscordEmulator();
+    const w = emu.world;
+    const m = emu.sendMessage({ author: w.users.alice, channel: w.channels.thread, content: 'question' });
+    emu.setThreadArchived(w.channels.thread, { archived: true });
+    // Discord: users cannot edit messages in an archived thread; a post unarchives it first.
+    expect(() => emu!.editMessage(m, 'edited')).toThrow(/archived thread/);
+    const gateway = await fetch(`${emu.apiUrl}/v10/gateway/bot`, { headers: { authorization: `Bot ${emu.token}` } }).then((r) => r.json() as Promise<Json>);
+    const peer = new Peer(gateway.url);
+    await peer.next((p) => p.op === 10, 'HELLO');
+    peer.send({ op: 2, d: { token: emu.token, intents: GUILDS_AND_MESSAGES, properties: {} } });
+    const guild = (await peer.next((p) => p.t === 'GUILD_CREATE', 'GUILD_CREATE')).d as Json;
+    expect((guild.threads as Json[]).map((t) => t.id)).toEqual([w.channels.boundThread.id]);
+    peer.ws.close();
+    emu.setThreadArchived(w.channels.thread, { archived: false });
+    expect(emu.editMessage(m, 'edited').content).toBe('edited');
+  });
+
   it('dispatches MESSAGE_DELETE, CHANNEL_DELETE, THREAD_DELETE, THREAD_UPDATE and GUILD_DELETE, and leaves a left guild out of READY', async () => {
     // Two IDENTIFYs back to back: the identify rate limit is not what this checks.
     emu = await startDiscordEmulator({ identifyWindowMs: 0 });

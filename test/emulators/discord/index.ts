@@ -266,6 +266,7 @@ export class DiscordEmulator extends GatewayControls {
    * Its author edits a message: its content (and mentions) change, `edited_timestamp` is set,
    * and MESSAGE_UPDATE is dispatched with the whole message, as Discord does for an edit
    * (content blanked without the Message Content intent unless the bot is mentioned, or a DM).
+   * Throws in an archived thread: Discord allows no edit there (unarchive it first).
    */
   editMessage(message: Json, content: string): Json {
     const { stored, channel, d, exempt } = editMessageInStore(this.store, this.world, message, content);

@@ -15,6 +15,8 @@ export function editMessageInStore(store: Store, world: World, message: Json, co
   const channel = allChannels(world).find((c) => c.id === channelId);
   const author = allUsers(world).find((u) => u.id === stored.author?.id);
   if (!channel || !author || author.id === world.bot.id) throw new Error('editMessage: a user edits their own message in a known channel');
+  // Discord's threads topic: "Users cannot edit messages ... in archived threads" (a post unarchives one first).
+  if (channel.archived) throw new Error('editMessage: Discord refuses an edit in an archived thread (unarchive it first)');
   const ids = mentionedIds(content);
   const mentions = allUsers(world).filter((u) => ids.includes(u.id));
   const edited = messageObject({ id: stored.id, channel, author, content, world, mentions, mentionEveryone: /@(everyone|here)/.test(content) });

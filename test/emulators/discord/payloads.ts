@@ -100,7 +100,8 @@ export function guildCreate(world: World, guildId: string = world.guildId): Json
     system_channel_id: null,
     roles: (extra ? [{ ...world.roles[0]!, id: guildId }, ...world.roles.slice(2)] : world.roles).map((r) => ({ color: 0, hoist: false, mentionable: false, flags: 0, icon: null, unicode_emoji: null, ...r })),
     channels: guildChannels.filter((c) => c.type !== CHANNEL_TYPES.PublicThread).map((c) => channelObject(c, world)),
-    threads: guildChannels.filter((c) => c.type === CHANNEL_TYPES.PublicThread).map((c) => channelObject(c, world)),
+    // Only active threads: Discord syncs archived ones to no one up front.
+    threads: guildChannels.filter((c) => c.type === CHANNEL_TYPES.PublicThread && c.archived !== true).map((c) => channelObject(c, world)),
     members: [memberObject(world.bot, true)],
     emojis: [],
     stickers: [],

@@ -36,7 +36,10 @@ export interface EmuChannel {
   botMayNotPost?: boolean;
   /** Set by `setBotMayReact(…, false)`: the bot's reactions there answer 403 (50013). */
   botMayNotReact?: boolean;
-  /** A thread archived (`setThreadArchived`): a post unarchives it, unless it is also `locked`. */
+  /**
+   * A thread archived (`setThreadArchived`): a post unarchives it, unless it is also `locked`; no
+   * edits there, and GUILD_CREATE leaves it out (Discord syncs active threads only).
+   */
   archived?: boolean;
   /** A locked thread: once archived, only moderators may post (the bot gets 400, code 50083). */
   locked?: boolean;
