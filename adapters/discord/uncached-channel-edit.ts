@@ -29,9 +29,10 @@ export interface UncachedChannelEditOptions {
  * only from MESSAGE_CREATE's `channel_type`, and drops the update of any message whose channel
  * it does not know, even with `Partials.Message`. A DM channel leaves the cache after an hour
  * without a message (gateway-cache.ts) and is not known after a restart until written in again:
- * the DM question waiting that long would be answered as first sent. The channel is fetched
- * (and cached), then the message as it is now, and handed to the edit handler, in the
- * channel's order.
+ * the DM question waiting that long would be answered as first sent. The same holds for a thread
+ * discord.js dropped (its sweeper takes archived ones; the update carries no channel type to
+ * rebuild it from). The channel is fetched (and cached), then the message as it is now, and
+ * handed to the edit handler, in the channel's order.
  */
 export function createUncachedChannelEdit(options: UncachedChannelEditOptions): (packet: RawPacket, client: Client) => void {
   const { logger, serial, onEdit } = options;

@@ -1,10 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { mention, startDiscordBridge, until, type DiscordHarness } from './harness.js';
-import type { EmuChannel, Json } from '../emulators/discord/index.js';
 import { HeldCalls } from '../support/held-calls.js';
 import { openForAll } from '../support/open-for-all.js';
 import { heldQuestions } from './held-questions.js';
-import { GATEWAY_CACHE_LIMITS } from '../../adapters/discord/gateway-cache.js';
 
 /**
  * Someone edits a question while it waits in line behind a slow one (a password pasted by
@@ -17,7 +15,7 @@ import { GATEWAY_CACHE_LIMITS } from '../../adapters/discord/gateway-cache.js';
 const held = new HeldCalls();
 let h: DiscordHarness;
 openForAll(async () => (h = await startDiscordBridge({ extraChannels: 2, held })));
-const { called, say, heldQuestion, queued, release } = heldQuestions(() => h, held);
+const { called, say, heldQuestion, queued, release, pushOutOfCache } = heldQuestions(() => h, held);
 const w = () => h.discord.world;
 
 describe('Discord: a question edited before it is answered', () => {
@@ -86,18 +84,6 @@ describe('Discord: a question edited before it is answered', () => {
 describe('Discord: a question edited once discord.js no longer caches it (a busy channel)', () => {
   // A test that fails leaves no call held for the next.
   afterEach(release);
-
-  /** Chatter that asks nothing (no mention, in a mention-only channel) until `m` is out of the client's cache. */
-  async function pushOutOfCache(channel: EmuChannel, m: Json): Promise<void> {
-    const chatter = Array.from({ length: GATEWAY_CACHE_LIMITS.messagesPerChannel + 1 }, (_, i) => h.discord.sendMessage({ author: w().users.bob, channel, content: `chatter ${i}` }));
-    const cached = (id: unknown) => {
-      const c = h.adapter.client?.channels.cache.get(channel.id);
-      return c?.isTextBased() === true && c.messages.cache.has(String(id));
-    };
-    await until(() => cached(chatter.at(-1)!.id), 'chatter seen by the client');
-    // discord.js keeps the newest messages of a channel only (gateway-cache.ts).
-    expect(cached(m.id)).toBe(false);
-  }
 
   it('the edited text reaches the agent, not the one first sent', async () => {
     const general = w().channels.general;

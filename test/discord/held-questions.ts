@@ -1,5 +1,7 @@
+import { expect } from 'vitest';
 import type { EmuChannel, Json } from '../emulators/discord/index.js';
 import type { HeldCalls } from '../support/held-calls.js';
+import { GATEWAY_CACHE_LIMITS } from '../../adapters/discord/gateway-cache.js';
 import { until, type DiscordHarness } from './harness.js';
 
 /**
@@ -17,6 +19,11 @@ export interface HeldQuestions {
   queued(messages: Json | Json[]): Promise<void>;
   /** The held calls go on. */
   release(): void;
+  /**
+   * Bob's chatter, which asks nothing (no mention, in a mention-only channel), until `m` is out of
+   * discord.js's message cache (it keeps the newest of a channel only: gateway-cache.ts).
+   */
+  pushOutOfCache(channel: EmuChannel, m: Json): Promise<void>;
 }
 
 /** `harness` is read at each call: suites assign it in `beforeAll`. */
@@ -41,5 +48,17 @@ export function heldQuestions(harness: () => DiscordHarness, held: HeldCalls): H
       await until(() => new Set(queuedIds().map((l) => String(l.messageId))).size === ids.size, 'queued');
     },
     release: () => held.release(),
+    async pushOutOfCache(channel, m) {
+      const h = harness();
+      const chatter = Array.from({ length: GATEWAY_CACHE_LIMITS.messagesPerChannel + 1 }, (_, i) =>
+        h.discord.sendMessage({ author: h.discord.world.users.bob, channel, content: `chatter ${i}` }),
+      );
+      const cached = (id: unknown) => {
+        const c = h.adapter.client?.channels.cache.get(channel.id);
+        return c?.isTextBased() === true && c.messages.cache.has(String(id));
+      };
+      await until(() => cached(chatter.at(-1)!.id), 'chatter seen by the client');
+      expect(cached(m.id)).toBe(false);
+    },
   };
 }
