@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Client } from 'discord.js';
+import { ChannelType, type Client } from 'discord.js';
 import { mention, startDiscordBridge, until, type DiscordHarness } from './harness.js';
 import type { EmuChannel, Json } from '../emulators/discord/index.js';
 import { HeldCalls } from '../support/held-calls.js';
@@ -69,6 +69,23 @@ describe('Discord: a question edited in a thread discord.js does not cache', () 
     expect(called('qrs-oops')).toBe(0);
     expect(called('key is gone')).toBe(0);
     expect(h.discord.repliesTo(regretted.id)).toEqual([]);
+  });
+
+  it('in a private thread (type 12) the bot was added to: the edited text reaches the agent', async () => {
+    const thread = h.discord.createThread(w().channels.general, 'private help', { private: true });
+    const first = await heldQuestion(thread, 'private first', at());
+    const secret = say(thread, `${at()}my recovery phrase is otter-lamp-nine`);
+    await queued(secret);
+    dropThread(thread);
+    h.discord.editMessage(secret, `${at()}my recovery phrase is [removed]`);
+    await editApplied(secret);
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(secret.id)[0], 'edited one answered');
+    expect(h.discord.repliesTo(first.id)).toHaveLength(1);
+    expect(called('otter-lamp')).toBe(0);
+    expect(h.discord.repliesTo(secret.id).map((m) => m.content)).toEqual(['echo: my recovery phrase is [removed]']);
+    // Fetched again as what it is.
+    expect(client().channels.cache.get(thread.id)?.type).toBe(ChannelType.PrivateThread);
   });
 
   it('neither the thread nor the message cached (50 newer in it): the edited text reaches the agent', async () => {

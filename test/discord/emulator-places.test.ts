@@ -55,9 +55,11 @@ describe('Discord emulator: places that change', () => {
     expect(await post(thread, { content: 'x' })).toMatchObject({ status: 400, body: { code: 50083 } });
   });
 
-  it('refuses a user\'s edit in an archived thread, and lists only active threads in GUILD_CREATE', async () => {
+  it('refuses a user\'s edit in an archived thread, and lists only active threads (public and private) in GUILD_CREATE', async () => {
     emu = await startDiscordEmulator();
     const w = emu.world;
+    const privateThread = emu.createThread(w.channels.general, 'private', { private: true });
+    expect(() => emu!.createThread(w.channels.general, 'from a message', { private: true, from: { id: '1' } })).toThrow(/no message/);
     const m = emu.sendMessage({ author: w.users.alice, channel: w.channels.thread, content: 'question' });
     emu.setThreadArchived(w.channels.thread, { archived: true });
     // Discord: users cannot edit messages in an archived thread; a post unarchives it first.
@@ -67,7 +69,11 @@ describe('Discord emulator: places that change', () => {
     await peer.next((p) => p.op === 10, 'HELLO');
     peer.send({ op: 2, d: { token: emu.token, intents: GUILDS_AND_MESSAGES, properties: {} } });
     const guild = (await peer.next((p) => p.t === 'GUILD_CREATE', 'GUILD_CREATE')).d as Json;
-    expect((guild.threads as Json[]).map((t) => t.id)).toEqual([w.channels.boundThread.id]);
+    expect((guild.threads as Json[]).map((t) => [t.id, t.type])).toEqual([
+      [w.channels.boundThread.id, 11],
+      [privateThread.id, 12],
+    ]);
+    expect((guild.threads as Json[])[1]).toMatchObject({ parent_id: w.channels.general.id, thread_metadata: { archived: false, invitable: true } });
     peer.ws.close();
     emu.setThreadArchived(w.channels.thread, { archived: false });
     expect(emu.editMessage(m, 'edited').content).toBe('edited');

@@ -23,7 +23,7 @@ import {
 import type { AttachmentInput, DiscordEmulatorOptions, SendMessageInput } from './options.js';
 import { attachmentObjects, serveAttachment } from './attachments.js';
 import { editMessageInStore, unfurlInStore } from './message-edits.js';
-import { CHANNEL_TYPES, allUsers, createWorld, snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
+import { CHANNEL_TYPES, allUsers, createWorld, isThread, snowflake, type EmuChannel, type EmuUser, type World } from './world.js';
 
 /** Where the emulator serves attachment bytes (outside /api, as Discord's CDN is). */
 const ATTACHMENTS_PATH = '/attachments/';
@@ -215,11 +215,16 @@ export class DiscordEmulator extends GatewayControls {
    * `from`: the thread is started from that message of `parent`, as Discord does it: the thread
    * takes the message's ID, and its first message is a THREAD_STARTER_MESSAGE (type 21, no
    * content) whose `referenced_message` is that message.
+   *
+   * `private`: a private thread (type 12) the bot was added to (THREAD_CREATE is how Discord tells
+   * a member it was added); Discord starts one from no message.
    */
-  createThread(parent: EmuChannel, name: string, options: { announce?: boolean; from?: Json } = {}): EmuChannel {
+  createThread(parent: EmuChannel, name: string, options: { announce?: boolean; from?: Json; private?: boolean } = {}): EmuChannel {
     const from = options.from;
+    if (from && options.private) throw new Error('createThread: Discord starts a private thread from no message');
     const id = from ? String(from.id) : snowflake();
-    const thread: EmuChannel = { id, type: CHANNEL_TYPES.PublicThread, name, guildId: parent.guildId, parentId: parent.id };
+    const type = options.private ? CHANNEL_TYPES.PrivateThread : CHANNEL_TYPES.PublicThread;
+    const thread: EmuChannel = { id, type, name, guildId: parent.guildId, parentId: parent.id };
     this.world.laterThreads.push(thread);
     if (from) {
       const author = allUsers(this.world).find((u) => u.id === from.author?.id) ?? this.world.users.alice;
@@ -293,9 +298,9 @@ export class DiscordEmulator extends GatewayControls {
    */
   deleteChannel(channel: EmuChannel): void {
     this.store.deletedChannels.add(channel.id);
-    const isThread = channel.type === CHANNEL_TYPES.PublicThread;
-    const d = isThread ? { id: channel.id, type: channel.type, guild_id: channel.guildId, parent_id: channel.parentId } : channelObject(channel, this.world);
-    this.gateway.dispatch(isThread ? 'THREAD_DELETE' : 'CHANNEL_DELETE', d, { intent: INTENTS.Guilds }, channel.guildId);
+    const thread = isThread(channel);
+    const d = thread ? { id: channel.id, type: channel.type, guild_id: channel.guildId, parent_id: channel.parentId } : channelObject(channel, this.world);
+    this.gateway.dispatch(thread ? 'THREAD_DELETE' : 'CHANNEL_DELETE', d, { intent: INTENTS.Guilds }, channel.guildId);
   }
 
   /**

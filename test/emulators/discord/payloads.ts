@@ -1,7 +1,7 @@
 /**
  * Builders of Discord API objects (v10 shapes) for the emulator's REST answers and gateway events.
  */
-import { CHANNEL_TYPES, PERMISSIONS, allChannels, allUsers, type EmuChannel, type EmuUser, type World } from './world.js';
+import { CHANNEL_TYPES, PERMISSIONS, allChannels, allUsers, isThread, type EmuChannel, type EmuUser, type World } from './world.js';
 
 export type Json = Record<string, any>;
 
@@ -64,14 +64,22 @@ export function channelObject(ch: EmuChannel, world: World): Json {
     return { id: ch.id, type: ch.type, last_message_id: null, recipients: other ? [userObject(other)] : [], flags: 0 };
   }
   const base = { id: ch.id, type: ch.type, guild_id: ch.guildId, name: ch.name, position: 0, permission_overwrites: overwritesOf(ch, world), flags: 0 };
-  if (ch.type === CHANNEL_TYPES.PublicThread) {
+  if (isThread(ch)) {
+    const isPrivate = ch.type === CHANNEL_TYPES.PrivateThread;
     return {
       ...base,
       parent_id: ch.parentId,
       owner_id: world.users.alice.id,
       message_count: 0,
       member_count: 1,
-      thread_metadata: { archived: ch.archived === true, auto_archive_duration: 1440, archive_timestamp: '2024-01-01T00:00:00.000000+00:00', locked: ch.locked === true },
+      thread_metadata: {
+        archived: ch.archived === true,
+        auto_archive_duration: 1440,
+        archive_timestamp: '2024-01-01T00:00:00.000000+00:00',
+        locked: ch.locked === true,
+        // Private threads only: whether non-moderators may add others.
+        ...(isPrivate ? { invitable: true } : {}),
+      },
     };
   }
   return { ...base, topic: null, nsfw: false, last_message_id: null, rate_limit_per_user: 0, parent_id: null };
@@ -99,9 +107,9 @@ export function guildCreate(world: World, guildId: string = world.guildId): Json
     nsfw_level: 0,
     system_channel_id: null,
     roles: (extra ? [{ ...world.roles[0]!, id: guildId }, ...world.roles.slice(2)] : world.roles).map((r) => ({ color: 0, hoist: false, mentionable: false, flags: 0, icon: null, unicode_emoji: null, ...r })),
-    channels: guildChannels.filter((c) => c.type !== CHANNEL_TYPES.PublicThread).map((c) => channelObject(c, world)),
+    channels: guildChannels.filter((c) => !isThread(c)).map((c) => channelObject(c, world)),
     // Only active threads: Discord syncs archived ones to no one up front.
-    threads: guildChannels.filter((c) => c.type === CHANNEL_TYPES.PublicThread && c.archived !== true).map((c) => channelObject(c, world)),
+    threads: guildChannels.filter((c) => isThread(c) && c.archived !== true).map((c) => channelObject(c, world)),
     members: [memberObject(world.bot, true)],
     emojis: [],
     stickers: [],

@@ -11,7 +11,10 @@ export const PERMISSIONS = {
   SendMessagesInThreads: 1n << 38n,
 } as const;
 
-export const CHANNEL_TYPES = { GuildText: 0, DM: 1, PublicThread: 11 } as const;
+export const CHANNEL_TYPES = { GuildText: 0, DM: 1, PublicThread: 11, PrivateThread: 12 } as const;
+
+/** A public (11) or private (12) thread. */
+export const isThread = (ch: EmuChannel): boolean => ch.type === CHANNEL_TYPES.PublicThread || ch.type === CHANNEL_TYPES.PrivateThread;
 
 export interface EmuUser {
   id: string;
