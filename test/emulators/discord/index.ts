@@ -215,9 +215,7 @@ export class DiscordEmulator extends GatewayControls {
    * `from`: the thread is started from that message of `parent`, as Discord does it: the thread
    * takes the message's ID, and its first message is a THREAD_STARTER_MESSAGE (type 21, no
    * content) whose `referenced_message` is that message.
-   *
-   * `private`: a private thread (type 12) the bot was added to (THREAD_CREATE is how Discord tells
-   * a member it was added); Discord starts one from no message.
+   * `private`: a private thread (type 12, from no message) the bot was added to (THREAD_CREATE).
    */
   createThread(parent: EmuChannel, name: string, options: { announce?: boolean; from?: Json; private?: boolean } = {}): EmuChannel {
     const from = options.from;
@@ -270,8 +268,8 @@ export class DiscordEmulator extends GatewayControls {
   /**
    * Its author edits a message: its content (and mentions) change, `edited_timestamp` is set,
    * and MESSAGE_UPDATE is dispatched with the whole message, as Discord does for an edit
-   * (content blanked without the Message Content intent unless the bot is mentioned, or a DM).
-   * Throws in an archived thread: Discord allows no edit there (unarchive it first).
+   * (content blanked without the Message Content intent unless the bot is mentioned, or a DM);
+   * throws in an archived thread, where Discord allows no edit.
    */
   editMessage(message: Json, content: string): Json {
     const { stored, channel, d, exempt } = editMessageInStore(this.store, this.world, message, content);
