@@ -12,6 +12,9 @@ import { patiently } from './message-scope.js';
 import { FetchAcquire } from '../queue/fetch-acquire.js';
 import { isRedisConnectionError, redisRefusalWords } from '../redis-errors.js';
 import { oncePer } from '../core/once-per.js';
+import { onRedisTime } from '../queue/redis-time-backend.js';
+import { RedisTimeEstimate, redisTimeMsAt } from '../queue/redis-time-estimate.js';
+import type { Redis } from 'ioredis';
 
 export interface ChatWorkerOptions {
   /** A connection BullMQ may block on (`maxRetriesPerRequest: null`). */
@@ -237,6 +240,13 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
     return { processed };
   };
 
+  // Retry waits and handed-back turns run on Redis's clock, whatever this machine's says
+  // (redis-time-backend.ts); measured on the node that holds the queue.
+  const clock = new RedisTimeEstimate(async () => redisTimeMsAt((await options.queue.backend.client) as unknown as Redis, options.queue.toKey('meta')), {
+    onError: (err) => options.logger.debug({ ...errorFields(err) }, "could not read Redis's clock"),
+  });
+  const backendFactory = onRedisTime(fetchAcquire.backendFactory, clock);
+
   // Redis out of memory (or read-only after a failover) fails every fetch: say so in plain words
   // once a minute, not BullMQ's raw reply several times a second.
   const refusalLine = oncePer(60_000);
@@ -256,7 +266,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
         limiter: { max: 1_000_000, duration: 1_000 },
         // Jobs that threw (RETRY_AFTER_THROW); jobs queued with BullMQ's own types keep theirs.
         settings: { backoffStrategy: (attemptsMade: number) => retryAfterThrowMs(attemptsMade) },
-      }, fetchAcquire.backendFactory),
+      }, backendFactory),
   );
   for (const worker of workers) watch(worker);
 
@@ -344,6 +354,7 @@ export function startChatWorker(options: ChatWorkerOptions): ChatWorker {
       closing ??= (async () => {
         draining = true;
         clearInterval(sweepTimer);
+        clock.stop();
         let timer: NodeJS.Timeout | undefined;
         const graceful = Promise.all(workers.map((w) => w.close())).then(() => true);
         const timeout = new Promise<boolean>((resolve) => {

@@ -1,7 +1,9 @@
 /**
  * A worker process for crash tests: `ROLE=worker` configured from its environment, posting
- * replies to the sink at SINK_URL. Prints "ready" once it takes jobs.
+ * replies to the sink at SINK_URL. Prints "ready" once it takes jobs. CLOCK_SKEW_MS sets its
+ * clock off (skewed-clock.ts).
  */
+import './skewed-clock.js';
 import { startBridge } from '../../src/app.js';
 import { loadTestConfig } from './config.js';
 
