@@ -4,6 +4,8 @@ import type { Redis } from 'ioredis';
 const SLOW_MEASURE_MS = 200;
 /** How long a quick measure is kept over slow ones. */
 const KEEP_QUICK_MEASURE_MS = 60_000;
+/** How soon a first measure that failed is tried again. */
+const FIRST_MEASURE_RETRY_MS = 1_000;
 
 /** Redis's time as this process knows it without a round trip (redis-time-backend.ts). */
 export interface RedisTimeSource {
@@ -23,27 +25,21 @@ export async function redisTimeMsAt(client: Redis, key: string): Promise<number>
  * Redis's clock estimated in-process: measured every `refreshMs` off any message's path, and
  * carried between measures by this process's monotonic clock, so a step of its wall clock (a VM
  * resumed from pause, NTP correcting it) counts only from the next measure. Until a first
- * measure succeeds it is this process's own clock (offset 0); a failed one keeps the last.
+ * measure succeeds (tried every second) it is this process's own clock (offset 0); a failed one
+ * keeps the last.
  */
 export class RedisTimeEstimate implements RedisTimeSource {
   readonly ready: Promise<void>;
   /** Redis's time at a moment of `performance.now()`. */
   private base: { redisMs: number; at: number } | undefined;
-  private readonly timer: NodeJS.Timeout;
-  private settle!: () => void;
+  private timer: NodeJS.Timeout | undefined;
+  private stopped = false;
 
   constructor(
     private readonly measure: () => Promise<number>,
-    options: { refreshMs?: number; onError?: (err: unknown) => void } = {},
+    private readonly options: { refreshMs?: number; onError?: (err: unknown) => void } = {},
   ) {
-    this.ready = new Promise((resolve) => (this.settle = resolve));
-    const tick = () =>
-      void this.refresh()
-        .catch(options.onError ?? (() => {}))
-        .finally(() => this.settle());
-    this.timer = setInterval(tick, options.refreshMs ?? 10_000);
-    this.timer.unref();
-    tick();
+    this.ready = this.tick();
   }
 
   offsetMs(): number {
@@ -52,7 +48,20 @@ export class RedisTimeEstimate implements RedisTimeSource {
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.stopped = true;
+    clearTimeout(this.timer);
+  }
+
+  /** Measures, then schedules the next measure: soon while none has succeeded yet. */
+  private async tick(): Promise<void> {
+    try {
+      await this.refresh();
+    } catch (err) {
+      this.options.onError?.(err);
+    }
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.tick(), this.base ? (this.options.refreshMs ?? 10_000) : FIRST_MEASURE_RETRY_MS);
+    this.timer.unref();
   }
 
   private async refresh(): Promise<void> {
