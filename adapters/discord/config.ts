@@ -84,7 +84,7 @@ function otherPortalValue(token: string): string | undefined {
 }
 
 /** Every DISCORD_* variable: the names are part of the product's interface (.env.example documents them). */
-const discordSchema = z.object({
+export const discordSchema = z.object({
   DISCORD_TOKEN: optionalString,
   DISCORD_API_URL: httpUrl('DISCORD_API_URL'),
   // A server's name or a pasted link reached the commands PUT's path: registration failed after start-up, logged only.

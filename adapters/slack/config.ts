@@ -39,7 +39,7 @@ const userIds = list.transform((ids, ctx) => {
 });
 
 /** Every SLACK_* variable: the names are part of the product's interface (.env.example documents them). */
-const slackSchema = z.object({
+export const slackSchema = z.object({
   SLACK_BOT_TOKEN: optionalString,
   SLACK_SIGNING_SECRET: optionalString,
   SLACK_APP_TOKEN: optionalString,

@@ -1,0 +1,384 @@
+import { existsSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { z } from 'zod';
+import { discordSchema } from '../../adapters/discord/config.js';
+import { ShardStates } from '../../adapters/discord/shard-states.js';
+import { ASK_AGENT_CALLBACK_ID } from '../../adapters/slack/ask-shortcut.js';
+import { CHANNEL_LIFE_EVENTS } from '../../adapters/slack/channel-life.js';
+import { slackSchema } from '../../adapters/slack/config.js';
+import { NOTICE_EVENT_TYPE, REPLY_EVENT_TYPE } from '../../adapters/slack/posted-chunks.js';
+import { COMMANDS, findCommand, isInvalid, readText } from '../../src/commands/registry.js';
+import { QUOTA_NAMES } from '../../src/commands/settings.js';
+import { envSchema } from '../../src/config/schema.js';
+import { feedbackCounter } from '../../src/feedback/feedback-metric.js';
+import { Metrics } from '../../src/metrics.js';
+import { readSlackManifest, yamlListItems } from '../support/slack-manifest.js';
+import {
+  OPERATOR_DOCS, ROOT, backticked, codeSpans, envExampleAssignments, findAll, phraseInLiterals, readRepoFile, section, sourceFiles, stringLiterals, tableRows, type Found,
+} from '../support/docs-reading.js';
+
+/**
+ * Audit "the docs tell the truth": what operators and admins read (README.md, .env.example,
+ * docs/*.md, the Slack manifests) against what the code does. Each check parses both sides; a
+ * failure names the file, the line and the item.
+ */
+
+const mdDocs = OPERATOR_DOCS.filter((f) => f.endsWith('.md'));
+
+/** `file:line NAME` lines of the items that fail `ok`, for a failure message that lists them all. */
+function offenders(found: readonly Found[], ok: (item: string) => boolean): string[] {
+  return found.filter((f) => !ok(f.item)).map((f) => `${f.at} ${f.item}`);
+}
+
+// ── 1. Settings ────────────────────────────────────────────────────────────────
+
+const SETTINGS: Record<string, z.ZodType> = { ...envSchema.shape, ...slackSchema.shape, ...discordSchema.shape };
+const isSetting = (name: string) => Object.hasOwn(SETTINGS, name);
+
+/** What leaving a variable unset gives. */
+function defaultOf(name: string): unknown {
+  return SETTINGS[name]!.safeParse(undefined).data;
+}
+
+/** A default as the README writes it: `—` for none, the value, `` `value` ``, `0 (off)`. */
+function readmeDefault(cell: string): unknown {
+  const v = cell.replace(/`/g, '').replace(/ \(off\)$/, '').trim();
+  if (v === '—') return undefined;
+  if (/^\d+$/.test(v)) return Number(v);
+  if (v === 'true' || v === 'false') return v === 'true';
+  return v;
+}
+
+/**
+ * Names in the docs that look like variables and are not settings: each says why. A name here
+ * that the docs present as something to set is a drift this list would hide, so keep it short.
+ */
+const NOT_SETTINGS: Record<string, string> = {
+  AGENT_BRIDGE_DEFAULT_REDIS_URL: "tests' override of the default Redis (operations.md says: not an operator setting)",
+  MAX_CRASHED_CALLS: 'a constant of src/worker/process-message.ts',
+  UPGRADE_FIXTURES: "test/reliability/upgrade-queued.test.ts's choice of releases",
+  APPLICATION_ID: "a placeholder in Discord's invite URL",
+};
+/** Discord gateway events and flags the docs name (SCREAMING_CASE like a variable). */
+const DISCORD_WORDS = /^(CHANNEL|GUILD|INTERACTION|MESSAGE|THREAD|SUPPRESS)_[A-Z_]+$/;
+
+const README_SETTINGS = tableRows('README.md', section('README.md', '## Settings')).filter((r) => r.cells[0] !== 'variable');
+
+describe('1. every documented setting is read, with the default the docs give', () => {
+  it('every variable .env.example sets is in the config schema', () => {
+    expect(offenders(envExampleAssignments(), isSetting), '.env.example names a variable nothing reads').toEqual([]);
+  });
+
+  it('every variable of the config schema is in .env.example and in the README settings table', () => {
+    const inExample = new Set(envExampleAssignments().map((f) => f.item));
+    const inReadme = new Set(README_SETTINGS.flatMap((r) => backticked(r.cells[0]!)));
+    const missing = Object.keys(SETTINGS).flatMap((name) => [
+      ...(inExample.has(name) ? [] : [`.env.example lacks ${name}`]),
+      ...(inReadme.has(name) ? [] : [`README.md "## Settings" lacks ${name}`]),
+    ]);
+    expect(missing).toEqual([]);
+  });
+
+  it('every variable of the README settings table is read, and its default is the schema default', () => {
+    const problems = README_SETTINGS.flatMap(({ cells, at }) => {
+      const names = backticked(cells[0]!);
+      const defaults = cells[1]!.split(/,\s*/);
+      return names.flatMap((name, i) => {
+        if (!isSetting(name)) return [`${at} ${name}: not in the config schema`];
+        // One default for several names applies to each; platform defaults ("Slack's") and
+        // computed ones ("on without platforms", "all") are words, checked only for "unset".
+        const written = readmeDefault(defaults.length === names.length ? defaults[i]! : defaults[0]!);
+        const actual = defaultOf(name);
+        const comparable = typeof written === 'number' || typeof written === 'boolean' || (typeof written === 'string' && /^[a-z/:.0-9_-]+$/.test(written) && typeof actual === 'string');
+        if (written === undefined) return actual === undefined || (Array.isArray(actual) && actual.length === 0) ? [] : [`${at} ${name}: README says no default, the schema gives ${JSON.stringify(actual)}`];
+        return comparable && written !== actual ? [`${at} ${name}: README default ${JSON.stringify(written)}, the schema's ${JSON.stringify(actual)}`] : [];
+      });
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it(".env.example's values are each variable's default (the base URL excepted: it names the service)", () => {
+    const problems = envExampleAssignments()
+      .filter((a) => a.value !== '' && a.item !== 'AGENT_API_BASE_URL' && isSetting(a.item))
+      .flatMap((a) => {
+        const given = SETTINGS[a.item]!.safeParse(a.value);
+        if (!given.success) return [`${a.at} ${a.item}=${a.value}: start-up refuses it`];
+        return JSON.stringify(given.data) === JSON.stringify(defaultOf(a.item)) ? [] : [`${a.at} ${a.item}=${a.value}: the default is ${JSON.stringify(defaultOf(a.item))}`];
+      });
+    expect(problems).toEqual([]);
+  });
+
+  it('every variable-like name in the docs is a setting (or a known non-setting)', () => {
+    const variableLike = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:_\*|\b)/g;
+    const names = [
+      ...mdDocs.flatMap((file) => codeSpans(file).flatMap((span) => findAll(file, variableLike, 0, span.item).map((f) => ({ item: f.item, at: span.at })))),
+      ...findAll('.env.example', variableLike, 0),
+    ];
+    const known = (name: string) => {
+      const bare = name.replace(/_\*$/, '');
+      if (name.endsWith('_*')) return Object.keys(SETTINGS).some((s) => s.startsWith(`${bare}_`));
+      return isSetting(name) || Object.hasOwn(NOT_SETTINGS, name) || DISCORD_WORDS.test(name);
+    };
+    expect(offenders(names, known), 'the docs name a variable nothing reads').toEqual([]);
+  });
+});
+
+// ── 2. Metrics ─────────────────────────────────────────────────────────────────
+
+/** Every metric a process can register, with its label names. */
+async function registeredMetrics(): Promise<Map<string, string[]>> {
+  const metrics = new Metrics();
+  feedbackCounter(metrics.registry);
+  new ShardStates(metrics.registry);
+  const json = await metrics.registry.getMetricsAsJSON();
+  return new Map(json.map((m) => [m.name, (metrics.registry.getSingleMetric(m.name) as unknown as { labelNames: string[] }).labelNames ?? []]));
+}
+
+/** `agent_bridge_…` identifiers the code uses that are not metrics (Slack message metadata types …). */
+const NOT_METRICS = new Set([REPLY_EVENT_TYPE, NOTICE_EVENT_TYPE, 'agent_bridge_']);
+/** prom-client's default metrics, named in the docs by their prefix. */
+const DEFAULT_METRIC = /^agent_bridge_(process|nodejs)_/;
+
+/** The members of a union of string literals `type Name = | 'a' | 'b';` in a source file. */
+function unionMembers(file: string, typeName: string): string[] {
+  const body = new RegExp(`type ${typeName} =([^;]+);`).exec(readRepoFile(file).replace(/\/\*\*[\s\S]*?\*\//g, ''))![1]!;
+  return [...body.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!);
+}
+
+/** The values code gives `label` of a metric, found as `label: 'value'` beside its `.inc(`/`.set(` calls. */
+function labelValuesInSource(property: string, label: string): string[] {
+  const calls = sourceFiles('src', 'adapters').flatMap((f) => [...readRepoFile(f).matchAll(new RegExp(`\\.${property}\\.(?:inc|set|observe)\\(\\{[^}]*\\b${label}: '([a-z_]+)'`, 'g'))]);
+  return [...new Set(calls.map((m) => m[1]!))];
+}
+
+/** Each label's values as the code gives them, for the labels with a fixed set. */
+const LABEL_VALUES: Record<string, Record<string, string[]>> = {
+  agent_bridge_messages_total: { outcome: labelValuesInSource('messages', 'outcome') },
+  agent_bridge_ingress_messages_total: { result: ['queued', 'duplicate', ...unionMembers('src/ingress/types.ts', 'DropReason')] },
+  agent_bridge_queue_jobs: { state: findAll('src/core/platform-context.ts', /interface QueueCounts \{([^}]+)\}/g).flatMap((f) => [...f.item.matchAll(/(\w+): number/g)].map((m) => m[1]!)) },
+  agent_bridge_agent_requests_total: { endpoint: findAll('src/agent-api/client.ts', /operation: '(\w+)'/g).map((f) => f.item) },
+  agent_bridge_feedback_total: { rating: ['positive', 'negative'] },
+};
+
+describe('2. every documented metric is emitted, and every emitted one documented', () => {
+  it('finds label values in the code (the parsing above still works)', () => {
+    expect(LABEL_VALUES.agent_bridge_messages_total!.outcome!.sort()).toEqual(['gave_up', 'lost', 'replied', 'withdrawn']);
+    expect(LABEL_VALUES.agent_bridge_ingress_messages_total!.result).toContain('redis_unavailable');
+    expect(LABEL_VALUES.agent_bridge_queue_jobs!.state).toContain('delayed');
+    expect(LABEL_VALUES.agent_bridge_agent_requests_total!.endpoint).toContain('chat');
+  });
+
+  it('every metric name the docs give is registered, with the labels they list', async () => {
+    const registered = await registeredMetrics();
+    const mentions = mdDocs.flatMap((file) => findAll(file, /\b(agent_bridge_[a-z_]+)(\{[^}\n]*\})?/g, 0));
+    const problems = mentions.flatMap(({ item, at }) => {
+      const [, name, labels] = /^(agent_bridge_[a-z_]+)(?:\{(.*)\})?$/.exec(item)!;
+      if (NOT_METRICS.has(name!) || DEFAULT_METRIC.test(name!)) return [];
+      const known = registered.get(name!);
+      if (!known) return [`${at} ${name}: no such metric`];
+      return (labels ?? '').split(',').flatMap((part) => {
+        const m = /^\s*([a-z_]+)\s*(?:(!?[=~]+)\s*(.*))?$/.exec(part);
+        if (!m || m[1] === undefined || part.trim() === '') return [];
+        if (!known.includes(m[1])) return [`${at} ${name}: no label ${m[1]}`];
+        const values = LABEL_VALUES[name!]?.[m[1]];
+        const given = m[2] === '=' ? [...(m[3] ?? '').matchAll(/"([^"]*)"/g)].map((v) => v[1]!) : [];
+        return values ? given.filter((v) => !values.includes(v)).map((v) => `${at} ${name}: ${m[1]}="${v}" never happens`) : [];
+      });
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('the metrics table of docs/operations.md lists every registered metric and every value of its labels', async () => {
+    const rows = tableRows('docs/operations.md', section('docs/operations.md', '## Metrics'));
+    const problems = [...(await registeredMetrics())].flatMap(([name, labels]) => {
+      const row = rows.find((r) => backticked(r.cells[0]!).includes(name));
+      if (!row) return [`docs/operations.md "## Metrics" lacks ${name}`];
+      const documentedLabels = backticked(row.cells[2] ?? '');
+      const missingLabels = labels.filter((l) => !documentedLabels.includes(l)).map((l) => `${row.at} ${name}: label ${l} not listed`);
+      const meaning = backticked(row.cells[3] ?? '');
+      const missingValues = Object.entries(LABEL_VALUES[name] ?? {}).flatMap(([label, values]) =>
+        values.filter((v) => !meaning.includes(v)).map((v) => `${row.at} ${name}: ${label} value ${v} not described`),
+      );
+      return [...missingLabels, ...missingValues];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it("the README's list of outcomes is the code's", () => {
+    const [list] = findAll('README.md', /agent_bridge_messages_total\{platform,outcome\}` \(outcome ([^:]+):/g);
+    expect(list, 'README.md names the outcomes after agent_bridge_messages_total').toBeDefined();
+    expect(backticked(list!.item).sort(), list!.at).toEqual([...LABEL_VALUES.agent_bridge_messages_total!.outcome!].sort());
+  });
+});
+
+// ── 3. Commands and the Slack manifests ────────────────────────────────────────
+
+const COMMAND_NAMES = COMMANDS.map((c) => c.name as string);
+const SET_SETTINGS = ['errors', 'context', 'quota', 'prompts'];
+/** Commands the docs show on purpose as refused (the refusal is what they document). */
+const REFUSED_EXAMPLES = new Set(['set errors loud']);
+
+/** What is wrong with a command as the docs write it after `/agent` (words, or Discord's `name:value`). */
+function commandProblem(text: string): string | undefined {
+  const words = text.trim().split(/\s+/).filter(Boolean);
+  if (words.length === 0 || words[0] === '…') return undefined;
+  const entry = findCommand(words[0]!);
+  if (!entry) return `no command ${words[0]}`;
+  const rest = words.slice(1);
+  const named = rest.filter((w) => /^[a-z]+:/.test(w)).map((w) => w.split(':')[0]!);
+  const options = entry.options.map((o) => o.name);
+  const unknownOption = named.find((n) => !options.includes(n));
+  if (unknownOption) return `${entry.name} has no option ${unknownOption}`;
+  if (entry.name === 'set' && rest[0] && named.length === 0 && !SET_SETTINGS.includes(rest[0].split('|')[0]!)) return `set has no setting ${rest[0]}`;
+  // A command named alone is a reference to it; a form with placeholders (<id>, a|b, …) is a
+  // shape: only a concrete command is run through the parser.
+  if (rest.length === 0 || (entry.name === 'set' && rest.length === 1) || named.length > 0 || /[<>|…[\]]/.test(text) || REFUSED_EXAMPLES.has(words.join(' '))) return undefined;
+  const args = readText(entry, rest);
+  return isInvalid(args) ? `refused: ${args.invalid}` : undefined;
+}
+
+/** The first code span of each row of a section's tables. */
+function commandColumn(file: string, heading: string): Found[] {
+  return tableRows(file, section(file, heading)).flatMap((r) => {
+    const [first] = backticked(r.cells[0]!);
+    return first === undefined ? [] : [{ item: first.replace(/^\/agent\s*/, ''), at: r.at }];
+  });
+}
+
+/** The events the Slack adapter listens for, as a manifest subscribes to them. */
+function slackEventsHandled(): string[] {
+  const files = sourceFiles('adapters/slack');
+  const listened = files.flatMap((f) => findAll(f, /\.event\(\s*'([a-z_]+)'/g).map((x) => x.item));
+  const events = new Set([...listened, ...CHANNEL_LIFE_EVENTS]);
+  // One `message` listener gets a message event of each kind of conversation.
+  if (events.delete('message')) for (const kind of ['channels', 'groups', 'im', 'mpim']) events.add(`message.${kind}`);
+  // Bolt's Assistant listens for its two thread events once given these hooks.
+  const assistant = readRepoFile('adapters/slack/assistant.ts');
+  if (/\bthreadStarted:/.test(assistant)) events.add('assistant_thread_started');
+  if (/\bthreadContextChanged:/.test(assistant)) events.add('assistant_thread_context_changed');
+  return [...events].sort();
+}
+
+describe('3. every documented command exists; the manifests match the Slack adapter', () => {
+  it('the README admin table and the Discord subcommand table list every command, each one real', () => {
+    const tables = [commandColumn('README.md', '### Admin commands'), commandColumn('docs/discord.md', '### `/agent` (admins)')];
+    const problems = tables.flatMap((rows) => {
+      const at = rows[0]?.at.split(':')[0] ?? '?';
+      const missing = COMMAND_NAMES.filter((n) => !rows.some((r) => r.item.split(' ')[0] === n)).map((n) => `${at} lacks ${n}`);
+      const wrong = rows.flatMap((r) => (commandProblem(r.item) ? [`${r.at} ${r.item}: ${commandProblem(r.item)}`] : []));
+      return [...missing, ...wrong];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('every `/agent …` in the docs is a command, and a concrete one is accepted', () => {
+    const spans = mdDocs.flatMap((f) => codeSpans(f)).filter((s) => /^\/agent(\s|$)/.test(s.item));
+    expect(spans.length).toBeGreaterThan(30);
+    const problems = spans.flatMap((s) => {
+      const p = commandProblem(s.item.replace(/^\/agent/, ''));
+      return p ? [`${s.at} ${s.item}: ${p}`] : [];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it("the README's quota names are the registry's", () => {
+    const row = commandColumn('README.md', '### Admin commands').find((r) => r.item.startsWith('set quota'));
+    expect(row, 'README.md lists /agent set quota').toBeDefined();
+    expect(/<([^>]+)>/.exec(row!.item)![1]!.split('|'), row!.at).toEqual(Object.keys(QUOTA_NAMES));
+  });
+
+  describe.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])('adapters/slack/%s', (file) => {
+    const yaml = readSlackManifest(file);
+    it('subscribes to exactly the events the adapter listens for (an event nobody handles costs deliveries)', () => {
+      expect(yamlListItems(yaml, 'bot_events').sort()).toEqual(slackEventsHandled());
+    });
+    it('declares the slash command of the default SLACK_COMMAND and the shortcut the adapter answers', () => {
+      expect(yaml).toContain(`- command: ${String(defaultOf('SLACK_COMMAND'))}\n`);
+      expect(yaml).toMatch(new RegExp(`- name: Ask the agent\\n\\s+type: message\\n\\s+callback_id: ${ASK_AGENT_CALLBACK_ID}\\n`));
+    });
+    it('grants every scope docs/slack.md names', () => {
+      const scopes = yamlListItems(yaml, 'bot');
+      const named = codeSpans('docs/slack.md').filter((s) => /^(app_mentions|channels|groups|im|mpim|chat|reactions|users|files|assistant):[a-z.]+$/.test(s.item));
+      expect(offenders(named, (s) => scopes.includes(s))).toEqual([]);
+    });
+  });
+});
+
+// ── 4. Scripts and paths ───────────────────────────────────────────────────────
+
+/** Paths in the docs that the repository does not hold on purpose: generated, or on the host. */
+const GENERATED = /^(test\/artifacts\/|bench\/results\/|dist\/|\/usr\/)|^bin\/agent-bridge\.js$/;
+
+/** Heading anchors of a Markdown file, as GitHub makes them. */
+function anchors(file: string): string[] {
+  return findAll(file, /^#+ (.+)$/gm).map((h) =>
+    h.item.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-'),
+  );
+}
+
+describe('4. every npm script and file the docs name exists', () => {
+  it('every `npm run X` is a script of package.json', () => {
+    const scripts = Object.keys((JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string> }).scripts);
+    const runs = [...OPERATOR_DOCS, 'docs/benchmark.md'].flatMap((f) => findAll(f, /\bnpm run ([a-z][a-z0-9:-]*)/g));
+    expect(offenders(runs, (s) => scripts.includes(s))).toEqual([]);
+  });
+
+  it('every relative Markdown link points at a file (and a heading) that exists', () => {
+    const links = mdDocs.flatMap((f) => findAll(f, /\]\(([^)\s]+)\)/g).map((l) => ({ ...l, from: f })));
+    const problems = links.flatMap(({ item, at, from }) => {
+      if (/^[a-z]+:/.test(item)) return [];
+      const [path, anchor] = item.split('#');
+      const target = path ? join(dirname(from), path) : from;
+      if (!existsSync(join(ROOT, target))) return [`${at} ${item}: no file ${target}`];
+      return anchor && target.endsWith('.md') && !anchors(target).includes(anchor) ? [`${at} ${item}: no heading #${anchor} in ${target}`] : [];
+    });
+    expect(problems).toEqual([]);
+  });
+
+  it('every repository path in code spans exists (a glob matches something)', () => {
+    const paths = mdDocs.flatMap((f) => codeSpans(f).flatMap((s) => findAll(f, /(?:^|[\s(])((?:src|adapters|test|bench|docs|bin)\/[A-Za-z0-9_./*<>-]*[A-Za-z0-9_*/])/g, 1, s.item).map((p) => ({ item: p.item, at: s.at }))));
+    expect(paths.length).toBeGreaterThan(40);
+    const exists = (p: string) => {
+      if (GENERATED.test(p) || p.includes('<')) return true;
+      if (!p.includes('*')) return existsSync(join(ROOT, p));
+      const [dir, pattern] = [dirname(p), new RegExp(`^${p.split('/').pop()!.replace(/\./g, '\\.').replace(/\*/g, '.*')}$`)];
+      return existsSync(join(ROOT, dir)) && readdirNames(dir).some((n) => pattern.test(n));
+    };
+    expect(offenders(paths, exists)).toEqual([]);
+  });
+});
+
+function readdirNames(dir: string): string[] {
+  return readdirSync(join(ROOT, dir));
+}
+
+// ── 5. Log lines operators grep for ────────────────────────────────────────────
+
+const LITERALS = stringLiterals(sourceFiles('src', 'adapters', 'bin'));
+/** Lines that Bolt logs itself, as the docs quote them. */
+const BOLT_LINES = new Set(['Request verification failed']);
+
+/** The log lines the docs quote: operations.md's "## Logs" and every `log \`…\`` of a troubleshooting table. */
+function documentedLogLines(): Found[] {
+  const logsSection = section('docs/operations.md', '## Logs');
+  const inLogs = findAll('docs/operations.md', /`([^`\n]+(?:\n[^`\n]+)?)`/g, 1, logsSection).filter((f) => f.item.includes(' ') && !f.item.startsWith('/'));
+  const afterLog = mdDocs.flatMap((f) => findAll(f, /\blogs? `([^`]+)`/g));
+  const saidByLog = mdDocs.flatMap((f) => findAll(f, /\b(?:[Tt]he log says|logs? says) "([^"]+)"/g));
+  return [...inLogs, ...afterLog, ...saidByLog].map((f) => ({ ...f, item: f.item.replace(/\s+/g, ' ') }));
+}
+
+describe('5. the log lines the docs quote are the ones the code writes', () => {
+  it('each quoted line (its parts around …) is in the code', () => {
+    const lines = documentedLogLines();
+    expect(lines.length).toBeGreaterThan(20);
+    const problems = lines.flatMap(({ item, at }) =>
+      item
+        .split(/…|\.\.\./)
+        .map((part) => part.trim().replace(/^[:,]\s*/, ''))
+        .filter((part) => part.length >= 8 && !BOLT_LINES.has(part) && !phraseInLiterals(part, LITERALS))
+        .map((part) => `${at} "${part}"`),
+    );
+    expect(problems).toEqual([]);
+  });
+});
