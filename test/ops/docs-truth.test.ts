@@ -305,6 +305,28 @@ describe('3. every documented command exists; the manifests match the Slack adap
   });
 });
 
+/** The playground API's routes as docs/playground.md's table lists them: `GET /playground/api/info`, `instances` … */
+function documentedPlaygroundRoutes(): Found[] {
+  return tableRows('docs/playground.md', section('docs/playground.md', '## Routes')).flatMap(({ cells, at }) => {
+    let method = '';
+    return backticked(cells[0]!).flatMap((span) => {
+      const full = /^(GET|POST) \/playground\/api\/([a-z-]+)$/.exec(span);
+      if (full) method = full[1]!;
+      const name = full ? full[2] : method && /^[a-z-]+$/.test(span) ? span : undefined;
+      return name ? [{ item: `${method} ${name}`, at }] : [];
+    });
+  });
+}
+
+describe('3b. the playground API routes are the documented ones', () => {
+  it("docs/playground.md's routes table lists every route of adapters/web/api.ts, and only those", () => {
+    const code = findAll('adapters/web/api.ts', /\bapi\.(get|post)\('\/([a-z-]+)'/g, 0).map((f) => f.item.replace(/^api\.(get|post)\('\/([a-z-]+)'$/, (_, m: string, n: string) => `${m.toUpperCase()} ${n}`));
+    const documented = documentedPlaygroundRoutes();
+    expect(code.length).toBeGreaterThan(10);
+    expect([...code.filter((r) => !documented.some((d) => d.item === r)).map((r) => `docs/playground.md "## Routes" lacks ${r}`), ...offenders(documented, (r) => code.includes(r))]).toEqual([]);
+  });
+});
+
 // ── 4. Scripts and paths ───────────────────────────────────────────────────────
 
 /** Paths in the docs that the repository does not hold on purpose: generated, or on the host. */
