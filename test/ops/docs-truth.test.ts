@@ -1,4 +1,5 @@
 import { existsSync, readdirSync } from 'node:fs';
+import { PermissionFlagsBits } from 'discord-api-types/v10';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
@@ -78,6 +79,11 @@ describe('1. every documented setting is read, with the default the docs give', 
       ...(inReadme.has(name) ? [] : [`README.md "## Settings" lacks ${name}`]),
     ]);
     expect(missing).toEqual([]);
+  });
+
+  it('every variable of the schema is read by the config loader (set, it changes something)', () => {
+    const loaders = ['src/config/load.ts', 'adapters/slack/config.ts', 'adapters/discord/config.ts'].map(readRepoFile).join('\n');
+    expect(Object.keys(SETTINGS).filter((name) => !new RegExp(`\\.${name}\\b`).test(loaders)), 'parsed, then never read').toEqual([]);
   });
 
   it('every variable of the README settings table is read, and its default is the schema default', () => {
@@ -286,6 +292,19 @@ describe('3. every documented command exists; the manifests match the Slack adap
     const row = commandColumn('README.md', '### Admin commands').find((r) => r.item.startsWith('set quota'));
     expect(row, 'README.md lists /agent set quota').toBeDefined();
     expect(/<([^>]+)>/.exec(row!.item)![1]!.split('|'), row!.at).toEqual(Object.keys(QUOTA_NAMES));
+  });
+
+  it("docs/discord.md's invite URL asks for exactly the permissions its table explains", () => {
+    const invite = readRepoFile('docs/discord.md');
+    const asked = BigInt(/oauth2\/authorize\?[^\s]*permissions=(\d+)/.exec(invite)![1]!);
+    const flag = (words: string) => {
+      const key = Object.keys(PermissionFlagsBits).find((k) => [words.replace(/ /g, ''), words.replace(/ /g, '').replace(/s$/, '')].some((w) => w.toLowerCase() === k.toLowerCase()));
+      if (!key) throw new Error(`docs/discord.md: no Discord permission "${words}"`);
+      return PermissionFlagsBits[key as keyof typeof PermissionFlagsBits];
+    };
+    const rows = tableRows('docs/discord.md', section('docs/discord.md', '## 2. Invite the bot')).filter((r) => r.cells[0] !== 'permission');
+    const explained = rows.flatMap((r) => r.cells[0]!.split(/,\s*/)).reduce((sum, words) => sum | flag(words), 0n);
+    expect(explained.toString(), 'the permissions integer of the invite URL against the table').toBe(asked.toString());
   });
 
   describe.each(['manifest.http.yaml', 'manifest.socket-mode.yaml'])('adapters/slack/%s', (file) => {
