@@ -4,16 +4,13 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { z } from 'zod';
 import { discordSchema } from '../../adapters/discord/config.js';
-import { ShardStates } from '../../adapters/discord/shard-states.js';
 import { ASK_AGENT_CALLBACK_ID } from '../../adapters/slack/ask-shortcut.js';
-import { CHANNEL_LIFE_EVENTS } from '../../adapters/slack/channel-life.js';
 import { slackSchema } from '../../adapters/slack/config.js';
 import { NOTICE_EVENT_TYPE, REPLY_EVENT_TYPE } from '../../adapters/slack/posted-chunks.js';
-import { COMMANDS, findCommand, isInvalid, readText } from '../../src/commands/registry.js';
+import { COMMANDS } from '../../src/commands/registry.js';
 import { QUOTA_NAMES } from '../../src/commands/settings.js';
 import { envSchema } from '../../src/config/schema.js';
-import { feedbackCounter } from '../../src/feedback/feedback-metric.js';
-import { Metrics } from '../../src/metrics.js';
+import { commandProblem, labelValuesInSource, registeredMetrics, slackEventsHandled, unionMembers } from '../support/code-facts.js';
 import { readSlackManifest, yamlListItems } from '../support/slack-manifest.js';
 import {
   OPERATOR_DOCS, ROOT, backticked, codeSpans, envExampleAssignments, findAll, phraseInLiterals, readRepoFile, section, sourceFiles, stringLiterals, tableRows, type Found,
@@ -132,31 +129,10 @@ describe('1. every documented setting is read, with the default the docs give', 
 
 // ── 2. Metrics ─────────────────────────────────────────────────────────────────
 
-/** Every metric a process can register, with its label names. */
-async function registeredMetrics(): Promise<Map<string, string[]>> {
-  const metrics = new Metrics();
-  feedbackCounter(metrics.registry);
-  new ShardStates(metrics.registry);
-  const json = await metrics.registry.getMetricsAsJSON();
-  return new Map(json.map((m) => [m.name, (metrics.registry.getSingleMetric(m.name) as unknown as { labelNames: string[] }).labelNames ?? []]));
-}
-
 /** `agent_bridge_…` identifiers the code uses that are not metrics (Slack message metadata types …). */
 const NOT_METRICS = new Set([REPLY_EVENT_TYPE, NOTICE_EVENT_TYPE, 'agent_bridge_']);
 /** prom-client's default metrics, named in the docs by their prefix. */
 const DEFAULT_METRIC = /^agent_bridge_(process|nodejs)_/;
-
-/** The members of a union of string literals `type Name = | 'a' | 'b';` in a source file. */
-function unionMembers(file: string, typeName: string): string[] {
-  const body = new RegExp(`type ${typeName} =([^;]+);`).exec(readRepoFile(file).replace(/\/\*\*[\s\S]*?\*\//g, ''))![1]!;
-  return [...body.matchAll(/'([a-z_]+)'/g)].map((m) => m[1]!);
-}
-
-/** The values code gives `label` of a metric, found as `label: 'value'` beside its `.inc(`/`.set(` calls. */
-function labelValuesInSource(property: string, label: string): string[] {
-  const calls = sourceFiles('src', 'adapters').flatMap((f) => [...readRepoFile(f).matchAll(new RegExp(`\\.${property}\\.(?:inc|set|observe)\\(\\{[^}]*\\b${label}: '([a-z_]+)'`, 'g'))]);
-  return [...new Set(calls.map((m) => m[1]!))];
-}
 
 /** Each label's values as the code gives them, for the labels with a fixed set. */
 const LABEL_VALUES: Record<string, Record<string, string[]>> = {
@@ -221,28 +197,8 @@ describe('2. every documented metric is emitted, and every emitted one documente
 // ── 3. Commands and the Slack manifests ────────────────────────────────────────
 
 const COMMAND_NAMES = COMMANDS.map((c) => c.name as string);
-const SET_SETTINGS = ['errors', 'context', 'quota', 'prompts'];
 /** Commands the docs show on purpose as refused (the refusal is what they document). */
 const REFUSED_EXAMPLES = new Set(['set errors loud']);
-
-/** What is wrong with a command as the docs write it after `/agent` (words, or Discord's `name:value`). */
-function commandProblem(text: string): string | undefined {
-  const words = text.trim().split(/\s+/).filter(Boolean);
-  if (words.length === 0 || words[0] === '…') return undefined;
-  const entry = findCommand(words[0]!);
-  if (!entry) return `no command ${words[0]}`;
-  const rest = words.slice(1);
-  const named = rest.filter((w) => /^[a-z]+:/.test(w)).map((w) => w.split(':')[0]!);
-  const options = entry.options.map((o) => o.name);
-  const unknownOption = named.find((n) => !options.includes(n));
-  if (unknownOption) return `${entry.name} has no option ${unknownOption}`;
-  if (entry.name === 'set' && rest[0] && named.length === 0 && !SET_SETTINGS.includes(rest[0].split('|')[0]!)) return `set has no setting ${rest[0]}`;
-  // A command named alone is a reference to it; a form with placeholders (<id>, a|b, …) is a
-  // shape: only a concrete command is run through the parser.
-  if (rest.length === 0 || (entry.name === 'set' && rest.length === 1) || named.length > 0 || /[<>|…[\]]/.test(text) || REFUSED_EXAMPLES.has(words.join(' '))) return undefined;
-  const args = readText(entry, rest);
-  return isInvalid(args) ? `refused: ${args.invalid}` : undefined;
-}
 
 /** The first code span of each row of a section's tables. */
 function commandColumn(file: string, heading: string): Found[] {
@@ -252,27 +208,13 @@ function commandColumn(file: string, heading: string): Found[] {
   });
 }
 
-/** The events the Slack adapter listens for, as a manifest subscribes to them. */
-function slackEventsHandled(): string[] {
-  const files = sourceFiles('adapters/slack');
-  const listened = files.flatMap((f) => findAll(f, /\.event\(\s*'([a-z_]+)'/g).map((x) => x.item));
-  const events = new Set([...listened, ...CHANNEL_LIFE_EVENTS]);
-  // One `message` listener gets a message event of each kind of conversation.
-  if (events.delete('message')) for (const kind of ['channels', 'groups', 'im', 'mpim']) events.add(`message.${kind}`);
-  // Bolt's Assistant listens for its two thread events once given these hooks.
-  const assistant = readRepoFile('adapters/slack/assistant.ts');
-  if (/\bthreadStarted:/.test(assistant)) events.add('assistant_thread_started');
-  if (/\bthreadContextChanged:/.test(assistant)) events.add('assistant_thread_context_changed');
-  return [...events].sort();
-}
-
 describe('3. every documented command exists; the manifests match the Slack adapter', () => {
   it('the README admin table and the Discord subcommand table list every command, each one real', () => {
     const tables = [commandColumn('README.md', '### Admin commands'), commandColumn('docs/discord.md', '### `/agent` (admins)')];
     const problems = tables.flatMap((rows) => {
       const at = rows[0]?.at.split(':')[0] ?? '?';
       const missing = COMMAND_NAMES.filter((n) => !rows.some((r) => r.item.split(' ')[0] === n)).map((n) => `${at} lacks ${n}`);
-      const wrong = rows.flatMap((r) => (commandProblem(r.item) ? [`${r.at} ${r.item}: ${commandProblem(r.item)}`] : []));
+      const wrong = rows.flatMap((r) => (commandProblem(r.item, REFUSED_EXAMPLES) ? [`${r.at} ${r.item}: ${commandProblem(r.item, REFUSED_EXAMPLES)}`] : []));
       return [...missing, ...wrong];
     });
     expect(problems).toEqual([]);
@@ -282,7 +224,7 @@ describe('3. every documented command exists; the manifests match the Slack adap
     const spans = mdDocs.flatMap((f) => codeSpans(f)).filter((s) => /^\/agent(\s|$)/.test(s.item));
     expect(spans.length).toBeGreaterThan(30);
     const problems = spans.flatMap((s) => {
-      const p = commandProblem(s.item.replace(/^\/agent/, ''));
+      const p = commandProblem(s.item.replace(/^\/agent/, ''), REFUSED_EXAMPLES);
       return p ? [`${s.at} ${s.item}: ${p}`] : [];
     });
     expect(problems).toEqual([]);
