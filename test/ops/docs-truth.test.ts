@@ -112,6 +112,17 @@ describe('1. every documented setting is read, with the default the docs give', 
     expect(problems).toEqual([]);
   });
 
+  it('every `NAME=value` the docs show is a value start-up accepts', () => {
+    const shown = mdDocs.flatMap((file) => codeSpans(file).flatMap((span) => findAll(file, /(?:^|\s)([A-Z][A-Z0-9_]*)=(\S*)/g, 0, span.item).map((f) => ({ item: f.item.trim(), at: span.at }))));
+    const problems = shown.flatMap(({ item, at }) => {
+      const [name, value] = [item.slice(0, item.indexOf('=')), item.slice(item.indexOf('=') + 1)];
+      // A placeholder (`<id>`, `…`, `[user:password@]`, `C`) shows a shape, not a value.
+      if (!isSetting(name) || /[<…[]|\.\.\.|^[A-Z]$/.test(value)) return [];
+      return SETTINGS[name]!.safeParse(value).success ? [] : [`${at} ${item}: start-up refuses it`];
+    });
+    expect(problems).toEqual([]);
+  });
+
   it('every variable-like name in the docs is a setting (or a known non-setting)', () => {
     const variableLike = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:_\*|\b)/g;
     const names = [
