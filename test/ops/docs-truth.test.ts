@@ -13,7 +13,7 @@ import { envSchema } from '../../src/config/schema.js';
 import { commandProblem, labelValuesInSource, registeredMetrics, slackEventsHandled, unionMembers } from '../support/code-facts.js';
 import { readSlackManifest, yamlListItems } from '../support/slack-manifest.js';
 import {
-  OPERATOR_DOCS, ROOT, backticked, codeSpans, envExampleAssignments, findAll, phraseInLiterals, readRepoFile, section, sourceFiles, stringLiterals, tableRows, type Found,
+  OPERATOR_DOCS, ROOT, backticked, codeSpans, envExampleAssignments, fencedLines, findAll, phraseInLiterals, readRepoFile, section, sourceFiles, stringLiterals, tableRows, type Found,
 } from '../support/docs-reading.js';
 
 /**
@@ -113,7 +113,7 @@ describe('1. every documented setting is read, with the default the docs give', 
   });
 
   it('every `NAME=value` the docs show is a value start-up accepts', () => {
-    const shown = mdDocs.flatMap((file) => codeSpans(file).flatMap((span) => findAll(file, /(?:^|\s)([A-Z][A-Z0-9_]*)=(\S*)/g, 0, span.item).map((f) => ({ item: f.item.trim(), at: span.at }))));
+    const shown = mdDocs.flatMap((file) => [...codeSpans(file), ...fencedLines(file)].flatMap((span) => findAll(file, /(?:^|\s)([A-Z][A-Z0-9_]*)=(\S*)/g, 0, span.item).map((f) => ({ item: f.item.trim(), at: span.at }))));
     const problems = shown.flatMap(({ item, at }) => {
       const [name, value] = [item.slice(0, item.indexOf('=')), item.slice(item.indexOf('=') + 1)];
       // A placeholder (`<id>`, `…`, `[user:password@]`, `C`) shows a shape, not a value.
@@ -126,7 +126,7 @@ describe('1. every documented setting is read, with the default the docs give', 
   it('every variable-like name in the docs is a setting (or a known non-setting)', () => {
     const variableLike = /\b[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+(?:_\*|\b)/g;
     const names = [
-      ...mdDocs.flatMap((file) => codeSpans(file).flatMap((span) => findAll(file, variableLike, 0, span.item).map((f) => ({ item: f.item, at: span.at })))),
+      ...mdDocs.flatMap((file) => [...codeSpans(file), ...fencedLines(file)].flatMap((span) => findAll(file, variableLike, 0, span.item).map((f) => ({ item: f.item, at: span.at })))),
       ...findAll('.env.example', variableLike, 0),
     ];
     const known = (name: string) => {

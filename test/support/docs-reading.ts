@@ -38,6 +38,18 @@ export function codeSpans(file: string): Found[] {
   return findAll(file, /`([^`\n]+(?:\n[^`\n]+)?)`/g).map((f) => ({ ...f, item: f.item.replace(/\s+/g, ' ').replace(/\\\|/g, '|') }));
 }
 
+/** The lines of a Markdown text's fenced blocks (```), each with where it is. */
+export function fencedLines(file: string): Found[] {
+  let inside = false;
+  return readRepoFile(file).split('\n').flatMap((line, i) => {
+    if (line.trimStart().startsWith('```')) {
+      inside = !inside;
+      return [];
+    }
+    return inside ? [{ item: line, at: `${file}:${i + 1}` }] : [];
+  });
+}
+
 /** The section of a Markdown file under `heading` (up to the next heading of the same or a higher level). */
 export function section(file: string, heading: string): string {
   const text = readRepoFile(file);
