@@ -220,8 +220,8 @@ function commandColumn(file: string, heading: string): Found[] {
 }
 
 describe('3. every documented command exists; the manifests match the Slack adapter', () => {
-  it('the README admin table and the Discord subcommand table list every command, each one real', () => {
-    const tables = [commandColumn('README.md', '### Admin commands'), commandColumn('docs/discord.md', '### `/agent` (admins)')];
+  it('the command tables of README.md, docs/slack.md and docs/discord.md list every command, each one real', () => {
+    const tables = [commandColumn('README.md', '### Admin commands'), commandColumn('docs/slack.md', '## 6. `/agent`'), commandColumn('docs/discord.md', '### `/agent` (admins)')];
     const problems = tables.flatMap((rows) => {
       const at = rows[0]?.at.split(':')[0] ?? '?';
       const missing = COMMAND_NAMES.filter((n) => !rows.some((r) => r.item.split(' ')[0] === n)).map((n) => `${at} lacks ${n}`);
