@@ -198,6 +198,13 @@ describe('2. every documented metric is emitted, and every emitted one documente
     expect(problems).toEqual([]);
   });
 
+  it("the error kinds operations.md gives as agent_requests_total's status are the client's", () => {
+    const row = tableRows('docs/operations.md', section('docs/operations.md', '## Metrics')).find((r) => r.cells[0] === '`agent_bridge_agent_requests_total`');
+    const kinds = backticked(/error kind[^(]*\(([^)]*)\)/.exec(row?.cells[3] ?? '')?.[1] ?? '');
+    expect(kinds.length, 'docs/operations.md names some error kinds of agent_bridge_agent_requests_total').toBeGreaterThan(0);
+    expect(kinds.filter((k) => !unionMembers('src/core/errors.ts', 'ErrorKind').includes(k)).map((k) => `${row!.at} status ${k}: no such error kind`)).toEqual([]);
+  });
+
   it("the README's list of outcomes is the code's", () => {
     const [list] = findAll('README.md', /agent_bridge_messages_total\{platform,outcome\}` \(outcome ([^:]+):/g);
     expect(list, 'README.md names the outcomes after agent_bridge_messages_total').toBeDefined();
