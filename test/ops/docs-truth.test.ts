@@ -101,6 +101,13 @@ describe('1. every documented setting is read, with the default the docs give', 
     expect(problems).toEqual([]);
   });
 
+  it('a setting the README says takes 0 (0 = no cap, 0 (off)) accepts 0', () => {
+    const zeroRows = README_SETTINGS.filter((r) => /(^|[\s(])0 (=|\(off\))/.test(`${r.cells[1]} ${r.cells[2]}`));
+    expect(zeroRows.length).toBeGreaterThan(1);
+    const refused = zeroRows.flatMap((r) => backticked(r.cells[0]!).filter((name) => isSetting(name) && !SETTINGS[name]!.safeParse('0').success).map((name) => `${r.at} ${name}: 0 is refused`));
+    expect(refused).toEqual([]);
+  });
+
   it(".env.example's values are each variable's default (the base URL excepted: it names the service)", () => {
     const problems = envExampleAssignments()
       .filter((a) => a.value !== '' && a.item !== 'AGENT_API_BASE_URL' && isSetting(a.item))
@@ -344,15 +351,11 @@ describe('4. every npm script and file the docs name exists', () => {
       if (GENERATED.test(p) || p.includes('<')) return true;
       if (!p.includes('*')) return existsSync(join(ROOT, p));
       const [dir, pattern] = [dirname(p), new RegExp(`^${p.split('/').pop()!.replace(/\./g, '\\.').replace(/\*/g, '.*')}$`)];
-      return existsSync(join(ROOT, dir)) && readdirNames(dir).some((n) => pattern.test(n));
+      return existsSync(join(ROOT, dir)) && readdirSync(join(ROOT, dir)).some((n) => pattern.test(n));
     };
     expect(offenders(paths, exists)).toEqual([]);
   });
 });
-
-function readdirNames(dir: string): string[] {
-  return readdirSync(join(ROOT, dir));
-}
 
 // ── 5. Log lines operators grep for ────────────────────────────────────────────
 
