@@ -313,7 +313,10 @@ describe('3b. the playground API routes are the documented ones', () => {
   });
 });
 
-// ── 4. Scripts and paths ───────────────────────────────────────────────────────
+// ── 4. Scripts, paths and Redis keys ───────────────────────────────────────────
+
+/** Every string literal of the source, a template's `${…}` parts as holes. */
+const LITERALS = stringLiterals(sourceFiles('src', 'adapters', 'bin'));
 
 /** Paths in the docs that the repository does not hold on purpose: generated, or on the host. */
 const GENERATED = /^(test\/artifacts\/|bench\/results\/|dist\/|\/usr\/)|^bin\/agent-bridge\.js$/;
@@ -325,7 +328,7 @@ function anchors(file: string): string[] {
   );
 }
 
-describe('4. every npm script and file the docs name exists', () => {
+describe('4. every npm script, file and Redis key the docs name exists', () => {
   it('every `npm run X` is a script of package.json', () => {
     const scripts = Object.keys((JSON.parse(readRepoFile('package.json')) as { scripts: Record<string, string> }).scripts);
     const runs = [...OPERATOR_DOCS, 'docs/benchmark.md'].flatMap((f) => findAll(f, /\bnpm run ([a-z][a-z0-9:-]*)/g));
@@ -355,11 +358,25 @@ describe('4. every npm script and file the docs name exists', () => {
     };
     expect(offenders(paths, exists)).toEqual([]);
   });
+
+  it('every Redis key the docs name (`<QUEUE_PREFIX>:chat:bindings` …) is built of words the code uses', () => {
+    const keys = mdDocs.flatMap((f) => codeSpans(f)).filter((s) => /^[<${]*QUEUE_PREFIX[>}]*:/.test(s.item));
+    expect(keys.length).toBeGreaterThan(10);
+    const texts = LITERALS.flat().filter((t): t is string => t !== null);
+    const problems = keys.flatMap(({ item, at }) =>
+      item
+        .split(':')
+        .slice(1)
+        .filter((word) => /^[a-z][a-z-]{2,}$/.test(word))
+        .filter((word) => !texts.some((t) => new RegExp(`(^|:)${word}(:|$)`).test(t)))
+        .map((word) => `${at} ${item}: no key part "${word}" in the code`),
+    );
+    expect(problems).toEqual([]);
+  });
 });
 
 // ── 5. Log lines operators grep for ────────────────────────────────────────────
 
-const LITERALS = stringLiterals(sourceFiles('src', 'adapters', 'bin'));
 /** Lines that Bolt logs itself, as the docs quote them. */
 const BOLT_LINES = new Set(['Request verification failed']);
 
