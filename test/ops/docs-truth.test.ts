@@ -13,7 +13,7 @@ import { envSchema } from '../../src/config/schema.js';
 import { commandProblem, labelValuesInSource, registeredMetrics, slackEventsHandled, unionMembers } from '../support/code-facts.js';
 import { readSlackManifest, yamlListItems } from '../support/slack-manifest.js';
 import {
-  OPERATOR_DOCS, ROOT, backticked, codeSpans, envExampleAssignments, fencedLines, findAll, phraseInLiterals, readRepoFile, section, sourceFiles, stringLiterals, tableRows, type Found,
+  OPERATOR_DOCS, ROOT, anchors, backticked, codeSpans, commandColumn, documentedPlaygroundRoutes, envExampleAssignments, fencedLines, findAll, phraseInLiterals, readRepoFile, section, sourceFiles, stringLiterals, tableRows, type Found,
 } from '../support/docs-reading.js';
 
 /**
@@ -225,14 +225,6 @@ const COMMAND_NAMES = COMMANDS.map((c) => c.name as string);
 /** Commands the docs show on purpose as refused (the refusal is what they document). */
 const REFUSED_EXAMPLES = new Set(['set errors loud']);
 
-/** The first code span of each row of a section's tables. */
-function commandColumn(file: string, heading: string): Found[] {
-  return tableRows(file, section(file, heading)).flatMap((r) => {
-    const [first] = backticked(r.cells[0]!);
-    return first === undefined ? [] : [{ item: first.replace(/^\/agent\s*/, ''), at: r.at }];
-  });
-}
-
 describe('3. every documented command exists; the manifests match the Slack adapter', () => {
   it('the command tables of README.md, docs/slack.md and docs/discord.md list every command, each one real', () => {
     const tables = [commandColumn('README.md', '### Admin commands'), commandColumn('docs/slack.md', '## 6. `/agent`'), commandColumn('docs/discord.md', '### `/agent` (admins)')];
@@ -291,19 +283,6 @@ describe('3. every documented command exists; the manifests match the Slack adap
   });
 });
 
-/** The playground API's routes as docs/playground.md's table lists them: `GET /playground/api/info`, `instances` … */
-function documentedPlaygroundRoutes(): Found[] {
-  return tableRows('docs/playground.md', section('docs/playground.md', '## Routes')).flatMap(({ cells, at }) => {
-    let method = '';
-    return backticked(cells[0]!).flatMap((span) => {
-      const full = /^(GET|POST) \/playground\/api\/([a-z-]+)$/.exec(span);
-      if (full) method = full[1]!;
-      const name = full ? full[2] : method && /^[a-z-]+$/.test(span) ? span : undefined;
-      return name ? [{ item: `${method} ${name}`, at }] : [];
-    });
-  });
-}
-
 describe('3b. the playground API routes are the documented ones', () => {
   it("docs/playground.md's routes table lists every route of adapters/web/api.ts, and only those", () => {
     const code = findAll('adapters/web/api.ts', /\bapi\.(get|post)\('\/([a-z-]+)'/g, 0).map((f) => f.item.replace(/^api\.(get|post)\('\/([a-z-]+)'$/, (_, m: string, n: string) => `${m.toUpperCase()} ${n}`));
@@ -320,13 +299,6 @@ const LITERALS = stringLiterals(sourceFiles('src', 'adapters', 'bin'));
 
 /** Paths in the docs that the repository does not hold on purpose: generated, or on the host. */
 const GENERATED = /^(test\/artifacts\/|bench\/results\/|dist\/|\/usr\/)|^bin\/agent-bridge\.js$/;
-
-/** Heading anchors of a Markdown file, as GitHub makes them. */
-function anchors(file: string): string[] {
-  return findAll(file, /^#+ (.+)$/gm).map((h) =>
-    h.item.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-'),
-  );
-}
 
 describe('4. every npm script, file and Redis key the docs name exists', () => {
   it('every `npm run X` is a script of package.json', () => {

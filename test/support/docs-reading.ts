@@ -87,6 +87,34 @@ export function envExampleAssignments(): (Found & { value: string; commented: bo
   }));
 }
 
+/** The first code span of each row of a section's tables. */
+export function commandColumn(file: string, heading: string): Found[] {
+  return tableRows(file, section(file, heading)).flatMap((r) => {
+    const [first] = backticked(r.cells[0]!);
+    return first === undefined ? [] : [{ item: first.replace(/^\/agent\s*/, ''), at: r.at }];
+  });
+}
+
+/** The playground API's routes as docs/playground.md's table lists them: `GET /playground/api/info`, `instances` … */
+export function documentedPlaygroundRoutes(): Found[] {
+  return tableRows('docs/playground.md', section('docs/playground.md', '## Routes')).flatMap(({ cells, at }) => {
+    let method = '';
+    return backticked(cells[0]!).flatMap((span) => {
+      const full = /^(GET|POST) \/playground\/api\/([a-z-]+)$/.exec(span);
+      if (full) method = full[1]!;
+      const name = full ? full[2] : method && /^[a-z-]+$/.test(span) ? span : undefined;
+      return name ? [{ item: `${method} ${name}`, at }] : [];
+    });
+  });
+}
+
+/** Heading anchors of a Markdown file, as GitHub makes them. */
+export function anchors(file: string): string[] {
+  return findAll(file, /^#+ (.+)$/gm).map((h) =>
+    h.item.toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-'),
+  );
+}
+
 /** Source files (`.ts`) under the given directories, relative to the repository. */
 export function sourceFiles(...dirs: string[]): string[] {
   const walk = (dir: string): string[] =>
