@@ -216,7 +216,14 @@ export function createDiscordAdapter(
     });
     await loginAndWait(c, discord!.token);
     wasReady = true;
-    handover.setClient(c);
+    // Edits and deletions a catch-up replays take the live path (catch-up.ts).
+    handover.setClient(c, {
+      raw: (packet) => {
+        onPlaceEvent(packet, c);
+        onUncachedChannelEdit(packet, c);
+      },
+      settled: (channelId) => serial.run(channelId, async () => {}),
+    });
     return c;
   }
 

@@ -1,5 +1,6 @@
 import { WebSocket } from 'undici';
 import type { GatewaySession, RawPacket } from './gateway-sessions.js';
+import { foldReplay, REPLAYED_MESSAGE_EVENTS } from './replay-fold.js';
 
 /** How long a catch-up may take before it is given up (the replay of a few minutes is quick). */
 const CATCH_UP_LIMIT_MS = 60_000;
@@ -23,8 +24,9 @@ export interface CatchUpOptions {
   session: GatewaySession;
   token: string;
   /**
-   * A replayed MESSAGE_CREATE; resolves once it is handled. The session is ended only after
-   * every one settled, so a crash meanwhile leaves it resumable.
+   * A replayed message event (MESSAGE_CREATE, _UPDATE, _DELETE or _DELETE_BULK, folded by
+   * replay-fold.ts), called in the gateway's order; resolves once it is handled. The session is
+   * ended only after every one settled, so a crash meanwhile leaves it resumable.
    */
   onMessage: (packet: RawPacket) => Promise<void>;
   signal: AbortSignal;
@@ -33,11 +35,14 @@ export interface CatchUpOptions {
 
 /**
  * RESUMEs another process's session of a shard on a connection of its own, hands over the
- * messages Discord replays (those sent while no process held the shard), then closes with 1000,
- * which ends that session. The new session of this process runs beside it, so nothing sent
+ * message events Discord replays (those sent while no process held the shard), then closes with
+ * 1000, which ends that session. The new session of this process runs beside it, so nothing sent
  * between the two is missed; messages both sessions received are one job (the ingress dedupe).
- * Other events are not replayed: guild and channel state comes with the new session's READY, and
- * interactions older than Discord's 3 seconds can no longer be answered.
+ * The replay is handed over whole once RESUMED says it is complete, so that a message sent and
+ * then edited or deleted in the gap is queued as it ended (replay-fold.ts), never first as sent:
+ * edits and deletions of messages queued before the gap are handed over too, in their order.
+ * Other events are not handed over: guild and channel state comes with the new session's READY,
+ * and interactions older than Discord's 3 seconds can no longer be answered.
  */
 export function catchUp(options: CatchUpOptions): Promise<CatchUpResult> {
   const { session } = options;
@@ -46,7 +51,16 @@ export function catchUp(options: CatchUpOptions): Promise<CatchUpResult> {
     let heartbeat: NodeJS.Timeout | undefined;
     let seq = session.sequence;
     let replayed = 0;
+    /** The replayed message events, until RESUMED. */
+    const replay: RawPacket[] = [];
     const handling: Array<Promise<void>> = [];
+    let messages = 0;
+    const handOver = () => {
+      for (const packet of foldReplay(replay.splice(0))) {
+        if (packet.t === 'MESSAGE_CREATE') messages += 1;
+        handling.push(options.onMessage(packet));
+      }
+    };
     let settled = false;
     /** RESUMED came: what follows is live traffic, which this process's own session also gets. */
     let resumed = false;
@@ -66,7 +80,11 @@ export function catchUp(options: CatchUpOptions): Promise<CatchUpResult> {
     // Stopping meanwhile: leave the session resumable (4000-range close) for the next process.
     const onAbort = () => finish({ outcome: 'failed', reason: 'stopped' }, 4000);
     options.signal.addEventListener('abort', onAbort, { once: true });
-    const limit = setTimeout(() => finish({ outcome: 'failed', reason: 'timed out' }), options.limitMs ?? CATCH_UP_LIMIT_MS);
+    // Past the limit the session is ended: what was replayed so far is handed over (not waited for).
+    const limit = setTimeout(() => {
+      if (!resumed) handOver();
+      finish({ outcome: 'failed', reason: 'timed out' });
+    }, options.limitMs ?? CATCH_UP_LIMIT_MS);
     const send = (payload: unknown) => ws.send(JSON.stringify(payload));
 
     ws.addEventListener('message', (event) => {
@@ -94,7 +112,7 @@ export function catchUp(options: CatchUpOptions): Promise<CatchUpResult> {
         if (typeof packet.s === 'number') seq = Math.max(seq, packet.s);
         if (packet.t === 'RESUMED') {
           resumed = true;
-          const messages = handling.length;
+          handOver();
           void Promise.allSettled(handling).then((settled) => {
             const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
             if (!failed) return finish({ outcome: 'resumed', replayed, messages });
@@ -104,7 +122,7 @@ export function catchUp(options: CatchUpOptions): Promise<CatchUpResult> {
           return;
         }
         replayed += 1;
-        if (packet.t === 'MESSAGE_CREATE') handling.push(options.onMessage(packet));
+        if (REPLAYED_MESSAGE_EVENTS.has(packet.t ?? '')) replay.push(packet);
       }
     });
     ws.addEventListener('close', (event) => {

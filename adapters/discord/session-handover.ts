@@ -24,6 +24,18 @@ interface GatewayInternals {
 }
 
 /**
+ * How the adapter handles a replayed message event besides discord.js's own handling: what its
+ * `raw` listener does with a live one (packets handed to discord.js's `handlePacket` fire no
+ * `raw` event), and when what the event queued in its channel has settled.
+ */
+export interface ReplayedEvents {
+  /** What the `raw` listener does with a MESSAGE_UPDATE or MESSAGE_DELETE(_BULK): called before discord.js handles it, as live. */
+  raw(packet: RawPacket): void;
+  /** Resolves once everything queued so far in this channel (the event's handling among it) has settled. */
+  settled(channelId: string): Promise<void>;
+}
+
+/**
  * Shards handed from one process to the next without losing messages: this process's sessions
  * are recorded (gateway-sessions.ts) and left resumable when it stops; sessions earlier processes
  * left are caught up on (catch-up.ts) once this client is ready.
@@ -34,7 +46,7 @@ export interface SessionHandover {
   /** A message's handling, which settles once it is stored (or dropped on purpose). */
   track(messageId: string, done: Promise<void>): void;
   /** The client is ready (catch-ups start) or no longer (undefined: being replaced). */
-  setClient(client: Client | undefined): void;
+  setClient(client: Client | undefined, replayed?: ReplayedEvents): void;
   /**
    * Ends the catch-ups (`signal` aborted by then), closes the client's shards resumably, waits
    * for `drained` (every message received handled) and records the sessions as stopped.
@@ -56,6 +68,7 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
   const predecessors: GatewaySession[] = [];
   const catchUps = new Set<Promise<void>>();
   let client: Client | undefined;
+  let replayedEvents: ReplayedEvents | undefined;
   const sessions = new GatewaySessions({
     redis: deps.redis,
     prefix: deps.prefix,
@@ -69,14 +82,15 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
   function startCatchUps(): void {
     const c = client;
     if (!c || deps.signal.aborted) return;
+    const replayed = replayedEvents;
     for (const previous of predecessors.splice(0)) {
-      const run: Promise<void> = catchUpOn(c, previous).finally(() => catchUps.delete(run));
+      const run: Promise<void> = catchUpOn(c, previous, replayed).finally(() => catchUps.delete(run));
       catchUps.add(run);
     }
   }
 
-  /** RESUMEs a session another process left and hands the replayed messages to this client. */
-  async function catchUpOn(c: Client, seen: GatewaySession): Promise<void> {
+  /** RESUMEs a session another process left and hands the replayed message events to this client. */
+  async function catchUpOn(c: Client, seen: GatewaySession, replayed: ReplayedEvents | undefined): Promise<void> {
     const shardId = seen.shardId;
     // Its process may still run (a deploy starting the new process first): wait until it is gone.
     const previous = await sessions.whenGone(seen, deps.signal);
@@ -89,8 +103,18 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
         signal: deps.signal,
         onMessage: async (packet) => {
           if (typeof internals.handlePacket !== 'function') throw new Error('discord.js no longer has WebSocketManager.handlePacket');
+          const shard = internals.shards.get(shardId);
+          if (packet.t !== 'MESSAGE_CREATE') {
+            // An edit or a deletion: as live, the raw listener's part, then discord.js's (its
+            // messageUpdate), each queued behind the channel's earlier messages.
+            replayed?.raw(packet);
+            internals.handlePacket(packet, shard);
+            const channelId = (packet.d as { channel_id?: unknown } | undefined)?.channel_id;
+            if (typeof channelId === 'string') await replayed?.settled(channelId);
+            return;
+          }
           // As if it had come on this client's own connection: the same listeners handle it.
-          internals.handlePacket(packet, internals.shards.get(shardId));
+          internals.handlePacket(packet, shard);
           const id = (packet.d as { id?: unknown } | undefined)?.id;
           await (typeof id === 'string' ? handling.get(id) : undefined);
         },
@@ -152,8 +176,9 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
         sessions.handled(messageId);
       });
     },
-    setClient(c) {
+    setClient(c, replayed) {
       client = c;
+      replayedEvents = c ? replayed : undefined;
       startCatchUps();
     },
     async stop(c, drained) {

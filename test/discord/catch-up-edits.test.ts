@@ -1,0 +1,160 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startAgentEmulator, type AgentEmulator } from '../../src/demo/agent-emulator.js';
+import { discordPlatform } from '../../adapters/discord/index.js';
+import { startDiscordEmulator, type DiscordEmulator, type Json } from '../emulators/discord/index.js';
+import { newPrefix, startTestBridge, type TestBridge } from '../support/bridge-harness.js';
+import { HeldCalls } from '../support/held-calls.js';
+import { discordEnv } from '../support/platform-env.js';
+import { until } from '../support/until.js';
+
+/**
+ * A question edited or deleted while no Discord ingress process held its shard (a deploy, a
+ * crash). The next process RESUMEs the session left behind and Discord replays every event of
+ * the gap, MESSAGE_UPDATE and MESSAGE_DELETE among them. Before, the catch-up handed over only
+ * MESSAGE_CREATE: the agent got the question as first sent (the password its author took out),
+ * or one its author deleted or no longer addressed to the bot, and the call was billed.
+ * A worker runs apart from the ingress processes (ROLE), so a call can be held across the stop.
+ */
+interface Rig {
+  discord: DiscordEmulator;
+  agent: AgentEmulator;
+  held: HeldCalls;
+  worker: TestBridge;
+  first: TestBridge & { stop(): Promise<void> };
+  /** Starts the next ingress process and waits until it caught up on the first one's session. */
+  takeOver(): Promise<TestBridge>;
+  /** Agent calls made so far whose message includes `text`. */
+  called(text: string): number;
+  /** Bob writes to the bot in `general` (mention-only). */
+  ask(content: string): Json;
+}
+
+const running: TestBridge[] = [];
+const holds: HeldCalls[] = [];
+afterEach(async () => {
+  // A test that failed leaves no agent call held (the worker's stop would wait for it).
+  for (const held of holds.splice(0)) held.release();
+  // Ingress processes first (their agent and emulator are the worker's, closed with it).
+  for (const b of running.splice(0).reverse()) await b.close();
+});
+
+async function startRig(): Promise<Rig> {
+  const prefix = newPrefix('dcatchedit');
+  const held = new HeldCalls();
+  holds.push(held);
+  const agent = await startAgentEmulator({ reply: held.reply });
+  const discord = await startDiscordEmulator();
+  const env = discordEnv(discord, agent);
+  const keep = { ...agent, close: async () => {} } as AgentEmulator;
+  const worker = await startTestBridge({ prefix, agent, env: { ...env, ROLE: 'worker' }, platforms: [discordPlatform], closeWith: [discord] });
+  running.push(worker);
+  const ingress = async () => {
+    const b = await startTestBridge({ prefix, agent: keep, env: { ...env, ROLE: 'ingress' }, platforms: [discordPlatform] });
+    // Stopped once; its close must not delete the run's keys while the worker still runs.
+    let stopping: Promise<void> | undefined;
+    const stop = () => (stopping ??= b.bridge.stop());
+    const process = { ...b, close: stop, stop };
+    running.push(process);
+    return process;
+  };
+  const first = await ingress();
+  await until(() => discord.gatewayConnected, 'the first process connected');
+  const general = discord.world.channels.general;
+  return {
+    discord,
+    agent,
+    held,
+    worker,
+    first,
+    async takeOver() {
+      const next = await ingress();
+      await until(() => next.logs.matching(/caught up on the session its previous process left/).length === 1, 'caught up');
+      return next;
+    },
+    called: (text) => agent.chatCalls().filter((c) => c.message.includes(text)).length,
+    ask: (content) => discord.sendMessage({ author: discord.world.users.bob, channel: general, content: `<@${discord.world.bot.id}> ${content}` }),
+  };
+}
+
+/** Asks one more question and waits for its answer: what was queued before it in the channel is done. */
+async function settled(rig: Rig, tag: string): Promise<void> {
+  const after = rig.ask(`after the gap ${tag}`);
+  await rig.discord.waitFor(() => rig.discord.repliesTo(String(after.id))[0], 'the question after the gap answered', 30_000);
+}
+
+describe('Discord: a question edited or deleted while no ingress process held the shard', () => {
+  it('sent then edited in the gap (a password taken out): the agent gets the edited text only', async () => {
+    const rig = await startRig();
+    await rig.first.stop();
+    const secret = rig.ask('log in with password hunter2 please');
+    rig.discord.editMessage(secret, `<@${rig.discord.world.bot.id}> log in with password [removed] please`);
+    const second = await rig.takeOver();
+    await rig.discord.waitFor(() => rig.discord.repliesTo(String(secret.id))[0], 'the edited question answered', 30_000);
+    await settled(rig, 'edit');
+    expect(rig.called('hunter2')).toBe(0);
+    expect(rig.called('[removed]')).toBe(1);
+    expect(rig.discord.repliesTo(String(secret.id)).map((m) => m.content)).toEqual(['echo: log in with password [removed] please']);
+    // The emulator replayed the edit after its create, as Discord does.
+    const dispatched = rig.discord.gatewayStats.dispatched.filter((d) => d.t === 'MESSAGE_CREATE' || d.t === 'MESSAGE_UPDATE').map((d) => d.t);
+    expect(dispatched.slice(0, 2)).toEqual(['MESSAGE_CREATE', 'MESSAGE_UPDATE']);
+    expect(second.logs.text).not.toContain('hunter2');
+  }, 60_000);
+
+  it('sent then its mention edited out in the gap: the agent is not asked', async () => {
+    const rig = await startRig();
+    await rig.first.stop();
+    const regretted = rig.ask('and my token is abc-oops');
+    rig.discord.editMessage(regretted, 'never mind, and my token is gone');
+    await rig.takeOver();
+    await settled(rig, 'mention');
+    expect(rig.called('abc-oops')).toBe(0);
+    expect(rig.called('token is gone')).toBe(0);
+    expect(rig.discord.repliesTo(String(regretted.id))).toEqual([]);
+  }, 60_000);
+
+  it('sent then deleted in the gap: the agent is not asked', async () => {
+    const rig = await startRig();
+    await rig.first.stop();
+    const deleted = rig.ask('a question deleted at once');
+    rig.discord.deleteMessage(deleted);
+    await rig.takeOver();
+    await settled(rig, 'delete');
+    expect(rig.called('deleted at once')).toBe(0);
+    expect(rig.discord.repliesTo(String(deleted.id))).toEqual([]);
+  }, 60_000);
+
+  it('queued before the stop (behind a held call), edited in the gap: the edited text reaches the agent', async () => {
+    const rig = await startRig();
+    rig.held.hold();
+    const slow = rig.ask('HOLD slow one');
+    await until(() => rig.called('slow one') === 1, 'the slow call under way');
+    const secret = rig.ask('my pin is 4242, is it safe?');
+    await until(() => rig.first.logs.matching(/discord message handled/).some((l) => l.messageId === secret.id && l.status === 'queued'), 'queued');
+    await rig.first.stop();
+    rig.discord.editMessage(secret, `<@${rig.discord.world.bot.id}> my pin is [removed], is it safe?`);
+    const second = await rig.takeOver();
+    await until(() => second.logs.matching(/was edited: the agent will be asked the edited text/).some((l) => l.messageId === secret.id), 'edit applied');
+    rig.held.release();
+    await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
+    await rig.discord.waitFor(() => rig.discord.repliesTo(String(secret.id))[0], 'the edited one answered', 30_000);
+    expect(rig.called('4242')).toBe(0);
+    expect(rig.discord.repliesTo(String(secret.id)).map((m) => m.content)).toEqual(['echo: my pin is [removed], is it safe?']);
+  }, 60_000);
+
+  it('queued before the stop, deleted in the gap: withdrawn, the agent is not asked', async () => {
+    const rig = await startRig();
+    rig.held.hold();
+    const slow = rig.ask('HOLD slow two');
+    await until(() => rig.called('slow two') === 1, 'the slow call under way');
+    const gone = rig.ask('a question deleted while waiting');
+    await until(() => rig.first.logs.matching(/discord message handled/).some((l) => l.messageId === gone.id && l.status === 'queued'), 'queued');
+    await rig.first.stop();
+    rig.discord.deleteMessage(gone);
+    const second = await rig.takeOver();
+    await until(() => second.logs.matching(/deleted before it was answered/).some((l) => l.messageId === gone.id), 'withdrawn');
+    rig.held.release();
+    await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
+    await settled(rig, 'queued delete');
+    expect(rig.called('deleted while waiting')).toBe(0);
+  }, 60_000);
+});
