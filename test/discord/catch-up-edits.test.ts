@@ -157,4 +157,25 @@ describe('Discord: a question edited or deleted while no ingress process held th
     await settled(rig, 'queued delete');
     expect(rig.called('deleted while waiting')).toBe(0);
   }, 60_000);
+
+  it('a DM question queued before the stop, edited in the gap (its channel unknown to the new process): the edited text reaches the agent', async () => {
+    const rig = await startRig();
+    const w = rig.discord.world;
+    const dm = (content: string) => rig.discord.sendMessage({ author: w.users.alice, channel: w.channels.dmAlice, content });
+    rig.held.hold();
+    const slow = dm('HOLD slow dm');
+    await until(() => rig.called('slow dm') === 1, 'the slow call under way');
+    const secret = dm('my pin is 4242, is it safe?');
+    await until(() => rig.first.logs.matching(/discord message handled/).some((l) => l.messageId === secret.id && l.status === 'queued'), 'queued');
+    await rig.first.stop();
+    rig.discord.editMessage(secret, 'my pin is [removed], is it safe?');
+    const second = await rig.takeOver();
+    // discord.js drops an update in a channel it does not know: the raw path fetches it (uncached-channel-edit.ts).
+    await until(() => second.logs.matching(/was edited: the agent will be asked the edited text/).some((l) => l.messageId === secret.id), 'edit applied');
+    rig.held.release();
+    await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
+    await rig.discord.waitFor(() => rig.discord.repliesTo(String(secret.id))[0], 'the edited one answered', 30_000);
+    expect(rig.called('4242')).toBe(0);
+    expect(rig.discord.repliesTo(String(secret.id)).map((m) => m.content)).toEqual(['echo: my pin is [removed], is it safe?']);
+  }, 60_000);
 });
