@@ -61,7 +61,7 @@ export class Metrics {
 
   readonly agentCallsWaiting: Gauge = new Gauge({
     name: 'agent_bridge_agent_calls_waiting',
-    help: 'Agent service calls waiting for a connection (the pool is at its cap, or connecting)',
+    help: 'Agent service calls waiting for a connection to open (the pool has no cap: this is connecting)',
     registers: [this.registry],
     collect: (): void => this.agentCallsWaiting.set(this.agentCalls().waiting),
   });
