@@ -1,6 +1,7 @@
 import type { Message, PartialMessage } from 'discord.js';
 import { errorFields } from '../../src/logger.js';
 import { withTimeout } from '../../src/core/with-timeout.js';
+import { editOrderAt } from '../../src/queue/early-change.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import { normaliseMessage } from './normalise-message.js';
 import { withAttachments, type AttachmentLimits } from './attachments.js';
@@ -31,6 +32,11 @@ type Updated = Message | PartialMessage;
  * with nothing to compare, as does one in a channel discord.js does not cache (`old` undefined,
  * uncached-channel-edit.ts): the ingress compares the text with the one stored and ignores an
  * update that changes nothing.
+ *
+ * Discord may hand the edits of one message over out of order: after a hand-over, an edit made
+ * once the new session runs comes on its own connection, and may be handled before an older one
+ * the catch-up replays (session-handover.ts). Each goes with its `edited_timestamp` (as the ingress
+ * takes Slack's `edited.ts`): one older than the edit applied already changes nothing.
  */
 export function createMessageEdit(options: MessageEditOptions): (old: Updated | undefined, updated: Updated, withContent: boolean) => Promise<void> {
   const { ctx, allowBots, limits } = options;
@@ -44,6 +50,9 @@ export function createMessageEdit(options: MessageEditOptions): (old: Updated | 
       if (updated.editedTimestamp === old.editedTimestamp) return;
       if (old.content === updated.content && old.attachments.size === updated.attachments.size) return;
     }
+    // Read before the content: discord.js patches a cached message in place, so a later update may
+    // change it while this one waits its turn; the time read first is never newer than the text.
+    const order = editOrderAt(updated.editedTimestamp);
     try {
       let incoming = await normaliseMessage(updated, {
         botUserId,
@@ -55,7 +64,7 @@ export function createMessageEdit(options: MessageEditOptions): (old: Updated | 
       if (updated.attachments.size > 0 && (incoming.isDirect || incoming.mentionsBot || incoming.repliesToBot)) {
         ({ message: incoming } = await withAttachments(incoming, updated, limits));
       }
-      await edit(incoming);
+      await edit(incoming, order ? { order } : undefined);
     } catch (err) {
       // The text is not logged: the edit may have taken a secret out.
       ctx.logger.warn({ messageId: updated.id, ...errorFields(err) }, 'discord: could not apply an edit to a waiting message: it may be answered as first sent');

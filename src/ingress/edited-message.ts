@@ -18,11 +18,12 @@ import { notices } from './notices.js';
 export type EditOutcome = EditResult | 'ignored' | 'kept';
 
 /**
- * How an edit came (from the adapter, when its platform says): when the message was sent and
- * the edit's place among its edits, and whether the message mentioned the bot before the edit
- * (false: an edit that does not ask the bot either has nothing to withdraw).
+ * How an edit came (from the adapter, when its platform says): when the message was sent (with
+ * it, an edit that came before its message is kept), the edit's place among its edits (with it,
+ * an edit older than one applied already changes nothing), and whether the message mentioned
+ * the bot before the edit (false: an edit that does not ask the bot either has nothing to withdraw).
  */
-export interface EditTiming extends ChangeTiming {
+export interface EditTiming extends Partial<ChangeTiming> {
   mentionedBefore?: boolean;
 }
 
@@ -51,7 +52,9 @@ export interface EditedMessagesOptions {
  * An edit may come before its message is stored (Slack delivers events in no order, and retries
  * a failed delivery after the edit): when the adapter says the message was sent a moment ago
  * (`timing`), the edit is kept for a few minutes and the push that stores the message applies it
- * (src/queue/early-change.ts): the agent never gets the text from before.
+ * (src/queue/early-change.ts): the agent never gets the text from before. Edits of one message
+ * may come out of order too (Slack's delivery; on Discord, a catch-up that replays an edit after
+ * a newer one came live): with the edit's order, one older than the edit applied changes nothing.
  */
 export function createEditedMessages(options: EditedMessagesOptions): (m: IncomingMessage, timing?: EditTiming) => Promise<EditOutcome> {
   const { queue, logger } = options;
@@ -84,7 +87,7 @@ export function createEditedMessages(options: EditedMessagesOptions): (m: Incomi
   }
 
   /** The edit of a message not stored yet, sent a moment ago: kept for the push that stores it. */
-  async function keepEarly(m: IncomingMessage, conversationId: string, timing: EditTiming): Promise<EditOutcome | 'stored'> {
+  async function keepEarly(m: IncomingMessage, conversationId: string, timing: EditTiming & ChangeTiming): Promise<EditOutcome | 'stored'> {
     const { asks, text, tooLong } = await editedText(m, conversationId);
     // The edit does not ask the bot, nor did the message as sent (no mention, and nothing else
     // that would ask, which the edit shares: a DM, a reply to the bot, a channel in `all` mode):
@@ -107,8 +110,9 @@ export function createEditedMessages(options: EditedMessagesOptions): (m: Incomi
     let stored = await queue.stored(conversationId, m.messageId);
     // Not stored, and sent a moment ago: it may still be on its way (an old message's edit is not
     // kept). "A moment ago" by Redis's clock: this machine's may be minutes off the platform's.
-    if (!stored && timing && mayComeLater(timing, await queue.redisNow())) {
-      const kept = await keepEarly(m, conversationId, timing);
+    const sent = timing?.sentAt !== undefined ? { ...timing, sentAt: timing.sentAt } : undefined;
+    if (!stored && sent && mayComeLater(sent, await queue.redisNow())) {
+      const kept = await keepEarly(m, conversationId, sent);
       if (kept !== 'stored') return kept;
       // Stored in between: edited as any stored message is.
       stored = await queue.stored(conversationId, m.messageId);

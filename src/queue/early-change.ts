@@ -24,6 +24,17 @@ export interface ChangeTiming {
 }
 
 /**
+ * An edit's order from the time it was made (ms since the epoch; Discord's `edited_timestamp`):
+ * the digits Slack's `edited.ts` gives for the same instant (12 of seconds, 6 of microseconds),
+ * so every order has one length and compares as a string (edit-4.lua, early-change-3.lua).
+ * Undefined for a time that is none (null, not a number, before 1970).
+ */
+export function editOrderAt(ms: number | null | undefined): string | undefined {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms <= 0) return undefined;
+  return String(Math.round(ms) * 1000).padStart(18, '0');
+}
+
+/**
  * Whether a change of a message this recent is kept: its message may still be on its way. `now`
  * is Redis's clock (redis-clock.ts), not this machine's, which may be minutes off the platform's.
  */
