@@ -36,6 +36,28 @@ describe('Discord: a question edited before it is answered', () => {
     expect(h.logs.text).not.toContain('hunter2');
   });
 
+  it('two edits handed over newest first (a hand-over\'s two connections): the newest text reaches the agent', async () => {
+    const channel = h.extra[0]!;
+    const first = await heldQuestion(channel, 'first of two edits');
+    const secret = say(channel, 'log in with password hunter5 please');
+    await queued(secret);
+    // The older edit comes after the newer one (the emulator holds it back).
+    h.discord.holdNextEdit(secret);
+    h.discord.editMessage(secret, 'log in with password hunter5 please, thanks');
+    h.discord.editMessage(secret, 'log in with password [removed] please');
+    const handled = () => h.logs.matching(/was edited: the agent will be asked|arrived after a newer one/).filter((l) => l.messageId === secret.id);
+    await until(() => handled().length === 1, 'the newer edit applied');
+    expect(h.discord.releaseHeldEdits()).toBe(1);
+    await until(() => handled().length === 2, 'the older edit handled');
+    release();
+    await h.discord.waitFor(() => h.discord.repliesTo(first.id)[0], 'first answered');
+    await h.discord.waitFor(() => h.discord.repliesTo(secret.id)[0], 'edited one answered');
+    // Before: the older edit, handled last, was applied, and the password came back.
+    expect(called('hunter5')).toBe(0);
+    expect(h.discord.repliesTo(secret.id).map((m) => m.content)).toEqual(['echo: log in with password [removed] please']);
+    expect(h.logs.matching(/arrived after a newer one/).filter((l) => l.messageId === secret.id)).toHaveLength(1);
+  });
+
   it('a question whose mention is edited out while it waits is not asked', async () => {
     const general = w().channels.general;
     const first = await heldQuestion(general, 'slow one', `${mention(h.discord)} `);

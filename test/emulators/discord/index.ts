@@ -274,7 +274,7 @@ export class DiscordEmulator extends GatewayControls {
   editMessage(message: Json, content: string): Json {
     const { stored, channel, d, exempt } = editMessageInStore(this.store, this.world, message, content);
     const isDm = channel.guildId === undefined;
-    this.gateway.dispatch('MESSAGE_UPDATE', d, { intent: isDm ? INTENTS.DirectMessages : INTENTS.GuildMessages, messageContent: 'blank-unless-exempt', exempt }, channel.guildId);
+    this.dispatchEdit('MESSAGE_UPDATE', d, { intent: isDm ? INTENTS.DirectMessages : INTENTS.GuildMessages, messageContent: 'blank-unless-exempt', exempt }, channel.guildId);
     this.emit('change');
     return stored;
   }

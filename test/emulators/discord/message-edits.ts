@@ -20,7 +20,10 @@ export function editMessageInStore(store: Store, world: World, message: Json, co
   const ids = mentionedIds(content);
   const mentions = allUsers(world).filter((u) => ids.includes(u.id));
   const edited = messageObject({ id: stored.id, channel, author, content, world, mentions, mentionEveryone: /@(everyone|here)/.test(content) });
-  Object.assign(stored, { content, mentions: edited.mentions, mention_everyone: edited.mention_everyone, edited_timestamp: new Date().toISOString() });
+  // Each edit's time is after the one before (Discord's edits of a message are never at one instant).
+  const before = typeof stored.edited_timestamp === 'string' ? Date.parse(stored.edited_timestamp) : 0;
+  const editedAt = new Date(Math.max(Date.now(), before + 1)).toISOString();
+  Object.assign(stored, { content, mentions: edited.mentions, mention_everyone: edited.mention_everyone, edited_timestamp: editedAt });
   const exempt = channel.guildId === undefined || mentions.some((u) => u.id === world.bot.id);
   return { stored, channel, d: messageCreateEvent(stored, channel, author), exempt };
 }
