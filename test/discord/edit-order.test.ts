@@ -10,6 +10,7 @@ import { ChatQueue } from '../../src/queue/chat-queue.js';
 import { editOrderAt } from '../../src/queue/early-change.js';
 import type { ChatMessage } from '../../src/queue/types.js';
 import { deleteKeys } from '../support/redis-cleanup.js';
+import { until } from '../support/until.js';
 
 /**
  * The edits of one waiting Discord question handled out of order (a catch-up replaying an edit
@@ -26,8 +27,11 @@ let queue: ChatQueue;
 let client: Client;
 const outcomes: EditOutcome[] = [];
 let onEdit: ReturnType<typeof createMessageEdit>;
+let monitor: Redis;
+/** Commands sent to Redis by a client (not run by a script) that name this file's keys. */
+const sent: string[][] = [];
 
-beforeAll(() => {
+beforeAll(async () => {
   redis = new Redis('redis://127.0.0.1:6379');
   queue = new ChatQueue({ connection: redis.duplicate(), redis, prefix, keepCompleted: { age: 60, count: 10 }, keepFailed: { age: 60, count: 10 } });
   client = new Client({ intents: [] });
@@ -37,8 +41,15 @@ beforeAll(() => {
   const edit = createEditedMessages({ queue, bindings: { get: async () => undefined }, ports: {}, logger, maxMessageChars: 4000 });
   const ctx = { logger, editMessage: async (...args: Parameters<typeof edit>) => outcomes[outcomes.push(await edit(...args)) - 1]! };
   onEdit = createMessageEdit({ ctx, allowBots: false, limits: { maxBytes: 0, maxChars: 4000 } });
+  // Warm up (BullMQ connects and loads its scripts), then watch while Redis is quiet (see redis-monitor.ts).
+  await queued('910000000000000000', 'warm');
+  monitor = await redis.monitor();
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (source !== 'lua' && args.some((a) => a.includes(prefix))) sent.push(args);
+  });
 });
 afterAll(async () => {
+  monitor?.disconnect();
   await queue?.close();
   client?.destroy();
   await deleteKeys(prefix);
@@ -111,6 +122,21 @@ describe('Discord: edits of a waiting question handled out of order', () => {
     await onEdit(undefined, update(m.messageId, 'second', new Date(t)), true);
     expect(outcomes).toEqual(['edited', 'outdated']);
     expect(await textOf(m)).toBe('third');
+  });
+
+  it('costs no round trip more: the read of the stored question, then the edit script with its compare-and-set read', async () => {
+    const m = await queued('910000000000000003', 'before');
+    const settle = async () => {
+      const marker = `${prefix}:settled:${randomUUID()}`;
+      await redis.exists(marker);
+      await until(() => sent.some((c) => c.includes(marker)), 'MONITOR caught up');
+    };
+    await settle();
+    const from = sent.length;
+    await onEdit(undefined, update(m.messageId, 'after', new Date()), true);
+    await settle();
+    expect(sent.slice(from, -1).map((c) => c[0]!.toLowerCase())).toEqual(['hget', 'hget', 'evalsha']);
+    expect(await textOf(m)).toBe('after');
   });
 
   it('an order written by Slack (its `edited.ts`) compares with one made from the same instant', () => {
