@@ -23,6 +23,8 @@ interface Rig {
   first: TestBridge & { stop(): Promise<void> };
   /** Starts the next ingress process and waits until it caught up on the first one's session. */
   takeOver(): Promise<TestBridge>;
+  /** Starts the next ingress process (its catch-up may still be under way). */
+  startNext(): Promise<TestBridge>;
   /** Agent calls made so far whose message includes `text`. */
   called(text: string): number;
   /** Bob writes to the bot in `general` (mention-only). */
@@ -66,6 +68,7 @@ async function startRig(): Promise<Rig> {
     held,
     worker,
     first,
+    startNext: ingress,
     async takeOver() {
       const next = await ingress();
       await until(() => next.logs.matching(/caught up on the session its previous process left/).length === 1, 'caught up');
@@ -177,5 +180,34 @@ describe('Discord: a question edited or deleted while no ingress process held th
     await rig.discord.waitFor(() => rig.discord.repliesTo(String(secret.id))[0], 'the edited one answered', 30_000);
     expect(rig.called('4242')).toBe(0);
     expect(rig.discord.repliesTo(String(secret.id)).map((m) => m.content)).toEqual(['echo: my pin is [removed], is it safe?']);
+  }, 60_000);
+
+  it('edited in the gap, then again once the new process runs, and the replay comes late: the newer edit stands', async () => {
+    const rig = await startRig();
+    rig.held.hold();
+    const slow = rig.ask('HOLD slow three');
+    await until(() => rig.called('slow three') === 1, 'the slow call under way');
+    const secret = rig.ask('my pin is 4242, is it save?');
+    await until(() => rig.first.logs.matching(/discord message handled/).some((l) => l.messageId === secret.id && l.status === 'queued'), 'queued');
+    await rig.first.stop();
+    const bot = `<@${rig.discord.world.bot.id}>`;
+    rig.discord.editMessage(secret, `${bot} my pin is 4242, is it safe?`);
+    // The catch-up's RESUME is taken, its replay (the edit above) reaches the bridge late.
+    const resumes = rig.discord.gatewayStats.resumes;
+    rig.discord.slowNextResume();
+    const second = await rig.startNext();
+    await until(() => rig.discord.gatewayStats.resumes > resumes, 'the catch-up resumed');
+    // Live on the new session (not in the replay): applied before the older edit the replay holds.
+    rig.discord.editMessage(secret, `${bot} my pin is [removed], is it safe?`);
+    await until(() => second.logs.matching(/was edited: the agent will be asked the edited text/).some((l) => l.messageId === secret.id), 'the newer edit applied');
+    rig.discord.deliverSlowResumes();
+    await until(() => second.logs.matching(/caught up on the session its previous process left/).length === 1, 'caught up');
+    rig.held.release();
+    await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
+    await rig.discord.waitFor(() => rig.discord.repliesTo(String(secret.id))[0], 'the edited one answered', 30_000);
+    // Before: the replayed edit, handled last, was applied: the pin its author removed came back.
+    expect(rig.called('4242')).toBe(0);
+    expect(rig.discord.repliesTo(String(secret.id)).map((m) => m.content)).toEqual(['echo: my pin is [removed], is it safe?']);
+    expect(second.logs.matching(/arrived after a newer one/).filter((l) => l.messageId === secret.id)).toHaveLength(1);
   }, 60_000);
 });

@@ -103,6 +103,20 @@ export abstract class GatewayControls extends EventEmitter {
     this.gateway.interruptNextResumes(count, answer);
   }
 
+  /**
+   * Test-only: what the next RESUME's connection is sent (replay, RESUMED, and on) waits for
+   * {@link deliverSlowResumes}, as over a slow link; the session is resumed at once, so what is
+   * dispatched meanwhile is live for it (not in its replay).
+   */
+  slowNextResume(): void {
+    this.gateway.slowNextResume();
+  }
+
+  /** What slow RESUMEs' connections were sent so far arrives, in order. */
+  deliverSlowResumes(): void {
+    this.gateway.deliverSlowLinks();
+  }
+
   /** The shard's connection goes silent, open but sending nothing (no heartbeat ACK): a zombie. */
   zombify(shardId?: number): void {
     this.gateway.zombify(shardId);

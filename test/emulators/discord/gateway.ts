@@ -238,8 +238,28 @@ export class Gateway {
     await new Promise<void>((resolve) => this.wss.close(() => resolve()));
   }
 
+  /** RESUMEs still to come whose link is slow, and the slow links' frames not delivered yet ({@link slowNextResume}). */
+  private slowResumes = 0;
+  private readonly slowLinks = new Map<WebSocket, string[]>();
+
+  /**
+   * Test-only: the next RESUME is taken as usual, but what its connection is sent (the replay,
+   * RESUMED, what follows) waits for {@link deliverSlowLinks}, as over a slow link to a far node.
+   */
+  slowNextResume(): void {
+    this.slowResumes += 1;
+  }
+
+  /** What the slow links were sent so far arrives, in order; from now on they are fast. */
+  deliverSlowLinks(): void {
+    for (const [ws, frames] of this.slowLinks) for (const frame of frames) if (ws.readyState === WebSocket.OPEN) ws.send(frame);
+    this.slowLinks.clear();
+  }
+
   private send(ws: WebSocket | undefined, payload: Json): boolean {
     if (!ws || ws.readyState !== WebSocket.OPEN) return false;
+    const slow = this.slowLinks.get(ws);
+    if (slow) return slow.push(JSON.stringify(payload)) > 0;
     ws.send(JSON.stringify(payload));
     return true;
   }
@@ -358,6 +378,10 @@ export class Gateway {
       return;
     }
     this.stats.resumes += 1;
+    if (this.slowResumes > 0) {
+      this.slowResumes -= 1;
+      this.slowLinks.set(ws, []);
+    }
     this.stats.resumeLog.push({ shard: session.shard[0], session: session.id, at: Date.now(), onResumeUrl: this.onResumeUrl.has(ws) });
     session.socket = ws;
     session.disconnectedAt = undefined;
