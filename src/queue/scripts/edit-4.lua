@@ -11,8 +11,9 @@
   before the call: a head that a job holds may have been read already, so it counts as too late
   (ARGV[5] = 1, with the mailbox and lease keys), or the edit could land after the read.
 
-  An edit older than one applied already (by its order: Slack's `edited.ts`), arriving late
-  (Slack delivers events in no order), changes nothing: the newest edit stands. The order of the
+  An edit older than one applied already (by its order: Slack's `edited.ts`, Discord's
+  `edited_timestamp`), arriving late (Slack delivers events in no order; on Discord a hand-over's
+  catch-up may replay an edit after a newer one came live), changes nothing: the newest edit stands. The order of the
   last edit applied is kept for a few minutes in the message's early-change hash (`at`, see
   early-change-3.lua; the push leaves it there when it applied an edit that came first).
 
