@@ -24,6 +24,7 @@ import { createMessageEdit } from './message-edit.js';
 import { createUncachedChannelEdit } from './uncached-channel-edit.js';
 import type { RawPacket } from './gateway-sessions.js';
 import { createSessionHandover } from './session-handover.js';
+import { createChangeSettled } from './change-settled.js';
 import { GonePlaces } from './gone-places.js';
 import { createPlaceEvents } from './place-events.js';
 
@@ -108,6 +109,7 @@ export function createDiscordAdapter(
   const onMessage = createMessageIntake({ ctx, allowBots: discord.allowBots, limits });
   const onEdit = createMessageEdit({ ctx, allowBots: discord.allowBots, limits });
   const serial = new KeyedSerial();
+  const onChange = createChangeSettled({ serial, track: (shardId, s, done) => handover.trackChange(shardId, s, done) });
   const onPlaceEvent = createPlaceEvents({ ctx, gone: new GonePlaces(ctx.redis, ctx.config.queue.prefix), serial });
   const shardStates = new ShardStates(ctx.metrics?.registry);
   const reconnects = new ReconnectLog(logger, options.stillDownEveryMs);
@@ -176,6 +178,7 @@ export function createDiscordAdapter(
       handover.onPacket(packet, shardId, c.options.shardCount ?? 1);
       onPlaceEvent(packet, c);
       onUncachedChannelEdit(packet, c);
+      onChange(packet, shardId, c);
     });
     c.on(Events.MessageCreate, (message) => {
       const done = serial

@@ -16,8 +16,20 @@ export const SESSION_RECORD_TTL_MS = 180_000;
 const RENEW_EVERY_MS = 2_000;
 /** A record not renewed for this long belongs to a process that is gone (crashed). */
 export const STALE_AFTER_MS = 7_000;
-/** A MESSAGE_CREATE discord.js never handed over (not for us) holds the recorded sequence back this long at most. */
+/**
+ * A message event not handled (a MESSAGE_CREATE discord.js never handed over, an edit whose
+ * handling hangs) holds the recorded sequence back this long at most.
+ */
 const PENDING_LIMIT_MS = 30_000;
+
+/**
+ * Events whose handling changes what a waiting question holds (its text, or that it is asked at
+ * all): their sequence counts as handled only once that handling settled, as a MESSAGE_CREATE's.
+ */
+export const TRACKED_CHANGES: ReadonlySet<string> = new Set(['MESSAGE_UPDATE', 'MESSAGE_DELETE', 'MESSAGE_DELETE_BULK']);
+
+/** The pending key of an edit or a deletion (message IDs, the keys of creates, are digits only). */
+const changeKey = (shardId: number, s: number) => `change:${shardId}:${s}`;
 
 /** A shard's gateway session, as kept in Redis for whichever process runs the shard next. */
 export interface GatewaySession {
@@ -100,9 +112,9 @@ interface ShardState {
 /**
  * Keeps each shard's session (id, resume URL, the sequence up to which every message was handled)
  * in Redis, so that the process running the shard after a restart or a crash can RESUME it and
- * get the events sent meanwhile (Discord replays them only on RESUME). A message's sequence counts
- * as handled once its handling settled, so a crash between receiving a message and storing it
- * leaves it to be replayed. Each session's record is renewed every 2 s; at a READY, the shard's
+ * get the events sent meanwhile (Discord replays them only on RESUME). A message's sequence, or an
+ * edit's or a deletion's, counts as handled once its handling settled, so a crash between receiving
+ * it and applying it in Redis leaves it to be replayed. Each session's record is renewed every 2 s; at a READY, the shard's
  * records of other sessions are handed to `onPredecessor`, which waits (`whenGone`) until their
  * process stopped or stopped renewing them, so a process still running (a deploy that starts the
  * new process first) keeps its session.
@@ -111,7 +123,10 @@ export class GatewaySessions {
   private readonly shards = new Map<number, ShardState>();
   /** Sessions this process started: never someone else's leftover. */
   private readonly own = new Set<string>();
-  /** MESSAGE_CREATEs received and not yet handled: message id → shard and sequence. */
+  /**
+   * Message events received and not yet handled: a MESSAGE_CREATE by its message ID, an edit or
+   * a deletion by its shard and sequence (changeKey) → shard and sequence.
+   */
   private readonly pending = new Map<string, { shardId: number; s: number; at: number }>();
   private timer: NodeJS.Timeout | undefined;
   private writing: Promise<void> = Promise.resolve();
@@ -130,7 +145,7 @@ export class GatewaySessions {
     },
   ) {}
 
-  /** MESSAGE_CREATEs received whose handling has not settled (and not yet past the limit). */
+  /** Message events (creates, edits, deletions) received whose handling has not settled (and not yet past the limit). */
   get pendingMessages(): number {
     return this.pending.size;
   }
@@ -184,7 +199,16 @@ export class GatewaySessions {
     if (packet.t === 'MESSAGE_CREATE') {
       const id = (packet.d as { id?: unknown } | undefined)?.id;
       if (typeof id === 'string') this.pending.set(id, { shardId, s: packet.s, at: Date.now() });
+    } else if (TRACKED_CHANGES.has(packet.t ?? '')) {
+      // A crash before an edit or a deletion reached Redis must leave it to be replayed: the
+      // next process would otherwise ask the agent the text from before, or a deleted question.
+      this.pending.set(changeKey(shardId, packet.s), { shardId, s: packet.s, at: Date.now() });
     }
+  }
+
+  /** The handling of an edit or a deletion (sequence `s` of the shard) settled: its sequence may be recorded. */
+  changeHandled(shardId: number, s: number): void {
+    this.pending.delete(changeKey(shardId, s));
   }
 
   /** A message's handling settled (stored, or dropped on purpose): its sequence may be recorded. */

@@ -45,6 +45,8 @@ export interface SessionHandover {
   onPacket(packet: RawPacket, shardId: number, shardCount: number): void;
   /** A message's handling, which settles once it is stored (or dropped on purpose). */
   track(messageId: string, done: Promise<void>): void;
+  /** The handling of an edit or a deletion (sequence `s` of the shard), which settles once applied (or failed). */
+  trackChange(shardId: number, s: number, done: Promise<void>): void;
   /** The client is ready (catch-ups start) or no longer (undefined: being replaced). */
   setClient(client: Client | undefined, replayed?: ReplayedEvents): void;
   /**
@@ -175,6 +177,9 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
         if (handling.get(messageId) === done) handling.delete(messageId);
         sessions.handled(messageId);
       });
+    },
+    trackChange(shardId, s, done) {
+      void done.finally(() => sessions.changeHandled(shardId, s)).catch(() => {});
     },
     setClient(c, replayed) {
       client = c;

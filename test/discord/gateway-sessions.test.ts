@@ -71,6 +71,38 @@ describe('gateway session records', () => {
     expect(await redis.pttl(key)).toBeGreaterThan(170_000);
   });
 
+  it('holds the record before an edit or a deletion until its handling settled, as before a message', async () => {
+    // An edit (a password taken out) or a deletion received and not yet applied in Redis: a crash
+    // now must leave it to be replayed. Before, only MESSAGE_CREATE held the record back.
+    const s = sessions();
+    s.onPacket(ready('mine'), 1, 2);
+    await expect.poll(() => record('mine')).toMatchObject({ sequence: 1 });
+    s.onPacket({ op: 0, s: 2, t: 'MESSAGE_UPDATE', d: { id: 'm0', channel_id: 'c' } }, 1, 2);
+    s.onPacket({ op: 0, s: 3, t: 'MESSAGE_DELETE', d: { id: 'm1', channel_id: 'c' } }, 1, 2);
+    s.onPacket({ op: 0, s: 4, t: 'MESSAGE_DELETE_BULK', d: { ids: ['m2', 'm3'], channel_id: 'c' } }, 1, 2);
+    s.onPacket({ op: 0, s: 5, t: 'TYPING_START', d: {} }, 1, 2);
+    expect(s.pendingMessages).toBe(3);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await record('mine'))?.sequence).toBe(1);
+    s.changeHandled(1, 2);
+    await expect.poll(async () => (await record('mine'))?.sequence).toBe(2);
+    s.changeHandled(1, 4);
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await record('mine'))?.sequence).toBe(2);
+    s.changeHandled(1, 3);
+    await expect.poll(async () => (await record('mine'))?.sequence).toBe(5);
+    expect(s.pendingMessages).toBe(0);
+  });
+
+  it('lets an edit whose handling never settles hold the record back no longer than the limit', async () => {
+    const s = sessions({ pendingLimitMs: 300 });
+    s.onPacket(ready('mine'), 1, 2);
+    s.onPacket({ op: 0, s: 2, t: 'MESSAGE_UPDATE', d: { id: 'm0', channel_id: 'c' } }, 1, 2);
+    s.onPacket({ op: 0, s: 3, t: 'GUILD_CREATE', d: {} }, 1, 2);
+    await expect.poll(async () => (await record('mine'))?.sequence).toBe(3);
+    expect(s.pendingMessages).toBe(0);
+  });
+
   it('forgets messages never handled once past the limit, so a process that runs for weeks does not keep them all', async () => {
     // discord.js emits no messageCreate (so nothing reports them handled) for a MESSAGE_CREATE
     // of a message it has cached already (a redelivery, a replay after a RESUME) or in a channel
