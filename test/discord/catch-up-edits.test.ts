@@ -79,6 +79,16 @@ async function startRig(): Promise<Rig> {
   };
 }
 
+/** A moderator's bot bulk-deletes `messages` of `channel`, as Discord takes it (REST, 2 to 100 IDs). */
+async function bulkDelete(rig: Rig, messages: Json[]): Promise<Response> {
+  const channel = rig.discord.world.channels.general;
+  return fetch(`${rig.discord.apiUrl}/v10/channels/${channel.id}/messages/bulk-delete`, {
+    method: 'POST',
+    headers: { authorization: `Bot ${rig.discord.token}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ messages: messages.map((m) => String(m.id)) }),
+  });
+}
+
 /** Asks one more question and waits for its answer: what was queued before it in the channel is done. */
 async function settled(rig: Rig, tag: string): Promise<void> {
   const after = rig.ask(`after the gap ${tag}`);
@@ -159,6 +169,28 @@ describe('Discord: a question edited or deleted while no ingress process held th
     await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
     await settled(rig, 'queued delete');
     expect(rig.called('deleted while waiting')).toBe(0);
+  }, 60_000);
+
+  it('two queued before the stop, bulk-deleted by a moderator in the gap: neither reaches the agent', async () => {
+    const rig = await startRig();
+    rig.held.hold();
+    const slow = rig.ask('HOLD slow three');
+    await until(() => rig.called('slow three') === 1, 'the slow call under way');
+    const spam = [rig.ask('bulk-deleted question one'), rig.ask('bulk-deleted question two')];
+    const ids = spam.map((m) => m.id);
+    await until(() => rig.first.logs.matching(/discord message handled/).filter((l) => ids.includes(l.messageId) && l.status === 'queued').length === 2, 'queued');
+    await rig.first.stop();
+    expect((await bulkDelete(rig, spam)).status).toBe(204);
+    const second = await rig.takeOver();
+    await until(() => second.logs.matching(/deleted before it was answered/).filter((l) => ids.includes(l.messageId)).length === 2, 'both withdrawn');
+    rig.held.release();
+    await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
+    await settled(rig, 'bulk delete');
+    expect(rig.called('bulk-deleted question')).toBe(0);
+    for (const m of spam) expect(rig.discord.repliesTo(String(m.id))).toEqual([]);
+    // Replayed as Discord sends it: one MESSAGE_DELETE_BULK with both IDs.
+    const bulk = rig.discord.gatewayStats.dispatched.filter((d) => d.t === 'MESSAGE_DELETE_BULK');
+    expect(bulk).toHaveLength(1);
   }, 60_000);
 
   it('a DM question queued before the stop, edited in the gap (its channel unknown to the new process): the edited text reaches the agent', async () => {

@@ -117,4 +117,28 @@ describe('Discord emulator protocol', () => {
     expect(await limited.json()).toEqual({ message: 'You are being rate limited.', retry_after: 2.5, global: false });
     expect((await post('hi')).status).toBe(200);
   });
+
+  it('bulk-deletes as Discord does: 2 to 100 IDs, none over 2 weeks old, not in a DM; then gone', async () => {
+    emu = await startDiscordEmulator();
+    const w = emu.world;
+    const bulk = (channelId: string, ids: string[]) =>
+      fetch(`${emu!.apiUrl}/v10/channels/${channelId}/messages/bulk-delete`, {
+        method: 'POST',
+        headers: { authorization: `Bot ${emu!.token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ messages: ids }),
+      });
+    const a = emu.sendMessage({ author: w.users.alice, channel: w.channels.general, content: 'one' });
+    const b = emu.sendMessage({ author: w.users.bob, channel: w.channels.general, content: 'two' });
+    expect((await bulk(w.channels.general.id, [String(a.id)])).status).toBe(400);
+    // A snowflake of 15 days ago (Discord's epoch, 22 bits of counter).
+    const old = ((BigInt(Date.now() - 15 * 86_400_000) - 1_420_070_400_000n) << 22n).toString();
+    const tooOld = await bulk(w.channels.general.id, [String(a.id), old]);
+    expect(tooOld.status).toBe(400);
+    expect(await tooOld.json()).toMatchObject({ code: 50034 });
+    expect((await bulk(w.channels.dmAlice.id, [String(a.id), String(b.id)])).status).toBe(403);
+    expect((await bulk(w.channels.general.id, [String(a.id), String(b.id)])).status).toBe(204);
+    // Its MESSAGE_DELETE_BULK: see catch-up-edits.test.ts (replayed to the next process).
+    const read = await fetch(`${emu.apiUrl}/v10/channels/${w.channels.general.id}/messages/${String(a.id)}`, { headers: { authorization: `Bot ${emu.token}` } });
+    expect(read.status).toBe(404);
+  });
 });

@@ -86,6 +86,7 @@ export class DiscordEmulator extends GatewayControls {
       changed: () => this.emit('change'),
       messageContentAllowed: () => this.gateway.messageContentAllowed,
       threadUpdated: (thread) => this.gateway.dispatch('THREAD_UPDATE', channelObject(thread, this.world), { intent: INTENTS.Guilds }, thread.guildId),
+      bulkDeleted: (ch, ids) => this.gateway.dispatch('MESSAGE_DELETE_BULK', { ids, channel_id: ch.id, guild_id: ch.guildId }, { intent: INTENTS.GuildMessages }, ch.guildId),
     });
   }
 

@@ -9,6 +9,7 @@ import type { Fault, Store } from './store.js';
 import { allChannels, allUsers, snowflake, type EmuChannel, type World } from './world.js';
 import { archivedThreadPost, placeRefusal } from './rest-places.js';
 import { createFlags } from './message-flags.js';
+import { bulkDelete } from './bulk-delete.js';
 
 export interface Reply {
   status: number;
@@ -34,6 +35,8 @@ export interface RestHooks {
   messageContentAllowed(): boolean;
   /** A post unarchived a thread: THREAD_UPDATE, as Discord sends it. */
   threadUpdated(thread: EmuChannel): void;
+  /** Messages bulk-deleted (already gone from the store): MESSAGE_DELETE_BULK, as Discord sends it. */
+  bulkDeleted(channel: EmuChannel, ids: string[]): void;
 }
 
 /** What `GET /gateway/bot` reports; tests change it while the emulator runs. */
@@ -101,6 +104,7 @@ export class RestApi {
         return m ? { status: 200, body: this.asRead(m) } : err(404, 10008, 'Unknown Message');
       }),
     );
+    r('POST', '/channels/{}/messages/bulk-delete', true, (c) => this.withChannel(c, (ch) => bulkDelete(ch, c.json ?? {}, this.store, this.hooks.bulkDeleted)));
     r('POST', '/channels/{}/typing', true, (c) => this.withChannel(c, (ch) => (this.botMayNotPost(ch) ? missingPermissions() : { status: 204 })));
     r('PUT', '/channels/{}/messages/{}/reactions/{}/@me', true, (c) => this.withChannel(c, (ch) => (ch.botMayNotReact ? missingPermissions() : { status: 204 })));
     r('POST', '/interactions/{}/{}/callback', false, (c) => this.callback(c));
@@ -135,6 +139,8 @@ export class RestApi {
     const method = req.method ?? 'GET';
     const reply = this.route(method, path, Object.fromEntries(url.searchParams), json, req.headers.authorization);
     this.store.calls.push({ method, path, rawPath, query: Object.fromEntries(url.searchParams), headers: { ...req.headers }, body, json, status: reply.status, at: Date.now() });
+    // A held request (any route): its answer never comes (the client is killed meanwhile).
+    if (this.store.holdRequest(`${method} ${path}`)) return this.hooks.changed();
     // A held create: the message is stored, its answer never comes (the client is killed meanwhile).
     const hold = method === 'POST' && reply.status === 200 && /^\/channels\/[^/]+\/messages$/.test(path) ? this.store.messageCreateHolds.findIndex((h) => h(json ?? {})) : -1;
     if (hold >= 0) {

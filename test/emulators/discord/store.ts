@@ -69,6 +69,13 @@ export class Store {
   readonly messageCreateHolds: Array<(body: Json) => boolean> = [];
   /** Creates held so far (their stored messages). */
   readonly heldCreates: Json[] = [];
+  /**
+   * Requests answered never, one per entry: the first whose `METHOD /path` (under /api/v10,
+   * decoded) matches, on any route. A test pushes a pattern, then kills the client while it waits.
+   */
+  readonly requestHolds: RegExp[] = [];
+  /** Requests held so far (`METHOD /path`). */
+  readonly heldRequests: string[] = [];
   /** `<channel>:<nonce>` → the message it created and when, for `enforce_nonce`. */
   readonly nonces = new Map<string, { message: Json; at: number }>();
   /** Attachment bytes by `<channel>/<attachment id>`. */
@@ -80,6 +87,15 @@ export class Store {
     const list = this.messages.get(channelId) ?? [];
     list.push(message);
     this.messages.set(channelId, list);
+  }
+
+  /** Whether this request (`METHOD /path`) is to be held (`requestHolds`): taken off the list if so. */
+  holdRequest(request: string): boolean {
+    const at = this.requestHolds.findIndex((h) => h.test(request));
+    if (at < 0) return false;
+    this.requestHolds.splice(at, 1);
+    this.heldRequests.push(request);
+    return true;
   }
 
   /** Deletes a message; false when there was none. */
