@@ -95,6 +95,30 @@ async function settled(rig: Rig, tag: string): Promise<void> {
   await rig.discord.waitFor(() => rig.discord.repliesTo(String(after.id))[0], 'the question after the gap answered', 30_000);
 }
 
+/** Holds the agent on a first question, queues `contents` behind it in the first process, and stops that process. */
+async function queueBehindHeldAndStop(
+  rig: Rig,
+  tag: string,
+  contents: [string, ...string[]],
+  send: (content: string) => Json = rig.ask,
+): Promise<{ slow: Json; queued: [Json, ...Json[]] }> {
+  rig.held.hold();
+  const slow = send(`HOLD slow ${tag}`);
+  await until(() => rig.called(`slow ${tag}`) === 1, 'the slow call under way');
+  const queued = contents.map((content) => send(content)) as [Json, ...Json[]];
+  const ids = queued.map((m) => m.id);
+  const queuedCount = () => rig.first.logs.matching(/discord message handled/).filter((l) => ids.includes(l.messageId) && l.status === 'queued').length;
+  await until(() => queuedCount() === ids.length, 'queued');
+  await rig.first.stop();
+  return { slow, queued };
+}
+
+/** Lets the held call finish and waits for its answer. */
+async function releaseHeld(rig: Rig, slow: Json): Promise<void> {
+  rig.held.release();
+  await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
+}
+
 describe('Discord: a question edited or deleted while no ingress process held the shard', () => {
   it('sent then edited in the gap (a password taken out): the agent gets the edited text only', async () => {
     const rig = await startRig();
@@ -138,17 +162,11 @@ describe('Discord: a question edited or deleted while no ingress process held th
 
   it('queued before the stop (behind a held call), edited in the gap: the edited text reaches the agent', async () => {
     const rig = await startRig();
-    rig.held.hold();
-    const slow = rig.ask('HOLD slow one');
-    await until(() => rig.called('slow one') === 1, 'the slow call under way');
-    const secret = rig.ask('my pin is 4242, is it safe?');
-    await until(() => rig.first.logs.matching(/discord message handled/).some((l) => l.messageId === secret.id && l.status === 'queued'), 'queued');
-    await rig.first.stop();
+    const { slow, queued: [secret] } = await queueBehindHeldAndStop(rig, 'one', ['my pin is 4242, is it safe?']);
     rig.discord.editMessage(secret, `<@${rig.discord.world.bot.id}> my pin is [removed], is it safe?`);
     const second = await rig.takeOver();
     await until(() => second.logs.matching(/was edited: the agent will be asked the edited text/).some((l) => l.messageId === secret.id), 'edit applied');
-    rig.held.release();
-    await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
+    await releaseHeld(rig, slow);
     await rig.discord.waitFor(() => rig.discord.repliesTo(String(secret.id))[0], 'the edited one answered', 30_000);
     expect(rig.called('4242')).toBe(0);
     expect(rig.discord.repliesTo(String(secret.id)).map((m) => m.content)).toEqual(['echo: my pin is [removed], is it safe?']);
@@ -156,35 +174,23 @@ describe('Discord: a question edited or deleted while no ingress process held th
 
   it('queued before the stop, deleted in the gap: withdrawn, the agent is not asked', async () => {
     const rig = await startRig();
-    rig.held.hold();
-    const slow = rig.ask('HOLD slow two');
-    await until(() => rig.called('slow two') === 1, 'the slow call under way');
-    const gone = rig.ask('a question deleted while waiting');
-    await until(() => rig.first.logs.matching(/discord message handled/).some((l) => l.messageId === gone.id && l.status === 'queued'), 'queued');
-    await rig.first.stop();
+    const { slow, queued: [gone] } = await queueBehindHeldAndStop(rig, 'two', ['a question deleted while waiting']);
     rig.discord.deleteMessage(gone);
     const second = await rig.takeOver();
     await until(() => second.logs.matching(/deleted before it was answered/).some((l) => l.messageId === gone.id), 'withdrawn');
-    rig.held.release();
-    await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
+    await releaseHeld(rig, slow);
     await settled(rig, 'queued delete');
     expect(rig.called('deleted while waiting')).toBe(0);
   }, 60_000);
 
   it('two queued before the stop, bulk-deleted by a moderator in the gap: neither reaches the agent', async () => {
     const rig = await startRig();
-    rig.held.hold();
-    const slow = rig.ask('HOLD slow three');
-    await until(() => rig.called('slow three') === 1, 'the slow call under way');
-    const spam = [rig.ask('bulk-deleted question one'), rig.ask('bulk-deleted question two')];
+    const { slow, queued: spam } = await queueBehindHeldAndStop(rig, 'three', ['bulk-deleted question one', 'bulk-deleted question two']);
     const ids = spam.map((m) => m.id);
-    await until(() => rig.first.logs.matching(/discord message handled/).filter((l) => ids.includes(l.messageId) && l.status === 'queued').length === 2, 'queued');
-    await rig.first.stop();
     expect((await bulkDelete(rig, spam)).status).toBe(204);
     const second = await rig.takeOver();
     await until(() => second.logs.matching(/deleted before it was answered/).filter((l) => ids.includes(l.messageId)).length === 2, 'both withdrawn');
-    rig.held.release();
-    await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
+    await releaseHeld(rig, slow);
     await settled(rig, 'bulk delete');
     expect(rig.called('bulk-deleted question')).toBe(0);
     for (const m of spam) expect(rig.discord.repliesTo(String(m.id))).toEqual([]);
@@ -197,18 +203,12 @@ describe('Discord: a question edited or deleted while no ingress process held th
     const rig = await startRig();
     const w = rig.discord.world;
     const dm = (content: string) => rig.discord.sendMessage({ author: w.users.alice, channel: w.channels.dmAlice, content });
-    rig.held.hold();
-    const slow = dm('HOLD slow dm');
-    await until(() => rig.called('slow dm') === 1, 'the slow call under way');
-    const secret = dm('my pin is 4242, is it safe?');
-    await until(() => rig.first.logs.matching(/discord message handled/).some((l) => l.messageId === secret.id && l.status === 'queued'), 'queued');
-    await rig.first.stop();
+    const { slow, queued: [secret] } = await queueBehindHeldAndStop(rig, 'dm', ['my pin is 4242, is it safe?'], dm);
     rig.discord.editMessage(secret, 'my pin is [removed], is it safe?');
     const second = await rig.takeOver();
     // discord.js drops an update in a channel it does not know: the raw path fetches it (uncached-channel-edit.ts).
     await until(() => second.logs.matching(/was edited: the agent will be asked the edited text/).some((l) => l.messageId === secret.id), 'edit applied');
-    rig.held.release();
-    await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
+    await releaseHeld(rig, slow);
     await rig.discord.waitFor(() => rig.discord.repliesTo(String(secret.id))[0], 'the edited one answered', 30_000);
     expect(rig.called('4242')).toBe(0);
     expect(rig.discord.repliesTo(String(secret.id)).map((m) => m.content)).toEqual(['echo: my pin is [removed], is it safe?']);
@@ -216,12 +216,7 @@ describe('Discord: a question edited or deleted while no ingress process held th
 
   it('edited in the gap, then again once the new process runs, and the replay comes late: the newer edit stands', async () => {
     const rig = await startRig();
-    rig.held.hold();
-    const slow = rig.ask('HOLD slow three');
-    await until(() => rig.called('slow three') === 1, 'the slow call under way');
-    const secret = rig.ask('my pin is 4242, is it save?');
-    await until(() => rig.first.logs.matching(/discord message handled/).some((l) => l.messageId === secret.id && l.status === 'queued'), 'queued');
-    await rig.first.stop();
+    const { slow, queued: [secret] } = await queueBehindHeldAndStop(rig, 'four', ['my pin is 4242, is it save?']);
     const bot = `<@${rig.discord.world.bot.id}>`;
     rig.discord.editMessage(secret, `${bot} my pin is 4242, is it safe?`);
     // The catch-up's RESUME is taken, its replay (the edit above) reaches the bridge late.
@@ -234,8 +229,7 @@ describe('Discord: a question edited or deleted while no ingress process held th
     await until(() => second.logs.matching(/was edited: the agent will be asked the edited text/).some((l) => l.messageId === secret.id), 'the newer edit applied');
     rig.discord.deliverSlowResumes();
     await until(() => second.logs.matching(/caught up on the session its previous process left/).length === 1, 'caught up');
-    rig.held.release();
-    await rig.discord.waitFor(() => rig.discord.repliesTo(String(slow.id))[0], 'the slow one answered', 30_000);
+    await releaseHeld(rig, slow);
     await rig.discord.waitFor(() => rig.discord.repliesTo(String(secret.id))[0], 'the edited one answered', 30_000);
     // Before: the replayed edit, handled last, was applied: the pin its author removed came back.
     expect(rig.called('4242')).toBe(0);
