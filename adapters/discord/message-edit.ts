@@ -1,10 +1,10 @@
 import type { Message, PartialMessage } from 'discord.js';
 import { errorFields } from '../../src/logger.js';
 import { withTimeout } from '../../src/core/with-timeout.js';
-import { editOrderAt } from '../../src/queue/early-change.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
-import { normaliseMessage } from './normalise-message.js';
+import { normaliseMessage, stripBotMention } from './normalise-message.js';
 import { withAttachments, type AttachmentLimits } from './attachments.js';
+import { discordChangeTiming } from './change-timing.js';
 
 /** A replied-to message not in the cache is fetched; past this it is let go. */
 const LOOKUP_MS = 3_000;
@@ -36,7 +36,10 @@ type Updated = Message | PartialMessage;
  * Discord may hand the edits of one message over out of order: after a hand-over, an edit made
  * once the new session runs comes on its own connection, and may be handled before an older one
  * the catch-up replays (session-handover.ts). Each goes with its `edited_timestamp` (as the ingress
- * takes Slack's `edited.ts`): one older than the edit applied already changes nothing.
+ * takes Slack's `edited.ts`): one older than the edit applied already changes nothing. And with
+ * the message's own time (change-timing.ts): an edit made just after a hand-over may come live
+ * before the catch-up's replay stores the question; one of a recent message is kept for that
+ * store to apply, as on Slack.
  */
 export function createMessageEdit(options: MessageEditOptions): (old: Updated | undefined, updated: Updated, withContent: boolean) => Promise<void> {
   const { ctx, allowBots, limits } = options;
@@ -52,7 +55,7 @@ export function createMessageEdit(options: MessageEditOptions): (old: Updated | 
     }
     // Read before the content: discord.js patches a cached message in place, so a later update may
     // change it while this one waits its turn; the time read first is never newer than the text.
-    const order = editOrderAt(updated.editedTimestamp);
+    const timing = discordChangeTiming(updated.id, updated.editedTimestamp);
     try {
       let incoming = await normaliseMessage(updated, {
         botUserId,
@@ -64,10 +67,20 @@ export function createMessageEdit(options: MessageEditOptions): (old: Updated | 
       if (updated.attachments.size > 0 && (incoming.isDirect || incoming.mentionsBot || incoming.repliesToBot)) {
         ({ message: incoming } = await withAttachments(incoming, updated, limits));
       }
-      await edit(incoming, order ? { order } : undefined);
+      await edit(incoming, timing && mentionedBefore(old, botUserId) === false ? { ...timing, mentionedBefore: false } : timing);
     } catch (err) {
       // The text is not logged: the edit may have taken a secret out.
       ctx.logger.warn({ messageId: updated.id, ...errorFields(err) }, 'discord: could not apply an edit to a waiting message: it may be answered as first sent');
     }
   };
+}
+
+/**
+ * Whether the message asked the bot by a mention before the edit, when discord.js still had it
+ * as it was; undefined when not known (kept then: a withdrawal kept costs little). False spares
+ * the early-change step for the edit of a chat message that never asked the bot.
+ */
+function mentionedBefore(old: Updated | undefined, botUserId: string): boolean | undefined {
+  if (!old || old.partial) return undefined;
+  return old.mentions.users.has(botUserId) || stripBotMention(old, botUserId).mentioned;
 }

@@ -1,7 +1,9 @@
 import type { Client } from 'discord.js';
 import type { AdapterContext } from '../../src/core/platform-context.js';
 import type { ConversationRef } from '../../src/core/conversation.js';
+import type { ChangeTiming } from '../../src/queue/early-change.js';
 import { errorFields } from '../../src/logger.js';
+import { discordChangeTiming } from './change-timing.js';
 import { ASK_PREFIX, askTargetOf } from './commands/ask-agent.js';
 import type { RawPacket } from './gateway-sessions.js';
 import type { GonePlaces } from './gone-places.js';
@@ -33,6 +35,7 @@ interface PlaceData {
  * - MESSAGE_DELETE(_BULK): the question is withdrawn, so the agent is not asked it (as Slack's
  *   `message_deleted`), and so is every "Ask the agent" about it still waiting (its author may
  *   have deleted it for what it held); an answer already under way still goes out, as a plain message.
+ *   One not stored yet, sent a moment ago, is withdrawn as it is stored (change-timing.ts).
  * - CHANNEL_DELETE, THREAD_DELETE: the place is marked gone for every worker (no billed call for
  *   what is queued there) and a deleted channel's binding is removed: Discord never reuses its ID.
  * - GUILD_DELETE without `unavailable` (the bot was removed, or the server deleted): as Slack's
@@ -56,18 +59,23 @@ export function createPlaceEvents(options: PlaceEventsOptions): (packet: RawPack
       channelId: parentId ?? d.channel_id,
       ...(parentId ? { threadId: d.channel_id } : {}),
     };
-    const withdrawOne = async (messageId: string) => {
-      const outcome = await ctx.withdrawMessage!(conversation, messageId);
+    const withdrawOne = async (messageId: string, timing?: ChangeTiming) => {
+      const outcome = await ctx.withdrawMessage!(conversation, messageId, timing);
       if (outcome === 'absent' || outcome === 'answered') return;
       logger.info(
         { messageId, channelId: d.channel_id, guildId: d.guild_id, outcome },
         outcome === 'withdrawn'
           ? 'discord: a message was deleted before it was answered: the agent will not be asked it'
-          : 'discord: a message was deleted while the agent worked on it: its answer is posted as a plain message, not asked again',
+          : outcome === 'kept'
+            ? 'discord: a message was deleted before it was stored: the agent will not be asked it'
+            : 'discord: a message was deleted while the agent worked on it: its answer is posted as a plain message, not asked again',
       );
     };
-    for (const messageId of ids) await withdrawOne(messageId);
-    // Then the asks about them: a failed lookup does not keep the messages themselves from the agent.
+    // With its time (its ID's): a deletion that comes before its message is stored (after a
+    // hand-over, the question may still be on its way in the catch-up's replay) is kept.
+    for (const messageId of ids) await withdrawOne(messageId, discordChangeTiming(messageId));
+    // Then the asks about them (stored already, or never: an ask is queued by the bridge itself).
+    // A failed lookup does not keep the messages themselves from the agent.
     for (const messageId of await asksAbout(conversation, ids)) await withdrawOne(messageId);
   }
 

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import { errorFields } from '../../src/logger.js';
 import { catchUp } from './catch-up.js';
 import { GatewaySessions, type GatewaySession, type RawPacket } from './gateway-sessions.js';
+import { LiveCreates } from './live-creates.js';
 
 /**
  * The close code a stopping process closes its shards with: any code but 1000/1001 keeps the
@@ -66,6 +67,8 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
   const { logger } = deps;
   /** Messages being handled, by message ID: a catch-up waits for those it replayed. */
   const handling = new Map<string, Promise<void>>();
+  /** The messages this process's own connections delivered: a replayed create of another is handled even when cached. */
+  const liveCreates = new LiveCreates();
   /** Sessions of processes before this one, to catch up on once the client is ready. */
   const predecessors: GatewaySession[] = [];
   const catchUps = new Set<Promise<void>>();
@@ -116,6 +119,7 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
             return;
           }
           // As if it had come on this client's own connection: the same listeners handle it.
+          liveCreates.uncacheUnseen(c, packet);
           internals.handlePacket(packet, shard);
           const id = (packet.d as { id?: unknown } | undefined)?.id;
           await (typeof id === 'string' ? handling.get(id) : undefined);
@@ -166,7 +170,10 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
   }
 
   return {
-    onPacket: (packet, shardId, shardCount) => sessions.onPacket(packet, shardId, shardCount),
+    onPacket: (packet, shardId, shardCount) => {
+      liveCreates.onPacket(packet);
+      sessions.onPacket(packet, shardId, shardCount);
+    },
     async replace(old) {
       await closeResumably(old, 'agent-bridge reconnecting without the Message Content intent');
       await old.destroy();

@@ -236,4 +236,42 @@ describe('Discord: a question edited or deleted while no ingress process held th
     expect(rig.discord.repliesTo(String(secret.id)).map((m) => m.content)).toEqual(['echo: my pin is [removed], is it safe?']);
     expect(second.logs.matching(/arrived after a newer one/).filter((l) => l.messageId === secret.id)).toHaveLength(1);
   }, 60_000);
+
+  /**
+   * Sent in the gap (only the catch-up's replay brings it), then changed once the catch-up has
+   * RESUMEd: the change comes live on the new session, and its replay reaches the bridge late (the
+   * emulator slows the catch-up's link), so the change is handled before the question is stored.
+   * Before, it found nothing stored and was dropped: the question was answered as first sent.
+   */
+  async function changedBeforeReplayed(rig: Rig, content: string, change: (m: Json) => void): Promise<{ m: Json; second: TestBridge }> {
+    await rig.first.stop();
+    const m = rig.ask(content);
+    const resumes = rig.discord.gatewayStats.resumes;
+    rig.discord.slowNextResume();
+    const second = await rig.startNext();
+    await until(() => rig.discord.gatewayStats.resumes > resumes, 'the catch-up resumed');
+    change(m);
+    await until(() => second.logs.matching(/before it was stored: the agent will/).some((l) => l.messageId === m.id), 'the change kept');
+    rig.discord.deliverSlowResumes();
+    await until(() => second.logs.matching(/caught up on the session its previous process left/).length === 1, 'caught up');
+    return { m, second };
+  }
+
+  it('sent in the gap, edited live before its replay is stored: the agent gets the edited text only', async () => {
+    const rig = await startRig();
+    const bot = `<@${rig.discord.world.bot.id}>`;
+    const { m, second } = await changedBeforeReplayed(rig, 'my password is hunter7, is it safe?', (q) => rig.discord.editMessage(q, `${bot} my password is [removed], is it safe?`));
+    await rig.discord.waitFor(() => rig.discord.repliesTo(String(m.id))[0], 'the edited one answered', 30_000);
+    expect(rig.called('hunter7')).toBe(0);
+    expect(rig.discord.repliesTo(String(m.id)).map((r) => r.content)).toEqual(['echo: my password is [removed], is it safe?']);
+    expect(second.logs.text).not.toContain('hunter7');
+  }, 60_000);
+
+  it('sent in the gap, deleted live before its replay is stored: the agent is not asked', async () => {
+    const rig = await startRig();
+    const { m } = await changedBeforeReplayed(rig, 'a question deleted before its replay', (q) => rig.discord.deleteMessage(q));
+    await settled(rig, 'early delete');
+    expect(rig.called('deleted before its replay')).toBe(0);
+    expect(rig.discord.repliesTo(String(m.id))).toEqual([]);
+  }, 60_000);
 });
