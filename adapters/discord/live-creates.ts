@@ -5,9 +5,9 @@ import type { RawPacket } from './gateway-sessions.js';
 const REMEMBERED = 10_000;
 
 /**
- * The messages this process's own connections delivered a MESSAGE_CREATE for (its `raw` packets;
- * a catch-up's replayed ones fire none), so a catch-up can tell a replayed message the client
- * already handled from one it only caches.
+ * The messages this process's client was handed a MESSAGE_CREATE of: on its own connections (its
+ * `raw` packets) or by a catch-up ({@link handedOver}: replayed ones fire no `raw`), so a
+ * catch-up can tell a replayed message the client already handled from one it only caches.
  *
  * discord.js emits no messageCreate for a MESSAGE_CREATE of a message it caches already. After a
  * hand-over, a question sent while no process held the shard comes only in the catch-up's replay;
@@ -22,7 +22,11 @@ export class LiveCreates {
   constructor(private readonly remembered = REMEMBERED) {}
 
   onPacket(packet: RawPacket): void {
-    if (packet.t !== 'MESSAGE_CREATE') return;
+    if (packet.t === 'MESSAGE_CREATE') this.handedOver(packet);
+  }
+
+  /** A replayed MESSAGE_CREATE handed to the client (a second replay of it, on a retry, is left to its cache). */
+  handedOver(packet: RawPacket): void {
     const id = (packet.d as { id?: unknown } | undefined)?.id;
     if (typeof id !== 'string') return;
     this.ids.add(id);

@@ -121,6 +121,7 @@ export function createSessionHandover(deps: { redis: Redis; prefix: string; toke
           // As if it had come on this client's own connection: the same listeners handle it.
           liveCreates.uncacheUnseen(c, packet);
           internals.handlePacket(packet, shard);
+          liveCreates.handedOver(packet);
           const id = (packet.d as { id?: unknown } | undefined)?.id;
           await (typeof id === 'string' ? handling.get(id) : undefined);
         },
