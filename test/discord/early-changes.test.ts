@@ -14,7 +14,7 @@ import type { ChangeTiming } from '../../src/queue/early-change.js';
 import type { WithdrawResult } from '../../src/queue/mailbox.js';
 import type { ChatMessage } from '../../src/queue/types.js';
 import { deleteKeys } from '../support/redis-cleanup.js';
-import { until } from '../support/until.js';
+import { watchRedisCommands, type CommandWatch } from '../support/redis-monitor.js';
 
 /**
  * A Discord edit or deletion handled before its message is stored (after a hand-over, the
@@ -35,9 +35,7 @@ const outcomes: Array<EditOutcome | WithdrawResult> = [];
 let onEdit: ReturnType<typeof createMessageEdit>;
 let onPacket: ReturnType<typeof createPlaceEvents>;
 const serial = new KeyedSerial();
-let monitor: Redis;
-/** Commands sent to Redis by a client (not run by a script) that name this file's keys. */
-const sent: string[][] = [];
+let watch: CommandWatch;
 
 beforeAll(async () => {
   redis = new Redis('redis://127.0.0.1:6379');
@@ -66,13 +64,10 @@ beforeAll(async () => {
   onPacket = createPlaceEvents({ ctx: ctx as unknown as Parameters<typeof createPlaceEvents>[0]['ctx'], gone: new GonePlaces(redis, prefix), serial });
   // Warm up (BullMQ connects and loads its scripts), then watch while Redis is quiet (see redis-monitor.ts).
   await queue.enqueue(question(idSentAgo(0), 'warm'));
-  monitor = await redis.monitor();
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source !== 'lua' && args.some((a) => a.includes(prefix))) sent.push(args);
-  });
+  watch = await watchRedisCommands(redis);
 });
 afterAll(async () => {
-  monitor?.disconnect();
+  watch?.stop();
   await queue?.close();
   client?.destroy();
   await deleteKeys(prefix);
@@ -166,16 +161,7 @@ describe('Discord: a change handled before its message is stored', () => {
   it('the question with an edit kept is stored in one round trip, as one without', async () => {
     const id = idSentAgo(1_000);
     await onEdit(undefined, update(id, 'edited first'), true);
-    const settle = async () => {
-      const marker = `${prefix}:settled:${randomUUID()}`;
-      await redis.exists(marker);
-      await until(() => sent.some((c) => c.includes(marker)), 'MONITOR caught up');
-    };
-    await settle();
-    const from = sent.length;
-    await queue.enqueue(question(id, 'as first sent'));
-    await settle();
-    expect(sent.slice(from, -1).map((c) => c[0]!.toLowerCase())).toEqual(['evalsha']);
+    expect(await watch.commandsDuring(prefix, () => queue.enqueue(question(id, 'as first sent')))).toEqual(['evalsha']);
     expect((await stored(id))?.text).toBe('edited first');
   });
 });

@@ -10,7 +10,7 @@ import { ChatQueue } from '../../src/queue/chat-queue.js';
 import { editOrderAt } from '../../src/queue/early-change.js';
 import type { ChatMessage } from '../../src/queue/types.js';
 import { deleteKeys } from '../support/redis-cleanup.js';
-import { until } from '../support/until.js';
+import { watchRedisCommands, type CommandWatch } from '../support/redis-monitor.js';
 
 /**
  * The edits of one waiting Discord question handled out of order (a catch-up replaying an edit
@@ -27,9 +27,7 @@ let queue: ChatQueue;
 let client: Client;
 const outcomes: EditOutcome[] = [];
 let onEdit: ReturnType<typeof createMessageEdit>;
-let monitor: Redis;
-/** Commands sent to Redis by a client (not run by a script) that name this file's keys. */
-const sent: string[][] = [];
+let watch: CommandWatch;
 
 beforeAll(async () => {
   redis = new Redis('redis://127.0.0.1:6379');
@@ -43,13 +41,10 @@ beforeAll(async () => {
   onEdit = createMessageEdit({ ctx, allowBots: false, limits: { maxBytes: 0, maxChars: 4000 } });
   // Warm up (BullMQ connects and loads its scripts), then watch while Redis is quiet (see redis-monitor.ts).
   await queued('910000000000000000', 'warm');
-  monitor = await redis.monitor();
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source !== 'lua' && args.some((a) => a.includes(prefix))) sent.push(args);
-  });
+  watch = await watchRedisCommands(redis);
 });
 afterAll(async () => {
-  monitor?.disconnect();
+  watch?.stop();
   await queue?.close();
   client?.destroy();
   await deleteKeys(prefix);
@@ -126,16 +121,8 @@ describe('Discord: edits of a waiting question handled out of order', () => {
 
   it('costs no round trip more: the read of the stored question, then the edit script with its compare-and-set read', async () => {
     const m = await queued('910000000000000003', 'before');
-    const settle = async () => {
-      const marker = `${prefix}:settled:${randomUUID()}`;
-      await redis.exists(marker);
-      await until(() => sent.some((c) => c.includes(marker)), 'MONITOR caught up');
-    };
-    await settle();
-    const from = sent.length;
-    await onEdit(undefined, update(m.messageId, 'after', new Date()), true);
-    await settle();
-    expect(sent.slice(from, -1).map((c) => c[0]!.toLowerCase())).toEqual(['hget', 'hget', 'evalsha']);
+    const commands = await watch.commandsDuring(prefix, () => onEdit(undefined, update(m.messageId, 'after', new Date()), true));
+    expect(commands).toEqual(['hget', 'hget', 'evalsha']);
     expect(await textOf(m)).toBe('after');
   });
 

@@ -13,6 +13,11 @@ export interface CommandWatch {
   settled(): Promise<void>;
   /** How many GETs of `key` Redis runs for `run` (and anyone else meanwhile). */
   getsDuring(key: string, run: () => Promise<unknown>): Promise<number>;
+  /**
+   * The names (lower case) of the commands clients send during `run` that name a key containing
+   * `prefix`, in order; commands a script runs are left out (its EVALSHA is the round trip).
+   */
+  commandsDuring(prefix: string, run: () => Promise<unknown>): Promise<string[]>;
   /** Ends the watch (its MONITOR connection). */
   stop(): void;
 }
@@ -24,7 +29,11 @@ export interface CommandWatch {
 export async function watchRedisCommands(redis: Redis): Promise<CommandWatch> {
   const monitor = await redis.monitor();
   const commands: string[][] = [];
-  monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
+  const sentByClients: string[][] = [];
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    commands.push(args);
+    if (source !== 'lua') sentByClients.push(args);
+  });
   const getsOf = (key: string) => commands.filter((c) => c[0]?.toLowerCase() === 'get' && c[1] === key).length;
   const settled = async () => {
     const marker = `settled-${randomUUID()}`;
@@ -40,6 +49,13 @@ export async function watchRedisCommands(redis: Redis): Promise<CommandWatch> {
       await run();
       await settled();
       return getsOf(key) - before;
+    },
+    async commandsDuring(prefix, run) {
+      await settled();
+      const from = sentByClients.length;
+      await run();
+      await settled();
+      return sentByClients.slice(from).filter((c) => c.some((a) => a.includes(prefix))).map((c) => c[0]!.toLowerCase());
     },
     stop: () => monitor.disconnect(),
   };
